@@ -1,0 +1,342 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Election is one contender's handle on one election. It is safe for concurrent use; its
+// expiry observations persist across calls, so a long-lived Election detects an abandoned lease
+// by its own monotonic clock even when wall clocks disagree.
+type Election struct {
+	store         Store
+	namespace     string
+	id            Identity
+	ttl           time.Duration
+	maxCASRetries int
+	maxClockSkew  time.Duration
+	clock         Clock
+
+	mu sync.Mutex
+	// observed is the last record this process saw and the monotonic time it first saw it:
+	// the record unchanged for a full recorded TTL since then means its holder is gone.
+	observed    Record
+	observedAt  time.Duration
+	hasObserved bool
+}
+
+// New returns an Election for namespace, contending as id, on store.
+func New(store Store, namespace string, id Identity, opts ...Option) (*Election, error) {
+	e := &Election{
+		store:         store,
+		namespace:     namespace,
+		id:            id,
+		ttl:           DefaultTTL,
+		maxCASRetries: DefaultMaxCASRetries,
+		maxClockSkew:  DefaultMaxClockSkew,
+		clock:         SystemClock{},
+	}
+	for _, opt := range opts {
+		opt(e)
+	}
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Namespace returns the election's namespace.
+func (e *Election) Namespace() string { return e.namespace }
+
+// Identity returns this contender's identity.
+func (e *Election) Identity() Identity { return e.id }
+
+// TTL returns the lease duration this contender records.
+func (e *Election) TTL() time.Duration { return e.ttl }
+
+// Store returns the election's store.
+func (e *Election) Store() Store { return e.store }
+
+// Remaining returns how long the holder of g may still do leader work by its own monotonic
+// clock; zero or less means it must stop now.
+func (e *Election) Remaining(g Grant) time.Duration { return g.Deadline - e.clock.Monotonic() }
+
+// SafetyMargin is how much earlier than the TTL a holder's deadline falls: a tenth of the TTL,
+// at most two seconds. It absorbs clock-rate differences between holder and contenders.
+func SafetyMargin(ttl time.Duration) time.Duration {
+	return min(ttl/10, 2*time.Second)
+}
+
+// Init creates the election's record if there is none. It is idempotent.
+func (e *Election) Init(ctx context.Context) (Snapshot, error) {
+	rec, ver, err := e.loadOrCreate(ctx)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("init %q: %w", e.namespace, err)
+	}
+	return e.snapshot(rec, ver), nil
+}
+
+// Inspect reads the election. A missing election is a Snapshot with Exists false, not an error.
+func (e *Election) Inspect(ctx context.Context) (Snapshot, error) {
+	rec, ver, err := e.store.Load(ctx, e.namespace)
+	if errors.Is(err, ErrNotFound) {
+		return Snapshot{Record: Record{Namespace: e.namespace}}, nil
+	}
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("inspect %q: %w", e.namespace, err)
+	}
+	return e.snapshot(rec, ver), nil
+}
+
+// Destroy removes the election's record (the Swarm anchor). A later acquisition starts a new
+// counter above every fence this election can have issued (see initialRecord).
+func (e *Election) Destroy(ctx context.Context) error {
+	if err := e.store.Delete(ctx, e.namespace); err != nil {
+		return fmt.Errorf("destroy %q: %w", e.namespace, err)
+	}
+	e.mu.Lock()
+	e.hasObserved = false
+	e.mu.Unlock()
+	return nil
+}
+
+// TryAcquire attempts to win the election without waiting. It wins when nobody holds the lease,
+// when the lease has expired, or when this identity already holds it — which starts a new term
+// with a new fence, so a restarted holder never reuses its predecessor's fence.
+func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
+	var result TryAcquireResult
+	err := e.mutate(ctx, "try-acquire", func(cur Record, ver Version, now time.Time) (Record, error) {
+		if cur.Held() && !e.id.holds(cur) && !e.expired(cur, ver) {
+			result.Current = e.snapshot(cur, ver)
+			return Record{}, errHeld
+		}
+		next := cur
+		next.HolderID, next.NodeID, next.TaskID = e.id.HolderID, e.id.NodeID, e.id.TaskID
+		next.Fence = cur.Fence + 1
+		next.AcquiredAt = now
+		e.stamp(&next, now)
+		return next, nil
+	}, func(g Grant) {
+		result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(g.Record, g.Version)}
+	})
+	if errors.Is(err, errHeld) {
+		return result, nil
+	}
+	if err != nil {
+		return TryAcquireResult{}, err
+	}
+	return result, nil
+}
+
+// Renew extends the term with the given fence. It fails with ErrNotHolder unless this identity
+// holds the lease with exactly that fence. A renewal keeps the fence.
+func (e *Election) Renew(ctx context.Context, fence uint64) (Grant, error) {
+	var grant Grant
+	err := e.mutate(ctx, "renew", func(cur Record, _ Version, now time.Time) (Record, error) {
+		if err := e.checkHolder(cur, fence); err != nil {
+			return Record{}, err
+		}
+		next := cur
+		next.NodeID = e.id.NodeID
+		e.stamp(&next, now)
+		return next, nil
+	}, func(g Grant) { grant = g })
+	return grant, err
+}
+
+// Release ends the term with the given fence so that another contender can acquire at once. It
+// fails with ErrNotHolder unless this identity holds the lease with exactly that fence. The
+// fence counter stays: the next term gets fence+1.
+func (e *Election) Release(ctx context.Context, fence uint64) error {
+	return e.mutate(ctx, "release", func(cur Record, _ Version, now time.Time) (Record, error) {
+		if err := e.checkHolder(cur, fence); err != nil {
+			return Record{}, err
+		}
+		return Record{Namespace: cur.Namespace, Fence: cur.Fence, RenewedAt: now, ExpiresAt: now}, nil
+	}, nil)
+}
+
+// errHeld stops a try-acquire that found another live holder; it never leaves the package.
+var errHeld = errors.New("lease: held by another contender")
+
+func (e *Election) checkHolder(cur Record, fence uint64) error {
+	if !e.id.holds(cur) || cur.Fence != fence {
+		holder := "nobody"
+		if cur.Held() {
+			holder = fmt.Sprintf("holder %q (task %q) with fence %d", cur.HolderID, cur.TaskID, cur.Fence)
+		}
+		return fmt.Errorf("%w: %q (task %q) with fence %d does not hold the lease; it is held by %s",
+			ErrNotHolder, e.id.HolderID, e.id.TaskID, fence, holder)
+	}
+	return nil
+}
+
+// stamp sets the renewal times and this contender's TTL on rec.
+func (e *Election) stamp(rec *Record, now time.Time) {
+	rec.RenewedAt = now
+	rec.ExpiresAt = now.Add(e.ttl)
+	rec.TTL = e.ttl
+}
+
+// mutate runs one compare-and-swap mutation: read (creating the record if missing), decide with
+// next, write conditionally on the version read. Conflicts are retried up to maxCASRetries
+// times with a short jittered pause; an ambiguous write is resolved by reading again. On
+// success, won (if set) receives the grant.
+func (e *Election) mutate(ctx context.Context, op string, next func(cur Record, ver Version, now time.Time) (Record, error), won func(Grant)) error {
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if attempt > e.maxCASRetries {
+				return fmt.Errorf("%s %q: %w (%d attempts)", op, e.namespace, ErrTooManyConflicts, attempt)
+			}
+			if err := pause(ctx, attempt); err != nil {
+				return fmt.Errorf("%s %q: %w", op, e.namespace, err)
+			}
+		}
+		cur, ver, err := e.load(ctx, op)
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
+		}
+		// The write's start bounds the holder's deadline: whatever the store does afterwards,
+		// the lease cannot be valid for longer than TTL from here.
+		start := e.clock.Monotonic()
+		now := normalizeTime(e.clock.Now())
+		rec, err := next(cur, ver, now)
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
+		}
+		rec = normalizeRecord(rec)
+		newVer, err := e.store.Update(ctx, rec, ver)
+		if errors.Is(err, ErrAmbiguous) {
+			newVer, err = e.resolveAmbiguous(ctx, rec, err)
+		}
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
+		}
+		e.observe(rec, newVer)
+		if won != nil {
+			won(Grant{Record: rec, Version: newVer, Deadline: start + rec.TTL - SafetyMargin(rec.TTL)})
+		}
+		return nil
+	}
+}
+
+// resolveAmbiguous reads the record after a write whose outcome is unknown. If the store holds
+// exactly what was written, the write happened; otherwise it is treated as a conflict (the next
+// attempt's conditional write settles it, because a late-applied write changes the version).
+func (e *Election) resolveAmbiguous(ctx context.Context, written Record, writeErr error) (Version, error) {
+	cur, ver, err := e.store.Load(ctx, written.Namespace)
+	if err != nil {
+		return 0, fmt.Errorf("%w; reading it back failed too: %w", writeErr, err)
+	}
+	if cur.Equal(written) {
+		return ver, nil
+	}
+	return 0, ErrConflict
+}
+
+// load reads the record, creating the election's first record when there is none; mutations
+// other than try-acquire report a missing election as ErrNotHolder.
+func (e *Election) load(ctx context.Context, op string) (Record, Version, error) {
+	if op != "try-acquire" {
+		rec, ver, err := e.store.Load(ctx, e.namespace)
+		if errors.Is(err, ErrNotFound) {
+			return Record{}, 0, fmt.Errorf("%w: the election does not exist", ErrNotHolder)
+		}
+		if err == nil {
+			e.observe(rec, ver)
+		}
+		return rec, ver, err
+	}
+	return e.loadOrCreate(ctx)
+}
+
+func (e *Election) loadOrCreate(ctx context.Context) (Record, Version, error) {
+	for range 3 {
+		rec, ver, err := e.store.Load(ctx, e.namespace)
+		if err == nil {
+			e.observe(rec, ver)
+			return rec, ver, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return Record{}, 0, err
+		}
+		rec = e.initialRecord()
+		ver, err = e.store.Create(ctx, rec)
+		if err == nil {
+			e.observe(rec, ver)
+			return rec, ver, nil
+		}
+		if !errors.Is(err, ErrExists) {
+			return Record{}, 0, err
+		}
+		// Another contender created it first (or it was destroyed again): read it.
+	}
+	return Record{}, 0, fmt.Errorf("%w: the election was created and removed repeatedly", ErrTooManyConflicts)
+}
+
+// initialRecord is the record of a new election. Its fence counter starts at the current Unix
+// time in microseconds, so an election destroyed and created again starts above every fence it
+// issued before — provided it issued fewer than a million terms per second on average and the
+// creating clock is not behind the old one by more than the time between the two creations.
+func (e *Election) initialRecord() Record {
+	now := normalizeTime(e.clock.Now())
+	floor := max(now.UnixMicro(), 0)
+	return Record{Namespace: e.namespace, Fence: uint64(floor), RenewedAt: now, ExpiresAt: now}
+}
+
+func normalizeRecord(r Record) Record {
+	r.AcquiredAt = normalizeTime(r.AcquiredAt)
+	r.RenewedAt = normalizeTime(r.RenewedAt)
+	r.ExpiresAt = normalizeTime(r.ExpiresAt)
+	return r
+}
+
+// observe remembers rec with the monotonic time it was first seen unchanged.
+func (e *Election) observe(rec Record, _ Version) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.hasObserved && e.observed.Equal(rec) {
+		return
+	}
+	e.observed, e.observedAt, e.hasObserved = rec, e.clock.Monotonic(), true
+}
+
+// expired applies the expiry rules to a held record: unchanged for a full recorded TTL of this
+// process's monotonic time since first observed, or the local wall clock past its expiry by more
+// than the maximum clock skew.
+func (e *Election) expired(rec Record, _ Version) bool {
+	if !rec.Held() {
+		return true
+	}
+	if e.clock.Now().After(rec.ExpiresAt.Add(e.maxClockSkew)) {
+		return true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.hasObserved && e.observed.Equal(rec) && e.clock.Monotonic()-e.observedAt >= rec.TTL
+}
+
+func (e *Election) snapshot(rec Record, ver Version) Snapshot {
+	return Snapshot{Record: rec, Version: ver, Exists: true, Acquired: rec.Held() && !e.expired(rec, ver)}
+}
+
+// pause waits a short, jittered, growing time before a CAS retry so that contenders that
+// collided do not collide again in lockstep.
+func pause(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(min(attempt, 8)) * int64(2*time.Millisecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,236 @@
+// Package filestore keeps lease records in a directory shared by several processes on ONE host.
+//
+// It coordinates one host only: two machines sharing the directory over a network file system
+// get no guarantee at all. Each election is one JSON file, replaced atomically (write to a
+// temporary file, fsync, rename, fsync the directory) under an exclusive flock(2) on a lock file
+// beside it, so a crash at any point leaves either the old or the new record, and a crashed
+// process never leaves the lock held. Linux and macOS.
+package filestore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// schema is the version of the file format; a file of another schema is never overwritten.
+const schema = 1
+
+// Store is a directory of election files.
+type Store struct {
+	dir string
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New returns a store in dir, creating the directory (mode 0700) when it is missing.
+func New(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("file store: the directory must not be empty")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("file store: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("file store: create directory: %w", err)
+	}
+	return &Store{dir: abs}, nil
+}
+
+// Dir returns the store's absolute directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Describe implements lease.Store.
+func (s *Store) Describe() string { return "file store " + s.dir + " (this host only)" }
+
+// fileRecord is the on-disk form of one election.
+type fileRecord struct {
+	Schema     int       `json:"schema"`
+	Version    uint64    `json:"version"`
+	Namespace  string    `json:"namespace"`
+	HolderID   string    `json:"holder_id"`
+	NodeID     string    `json:"node_id"`
+	TaskID     string    `json:"task_id"`
+	Fence      uint64    `json:"fence"`
+	AcquiredAt time.Time `json:"acquired_at"`
+	RenewedAt  time.Time `json:"renewed_at"`
+	ExpiresAt  time.Time `json:"expires_at"`
+	TTLMillis  int64     `json:"ttl_ms"`
+}
+
+func (s *Store) path(namespace string) string {
+	return filepath.Join(s.dir, namespace+".lease.json")
+}
+
+func (s *Store) lockPath(namespace string) string {
+	return filepath.Join(s.dir, namespace+".lease.lock")
+}
+
+// Load implements lease.Store. It takes no lock: rename makes every read see a whole file.
+func (s *Store) Load(_ context.Context, namespace string) (lease.Record, lease.Version, error) {
+	if err := lease.ValidateNamespace(namespace); err != nil {
+		return lease.Record{}, 0, err
+	}
+	return s.read(namespace)
+}
+
+func (s *Store) read(namespace string) (lease.Record, lease.Version, error) {
+	path := s.path(namespace)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return lease.Record{}, 0, fmt.Errorf("file store: %q: %w", namespace, lease.ErrNotFound)
+	}
+	if err != nil {
+		return lease.Record{}, 0, fmt.Errorf("file store: read %s: %w: %w", path, lease.ErrUnavailable, err)
+	}
+	var fr fileRecord
+	if err := json.Unmarshal(data, &fr); err != nil {
+		return lease.Record{}, 0, &lease.CorruptError{Where: fmt.Sprintf("file %q", path),
+			Reason: fmt.Sprintf("not a lease record (%v); repair it or remove it with the destroy command", err)}
+	}
+	corrupt := func(field, value, reason string) error {
+		return &lease.CorruptError{Where: fmt.Sprintf("file %q", path), Field: field, Value: value, Reason: reason}
+	}
+	switch {
+	case fr.Schema != schema:
+		return lease.Record{}, 0, corrupt("schema", fmt.Sprint(fr.Schema), fmt.Sprintf("this version reads schema %d only; upgrade lfp-swarm-lease or destroy the election", schema))
+	case fr.Namespace != namespace:
+		return lease.Record{}, 0, corrupt("namespace", fr.Namespace, fmt.Sprintf("the file belongs to another election than %q", namespace))
+	case fr.Version == 0:
+		return lease.Record{}, 0, corrupt("version", "0", "must be positive")
+	case fr.TTLMillis < 0:
+		return lease.Record{}, 0, corrupt("ttl_ms", fmt.Sprint(fr.TTLMillis), "must not be negative")
+	case fr.HolderID != "" && fr.TTLMillis == 0:
+		return lease.Record{}, 0, corrupt("ttl_ms", "0", "a held lease needs a positive TTL")
+	}
+	rec := lease.Record{
+		Namespace: fr.Namespace, HolderID: fr.HolderID, NodeID: fr.NodeID, TaskID: fr.TaskID,
+		Fence: fr.Fence, AcquiredAt: fr.AcquiredAt, RenewedAt: fr.RenewedAt, ExpiresAt: fr.ExpiresAt,
+		TTL: time.Duration(fr.TTLMillis) * time.Millisecond,
+	}
+	return rec, lease.Version(fr.Version), nil
+}
+
+// Create implements lease.Store.
+func (s *Store) Create(_ context.Context, rec lease.Record) (lease.Version, error) {
+	if err := lease.ValidateNamespace(rec.Namespace); err != nil {
+		return 0, err
+	}
+	var ver lease.Version
+	err := s.locked(rec.Namespace, func() error {
+		_, _, err := s.read(rec.Namespace)
+		switch {
+		case err == nil:
+			return fmt.Errorf("file store: %q: %w", rec.Namespace, lease.ErrExists)
+		case !errors.Is(err, lease.ErrNotFound):
+			return err
+		}
+		// A time-based first version keeps versions rising across destroy and create, so a
+		// record created again never repeats a version a reader has seen.
+		ver = lease.Version(time.Now().UnixNano())
+		return s.write(rec, ver)
+	})
+	return ver, err
+}
+
+// Update implements lease.Store.
+func (s *Store) Update(_ context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
+	if err := lease.ValidateNamespace(rec.Namespace); err != nil {
+		return 0, err
+	}
+	var ver lease.Version
+	err := s.locked(rec.Namespace, func() error {
+		_, cur, err := s.read(rec.Namespace)
+		if err != nil {
+			return err
+		}
+		if cur != expected {
+			return fmt.Errorf("file store: %q: version %d, expected %d: %w", rec.Namespace, cur, expected, lease.ErrConflict)
+		}
+		ver = cur + 1
+		return s.write(rec, ver)
+	})
+	return ver, err
+}
+
+// Delete implements lease.Store. The lock file stays: removing it could let two processes lock
+// two different inodes of the same name.
+func (s *Store) Delete(_ context.Context, namespace string) error {
+	if err := lease.ValidateNamespace(namespace); err != nil {
+		return err
+	}
+	return s.locked(namespace, func() error {
+		err := os.Remove(s.path(namespace))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("file store: remove %s: %w", s.path(namespace), err)
+		}
+		return syncDir(s.dir)
+	})
+}
+
+// write replaces the election's file atomically and durably.
+func (s *Store) write(rec lease.Record, ver lease.Version) error {
+	data, err := json.MarshalIndent(fileRecord{
+		Schema: schema, Version: uint64(ver), Namespace: rec.Namespace,
+		HolderID: rec.HolderID, NodeID: rec.NodeID, TaskID: rec.TaskID, Fence: rec.Fence,
+		AcquiredAt: rec.AcquiredAt, RenewedAt: rec.RenewedAt, ExpiresAt: rec.ExpiresAt,
+		TTLMillis: rec.TTL.Milliseconds(),
+	}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("file store: encode: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.dir, "."+rec.Namespace+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("file store: %w: %w", lease.ErrUnavailable, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("file store: write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("file store: sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("file store: close %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), s.path(rec.Namespace)); err != nil {
+		return fmt.Errorf("file store: replace %s: %w", s.path(rec.Namespace), err)
+	}
+	return syncDir(s.dir)
+}
+
+// locked runs fn while holding the election's exclusive lock.
+func (s *Store) locked(namespace string, fn func() error) error {
+	f, err := os.OpenFile(s.lockPath(namespace), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("file store: open lock: %w: %w", lease.ErrUnavailable, err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return fmt.Errorf("file store: lock %s: %w", f.Name(), err)
+	}
+	defer unlockFile(f)
+	return fn()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("file store: open directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("file store: sync directory: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,13 @@
+//go:build !unix
+
+package filestore
+
+import (
+	"errors"
+	"os"
+)
+
+var errUnsupported = errors.New("the file store needs Linux or macOS (flock)")
+
+func lockFile(*os.File) error   { return errUnsupported }
+func unlockFile(*os.File) error { return errUnsupported }

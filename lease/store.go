@@ -1,0 +1,24 @@
+package lease
+
+import "context"
+
+// Store keeps election records. It is deliberately small: every rule lives in Election, and every
+// store passes the same behavioural suite (package leasetest).
+//
+// Implementations must be safe for concurrent use. Errors wrap the package's sentinels:
+// ErrNotFound, ErrExists, ErrConflict, ErrAmbiguous, ErrUnavailable, ErrNotManager,
+// ErrNoQuorum, or a *CorruptError.
+type Store interface {
+	// Load returns the record of namespace and its version, or ErrNotFound.
+	Load(ctx context.Context, namespace string) (Record, Version, error)
+	// Create stores the first record of rec.Namespace, or returns ErrExists.
+	Create(ctx context.Context, rec Record) (Version, error)
+	// Update replaces the record of rec.Namespace if its version is still expected; otherwise
+	// ErrConflict (or ErrNotFound when it is gone). ErrAmbiguous means the write may or may not
+	// have been applied.
+	Update(ctx context.Context, rec Record, expected Version) (Version, error)
+	// Delete removes the record of namespace; deleting a missing record is not an error.
+	Delete(ctx context.Context, namespace string) error
+	// Describe names the store for messages and logs, e.g. "file store /var/lib/lease".
+	Describe() string
+}

@@ -1,0 +1,238 @@
+// Package swarmstore keeps lease records in Docker Swarm: each election is a zero-replica
+// "anchor" service whose labels hold the record, updated by compare-and-swap on the service's
+// version index. Swarm's Raft log makes every write durable and ordered; no database is needed.
+//
+// The store needs a Swarm manager's Docker API. It never schedules a task: the anchor has zero
+// replicas, and label-only updates restart nothing. Registry lookups are off for every create
+// and update.
+package swarmstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/swarm"
+	"github.com/moby/moby/client"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// AnchorImage is the image named in the anchor's spec. It is never pulled or run: the anchor has
+// zero replicas and registry lookups are off.
+const AnchorImage = "busybox:latest"
+
+// Store keeps elections as anchor services of one Swarm.
+type Store struct {
+	docker *client.Client
+
+	mu sync.Mutex
+	// specs caches the last spec read or written per anchor, keyed by version, so that an
+	// update right after a read needs no second read: Swarm wants the whole spec on update.
+	specs map[string]cachedSpec
+}
+
+type cachedSpec struct {
+	id      string
+	version lease.Version
+	spec    swarm.ServiceSpec
+}
+
+var _ lease.Store = (*Store)(nil)
+
+// New returns a store that uses docker, which must talk to a Swarm manager.
+func New(docker *client.Client) *Store {
+	return &Store{docker: docker, specs: map[string]cachedSpec{}}
+}
+
+// NewFromEnv returns a store on the Docker engine named by the standard environment
+// (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH; the local socket by default). The API
+// version is negotiated, down to Docker 20.10.
+func NewFromEnv(opts ...client.Opt) (*Store, error) {
+	docker, err := client.New(append([]client.Opt{client.FromEnv}, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("swarm store: %w", err)
+	}
+	return New(docker), nil
+}
+
+// Docker returns the store's Docker client.
+func (s *Store) Docker() *client.Client { return s.docker }
+
+// Describe implements lease.Store.
+func (s *Store) Describe() string { return "swarm store at " + s.docker.DaemonHost() }
+
+// Close releases the Docker client's connections.
+func (s *Store) Close() error { return s.docker.Close() }
+
+// Load implements lease.Store.
+func (s *Store) Load(ctx context.Context, namespace string) (lease.Record, lease.Version, error) {
+	name := AnchorName(namespace)
+	res, err := s.docker.ServiceInspect(ctx, name, client.ServiceInspectOptions{})
+	if err != nil {
+		return lease.Record{}, 0, wrap("read", name, classify(err, false))
+	}
+	svc := res.Service
+	if svc.Spec.Name != name {
+		// Docker also resolves ID prefixes; only an exact name is ours.
+		return lease.Record{}, 0, wrap("read", name, lease.ErrNotFound)
+	}
+	rec, err := decode(name, namespace, svc.Spec.Labels)
+	if err != nil {
+		return lease.Record{}, 0, err
+	}
+	ver := lease.Version(svc.Version.Index)
+	s.remember(name, cachedSpec{id: svc.ID, version: ver, spec: svc.Spec})
+	return rec, ver, nil
+}
+
+// Create implements lease.Store: it creates the zero-replica anchor service.
+func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
+	name := AnchorName(rec.Namespace)
+	replicas := uint64(0)
+	spec := swarm.ServiceSpec{
+		Annotations: swarm.Annotations{Name: name, Labels: encode(rec, nil)},
+		TaskTemplate: swarm.TaskSpec{
+			ContainerSpec: &swarm.ContainerSpec{
+				Image:  AnchorImage,
+				Labels: map[string]string{LabelPrefix + "role": "anchor"},
+			},
+		},
+		Mode: swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
+	}
+	if _, err := s.docker.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: spec, QueryRegistry: false}); err != nil {
+		if cerrdefs.IsConflict(err) {
+			return 0, wrap("create", name, lease.ErrExists)
+		}
+		return 0, wrap("create", name, classify(err, true))
+	}
+	// The create answer has no version: read it back.
+	_, ver, err := s.Load(ctx, rec.Namespace)
+	return ver, err
+}
+
+// Update implements lease.Store: a label-only service update conditional on the version index.
+func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
+	name := AnchorName(rec.Namespace)
+	cached, ok := s.cached(name)
+	if !ok || cached.version != expected {
+		// Not read through this store at that version: read the current spec first.
+		if _, _, err := s.Load(ctx, rec.Namespace); err != nil {
+			return 0, err
+		}
+		if cached, ok = s.cached(name); !ok || cached.version != expected {
+			return 0, wrap("update", name, lease.ErrConflict)
+		}
+	}
+	spec := cached.spec
+	labels := make(map[string]string, len(spec.Labels))
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	spec.Labels = encode(rec, labels)
+	_, err := s.docker.ServiceUpdate(ctx, cached.id, client.ServiceUpdateOptions{
+		Version:       swarm.Version{Index: uint64(expected)},
+		Spec:          spec,
+		QueryRegistry: false,
+	})
+	if err != nil {
+		s.forget(name)
+		return 0, wrap("update", name, classify(err, true))
+	}
+	// The update answer has no version either; the next mutation needs it, so read it now.
+	res, err := s.docker.ServiceInspect(ctx, cached.id, client.ServiceInspectOptions{})
+	if err != nil {
+		s.forget(name)
+		// The write succeeded; only its new version is unknown. The caller resolves that by
+		// reading again, as for any ambiguous write.
+		return 0, wrap("read back", name, fmt.Errorf("%w: %w", lease.ErrAmbiguous, classify(err, false)))
+	}
+	ver := lease.Version(res.Service.Version.Index)
+	s.remember(name, cachedSpec{id: cached.id, version: ver, spec: res.Service.Spec})
+	return ver, nil
+}
+
+// Delete implements lease.Store: it removes the anchor service, if it is one.
+func (s *Store) Delete(ctx context.Context, namespace string) error {
+	name := AnchorName(namespace)
+	res, err := s.docker.ServiceInspect(ctx, name, client.ServiceInspectOptions{})
+	if err != nil {
+		if err = classify(err, false); errors.Is(err, lease.ErrNotFound) {
+			return nil
+		}
+		return wrap("read", name, err)
+	}
+	if res.Service.Spec.Name != name {
+		return nil
+	}
+	if _, ok := res.Service.Spec.Labels[labelAnchor]; !ok {
+		return &lease.CorruptError{Where: fmt.Sprintf("service %q", name), Reason: fmt.Sprintf(
+			"the service exists but is not a lease anchor (no label %s); it is never removed", labelAnchor)}
+	}
+	s.forget(name)
+	if _, err := s.docker.ServiceRemove(ctx, res.Service.ID, client.ServiceRemoveOptions{}); err != nil {
+		if err = classify(err, true); errors.Is(err, lease.ErrNotFound) {
+			return nil
+		}
+		return wrap("remove", name, err)
+	}
+	return nil
+}
+
+func (s *Store) cached(name string) (cachedSpec, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.specs[name]
+	return c, ok
+}
+
+func (s *Store) remember(name string, c cachedSpec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.specs[name] = c
+}
+
+func (s *Store) forget(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.specs, name)
+}
+
+func wrap(op, service string, err error) error {
+	return fmt.Errorf("swarm store: %s service %q: %w", op, service, err)
+}
+
+// classify maps a Docker API error to the lease sentinels. Swarm reports a stale version and a
+// lost quorum only in the message text (HTTP 500), so those are matched by text; see
+// SWARM_FACTS.md. A write that timed out or lost its Raft leader may still commit: for writes
+// those are ErrAmbiguous as well.
+func classify(err error, write bool) error {
+	msg := err.Error()
+	switch {
+	case client.IsErrConnectionFailed(err):
+		return fmt.Errorf("%w: %w", lease.ErrUnavailable, err)
+	case strings.Contains(msg, "update out of sequence"):
+		return fmt.Errorf("%w: %w", lease.ErrConflict, err)
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("%w: %w", lease.ErrNotFound, err)
+	case strings.Contains(msg, "not a swarm manager"), strings.Contains(msg, "not part of a swarm"):
+		return fmt.Errorf("%w: %w", lease.ErrNotManager, err)
+	case strings.Contains(msg, "does not have a leader"):
+		// Refused before reaching Raft: nothing was written.
+		return fmt.Errorf("%w: %w", lease.ErrNoQuorum, err)
+	case strings.Contains(msg, "lost leader"), strings.Contains(msg, "leadership lost"):
+		if write {
+			return fmt.Errorf("%w: %w: %w", lease.ErrAmbiguous, lease.ErrNoQuorum, err)
+		}
+		return fmt.Errorf("%w: %w", lease.ErrNoQuorum, err)
+	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "deadline exceeded"):
+		if write {
+			return fmt.Errorf("%w: timed out: %w", lease.ErrAmbiguous, err)
+		}
+		return fmt.Errorf("%w: timed out: %w", lease.ErrNoQuorum, err)
+	}
+	return err
+}
