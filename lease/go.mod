@@ -3,6 +3,7 @@ module github.com/regbo/lfp-swarm-lease/lease
 go 1.26
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/containerd/errdefs v1.0.0
 	github.com/moby/moby/api v1.57.0
 	github.com/moby/moby/client v0.6.2

@@ -1,0 +1,120 @@
+// Package cmd implements the lfp-swarm-lease command line.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+)
+
+// App holds what every command needs from the outside world, so tests can run commands
+// in-process with their own streams and environment.
+type App struct {
+	// Out receives data (human or JSON); Err receives status and errors.
+	Out, Err io.Writer
+	// Environ returns the environment; Hostname the container lookup key.
+	Environ  func() []string
+	Hostname func() string
+
+	envPrefix string
+	json      bool
+	timeout   time.Duration
+}
+
+// Execute runs the command line with the process's arguments and returns the exit code.
+func Execute() int {
+	app := &App{
+		Out: os.Stdout, Err: os.Stderr, Environ: os.Environ,
+		Hostname: func() string {
+			if h := os.Getenv("HOSTNAME"); h != "" {
+				return h
+			}
+			h, _ := os.Hostname()
+			return h
+		},
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return app.Run(ctx, os.Args[1:])
+}
+
+// Run executes args and returns the exit code.
+func (a *App) Run(ctx context.Context, args []string) int {
+	root := a.newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(a.Out)
+	root.SetErr(a.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code, name := classification(err)
+	var exit *exitError
+	if errors.As(err, &exit) && exit.err == errSilent {
+		return code
+	}
+	if code == ExitFailure && isCobraUsage(err) {
+		code, name = ExitUsage, "usage"
+	}
+	fmt.Fprintf(a.Err, "lfp-swarm-lease: %v\n", err)
+	if a.json {
+		_ = writeJSON(a.Out, errorJSON{Error: err.Error(), Code: name, Exit: code})
+	}
+	return code
+}
+
+// errSilent is an outcome already reported on stdout (e.g. "held by another contender").
+var errSilent = errors.New("reported")
+
+func (a *App) newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lfp-swarm-lease",
+		Short: "Leader election for Docker Swarm services, with fencing tokens",
+		Long: `lfp-swarm-lease elects exactly one leader among the replicas of a Docker Swarm service. The
+election lives in labels on a zero-replica "anchor" service, updated by compare-and-swap on the
+service's version index: Swarm's own Raft log is the database.
+
+Settings come from flags, then environment variables (SWARM_LEASE_*, or the prefix chosen with
+--env-prefix; each also as *_FILE naming a file), then labels of the current Swarm task's
+container, then defaults.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.envPrefix, "env-prefix", config.DefaultEnvPrefix, "prefix of every environment variable")
+	pf.BoolVar(&a.json, "json", false, "print one JSON object instead of text")
+	pf.DurationVar(&a.timeout, "timeout", time.Minute, "give up an operation after this long (a Swarm write can block 20 s while the Raft leader changes)")
+	config.RegisterFlags(pf, config.KeyNamespace, config.KeyHolderID, config.KeyNodeID, config.KeyTaskID,
+		config.KeyStore, config.KeyTTLMillis, config.KeyMaxCASRetries, config.KeyMaxClockSkewMs)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+
+	root.AddCommand(
+		a.newInitCmd(),
+		a.newTryAcquireCmd(),
+		a.newRenewCmd(),
+		a.newReleaseCmd(),
+		a.newInspectCmd(),
+		a.newDestroyCmd(),
+		a.newVersionCmd(),
+	)
+	return root
+}
+
+func isCobraUsage(err error) bool {
+	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand"} {
+		if strings.HasPrefix(err.Error(), prefix) {
+			return true
+		}
+	}
+	return false
+}

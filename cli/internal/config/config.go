@@ -1,0 +1,329 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// StoreKind names a store.
+type StoreKind string
+
+// The stores.
+const (
+	StoreSwarm  StoreKind = "swarm"
+	StoreFile   StoreKind = "file"
+	StoreMemory StoreKind = "memory"
+)
+
+// Config is the validated configuration.
+type Config struct {
+	// EnvPrefix is the variable prefix in force, e.g. "SWARM_LEASE".
+	EnvPrefix string
+	// Namespace is the election's name.
+	Namespace string
+	// Identity is this contender's identity.
+	Identity lease.Identity
+	// Store is the store kind; StoreDir its directory for the file store.
+	Store    StoreKind
+	StoreDir string
+	// TTL, MaxCASRetries and MaxClockSkew configure the lease engine.
+	TTL           time.Duration
+	MaxCASRetries int
+	MaxClockSkew  time.Duration
+	// Listen is the HTTP listen address.
+	Listen string
+	// DefaultPoll is the watcher's poll interval.
+	DefaultPoll time.Duration
+	// KeepAlive is the SSE keep-alive interval.
+	KeepAlive time.Duration
+	// ShutdownTimeout is the child's grace period.
+	ShutdownTimeout time.Duration
+	// Task is the discovered Swarm task, when discovery ran and found one.
+	Task *Task
+
+	sources map[string]Source
+}
+
+// Source returns where key's value came from.
+func (c *Config) Source(key string) Source { return c.sources[key] }
+
+// Task is the discovered Swarm task (see Loader.Discover).
+type Task struct {
+	ServiceName, NodeID, TaskID string
+	// Labels are the container's labels.
+	Labels map[string]string
+}
+
+// ErrDiscovery wraps every failure to learn the namespace or identity from the Swarm task.
+var ErrDiscovery = errors.New("config: Swarm discovery failed")
+
+// Loader loads a Config. Zero fields fall back to the process's own environment and files.
+type Loader struct {
+	// EnvPrefix is the variable prefix ("" = DefaultEnvPrefix).
+	EnvPrefix string
+	// Flags holds the typed flags; only flags the user set count.
+	Flags *pflag.FlagSet
+	// Environ returns the environment (default os.Environ).
+	Environ func() []string
+	// ReadFile reads a _FILE variant (default os.ReadFile).
+	ReadFile func(string) ([]byte, error)
+	// Discover finds the current Swarm task; nil disables discovery. It is called only when
+	// the store is swarm or the namespace or holder ID is missing.
+	Discover func(ctx context.Context) (Task, error)
+}
+
+// FlagName returns the flag of a key.
+func FlagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+
+// EnvName returns the variable of a key under prefix.
+func EnvName(prefix, key string) string { return prefix + "_" + strings.ToUpper(key) }
+
+// LabelName returns the container label of a key under prefix, e.g. swarm-lease.ttl_ms.
+func LabelName(prefix, key string) string {
+	return strings.ReplaceAll(strings.ToLower(prefix), "_", "-") + "." + key
+}
+
+// RegisterFlags adds one flag per setting to fs. Defaults are not set on the flags: a flag
+// counts only when given, so that lower layers can still apply.
+func RegisterFlags(fs *pflag.FlagSet, keys ...string) {
+	for _, s := range Settings {
+		if len(keys) > 0 && !slices.Contains(keys, s.Key) {
+			continue
+		}
+		help := s.Help
+		if s.Default != "" {
+			help += " (default " + s.Default + ")"
+		}
+		fs.String(FlagName(s.Key), "", help)
+	}
+}
+
+// Load reads every layer, validates the result, and reports the first problems found, each
+// naming the setting and where its value came from.
+func (l Loader) Load(ctx context.Context) (*Config, error) {
+	prefix := l.EnvPrefix
+	if prefix == "" {
+		prefix = DefaultEnvPrefix
+	}
+	if !validPrefix(prefix) {
+		return nil, fmt.Errorf("invalid --env-prefix %q: use letters, digits and '_', starting with a letter", prefix)
+	}
+	environ, readFile := l.Environ, l.ReadFile
+	if environ == nil {
+		environ = os.Environ
+	}
+	if readFile == nil {
+		readFile = os.ReadFile
+	}
+
+	sources := map[string]Source{}
+	defaults := map[string]any{}
+	for _, s := range Settings {
+		if s.Default != "" {
+			defaults[s.Key] = s.Default
+			sources[s.Key] = Source{Kind: FromDefault}
+		}
+	}
+	envLayer, envSources, err := loadEnv(prefix, environ(), readFile)
+	if err != nil {
+		return nil, err
+	}
+	flagLayer, flagSources := loadFlags(l.Flags)
+
+	// Discovery only when it can matter: the Swarm store wants task metadata anyway, and any
+	// store needs a namespace and a holder ID.
+	upper := koanf.New(".")
+	for _, layer := range []map[string]any{defaults, envLayer, flagLayer} {
+		_ = upper.Load(confmap.Provider(layer, "."), nil)
+	}
+	var task *Task
+	labelLayer, labelSources := map[string]any{}, map[string]Source{}
+	needIdentity := upper.String(KeyNamespace) == "" || upper.String(KeyHolderID) == ""
+	if l.Discover != nil && (upper.String(KeyStore) == string(StoreSwarm) || needIdentity) {
+		t, err := l.Discover(ctx)
+		switch {
+		case err == nil:
+			task = &t
+			labelLayer, labelSources = loadLabels(prefix, t)
+		case needIdentity:
+			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s",
+				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID))
+		}
+	}
+
+	k := koanf.New(".")
+	for _, layer := range []struct {
+		values  map[string]any
+		sources map[string]Source
+	}{{defaults, nil}, {labelLayer, labelSources}, {envLayer, envSources}, {flagLayer, flagSources}} {
+		if err := k.Load(confmap.Provider(layer.values, "."), nil); err != nil {
+			return nil, err
+		}
+		for key, src := range layer.sources {
+			sources[key] = src
+		}
+	}
+	return build(prefix, k, sources, task)
+}
+
+func loadEnv(prefix string, environ []string, readFile func(string) ([]byte, error)) (map[string]any, map[string]Source, error) {
+	vars := map[string]string{}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		vars[name] = value
+	}
+	values, sources := map[string]any{}, map[string]Source{}
+	var errs []error
+	for _, s := range Settings {
+		name := EnvName(prefix, s.Key)
+		value, direct := vars[name]
+		file, viaFile := vars[name+"_FILE"]
+		switch {
+		case direct && viaFile:
+			errs = append(errs, fmt.Errorf("both %s and %s are set: keep one", name, name+"_FILE"))
+		case direct:
+			values[s.Key], sources[s.Key] = value, Source{Kind: FromEnv, Name: name}
+		case viaFile:
+			data, err := readFile(file)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("cannot read %s (named by %s): %w", file, name+"_FILE", err))
+				continue
+			}
+			values[s.Key] = strings.TrimRight(string(data), "\r\n")
+			sources[s.Key] = Source{Kind: FromEnv, Name: file, Via: name + "_FILE"}
+		}
+	}
+	return values, sources, errors.Join(errs...)
+}
+
+func loadFlags(fs *pflag.FlagSet) (map[string]any, map[string]Source) {
+	values, sources := map[string]any{}, map[string]Source{}
+	if fs == nil {
+		return values, sources
+	}
+	for _, s := range Settings {
+		f := fs.Lookup(FlagName(s.Key))
+		if f == nil || !f.Changed {
+			continue
+		}
+		values[s.Key] = f.Value.String()
+		sources[s.Key] = Source{Kind: FromFlag, Name: f.Name}
+	}
+	return values, sources
+}
+
+// loadLabels turns the task's labels into a layer: the Swarm labels give the namespace and
+// identity; labels named lower(prefix).key give any setting.
+func loadLabels(prefix string, t Task) (map[string]any, map[string]Source) {
+	values, sources := map[string]any{}, map[string]Source{}
+	set := func(key, value, label string) {
+		if value != "" {
+			values[key], sources[key] = value, Source{Kind: FromLabel, Name: label}
+		}
+	}
+	set(KeyNamespace, t.ServiceName, "com.docker.swarm.service.name")
+	set(KeyHolderID, t.NodeID, "com.docker.swarm.node.id")
+	set(KeyNodeID, t.NodeID, "com.docker.swarm.node.id")
+	set(KeyTaskID, t.TaskID, "com.docker.swarm.task.id")
+	for _, s := range Settings {
+		label := LabelName(prefix, s.Key)
+		if v, ok := t.Labels[label]; ok {
+			set(s.Key, v, label)
+		}
+	}
+	return values, sources
+}
+
+func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task) (*Config, error) {
+	c := &Config{EnvPrefix: prefix, Task: task, sources: sources}
+	var errs []error
+	bad := func(key, want string) {
+		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): %s", key, k.String(key), sources[key], want))
+	}
+	millis := func(key string, minimum time.Duration) time.Duration {
+		n, err := strconv.ParseInt(strings.TrimSpace(k.String(key)), 10, 64)
+		if err != nil || time.Duration(n)*time.Millisecond < minimum || n > int64(24*time.Hour/time.Millisecond) {
+			bad(key, fmt.Sprintf("want a whole number of milliseconds from %d to %d", minimum.Milliseconds(), int64(24*time.Hour/time.Millisecond)))
+			return 0
+		}
+		return time.Duration(n) * time.Millisecond
+	}
+
+	c.Namespace = k.String(KeyNamespace)
+	c.Identity = lease.Identity{HolderID: k.String(KeyHolderID), NodeID: k.String(KeyNodeID), TaskID: k.String(KeyTaskID)}
+	if c.Identity.NodeID == "" && sources[KeyHolderID].Kind == FromLabel {
+		c.Identity.NodeID = c.Identity.HolderID
+	}
+	c.TTL = millis(KeyTTLMillis, lease.MinTTL)
+	c.MaxClockSkew = millis(KeyMaxClockSkewMs, 0)
+	c.DefaultPoll = millis(KeyDefaultPollMillis, 10*time.Millisecond)
+	c.KeepAlive = millis(KeyKeepAliveMillis, 100*time.Millisecond)
+	c.ShutdownTimeout = millis(KeyShutdownTimeoutMs, 0)
+	if c.TTL > 0 && c.MaxClockSkew >= c.TTL {
+		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d)", KeyTTLMillis, c.TTL.Milliseconds()))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(k.String(KeyMaxCASRetries)))
+	if err != nil || n < 0 || n > 1000 {
+		bad(KeyMaxCASRetries, "want a whole number from 0 to 1000")
+	}
+	c.MaxCASRetries = n
+
+	c.Listen = k.String(KeyListen)
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
+		bad(KeyListen, "want host:port, e.g. 0.0.0.0:8080 or 127.0.0.1:9000")
+	}
+
+	switch store := k.String(KeyStore); {
+	case store == string(StoreSwarm):
+		c.Store = StoreSwarm
+	case store == string(StoreMemory):
+		c.Store = StoreMemory
+	case strings.HasPrefix(store, "file://") && len(store) > len("file://"):
+		c.Store, c.StoreDir = StoreFile, strings.TrimPrefix(store, "file://")
+	default:
+		bad(KeyStore, "want swarm, memory, or file://<directory> (e.g. file:///var/lib/lfp-swarm-lease)")
+	}
+	return c, errors.Join(errs...)
+}
+
+// RequireElection checks the settings that commands acting on an election need: a valid
+// namespace and a holder ID.
+func (c *Config) RequireElection() error {
+	var errs []error
+	if c.Namespace == "" {
+		errs = append(errs, fmt.Errorf("no namespace: set %s or --%s (in a Swarm task it defaults to the service name)", EnvName(c.EnvPrefix, KeyNamespace), FlagName(KeyNamespace)))
+	} else if err := lease.ValidateNamespace(c.Namespace); err != nil {
+		errs = append(errs, fmt.Errorf("invalid %s (from %s): %w", KeyNamespace, c.sources[KeyNamespace], err))
+	}
+	if c.Identity.HolderID == "" {
+		errs = append(errs, fmt.Errorf("no holder ID: set %s or --%s (in a Swarm task it defaults to the node ID)", EnvName(c.EnvPrefix, KeyHolderID), FlagName(KeyHolderID)))
+	} else if len(c.Identity.HolderID) > 200 {
+		errs = append(errs, fmt.Errorf("invalid %s (from %s): at most 200 characters", KeyHolderID, c.sources[KeyHolderID]))
+	}
+	return errors.Join(errs...)
+}
+
+func validPrefix(p string) bool {
+	for i, r := range p {
+		switch {
+		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case (r >= '0' && r <= '9' || r == '_') && i > 0:
+		default:
+			return false
+		}
+	}
+	return p != ""
+}

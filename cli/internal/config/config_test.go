@@ -1,0 +1,144 @@
+package config_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+)
+
+func flags(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	config.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func env(vars ...string) func() []string { return func() []string { return vars } }
+
+func task(labels map[string]string) func(context.Context) (config.Task, error) {
+	return func(context.Context) (config.Task, error) {
+		return config.Task{ServiceName: "stack_ctl", NodeID: "node-1", TaskID: "task-1", Labels: labels}, nil
+	}
+}
+
+func TestPrecedenceFlagsEnvLabelsDefaults(t *testing.T) {
+	l := config.Loader{
+		Flags:    flags(t, "--ttl-ms", "4000"),
+		Environ:  env("SWARM_LEASE_TTL_MS=3000", "SWARM_LEASE_MAX_CAS_RETRIES=3"),
+		Discover: task(map[string]string{"swarm-lease.ttl_ms": "2000", "swarm-lease.max_cas_retries": "2", "swarm-lease.default_poll_ms": "250"}),
+	}
+	c, err := l.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		key  string
+		got  any
+		want any
+		src  config.SourceKind
+	}{
+		{config.KeyTTLMillis, c.TTL, 4 * time.Second, config.FromFlag},
+		{config.KeyMaxCASRetries, c.MaxCASRetries, 3, config.FromEnv},
+		{config.KeyDefaultPollMillis, c.DefaultPoll, 250 * time.Millisecond, config.FromLabel},
+		{config.KeyKeepAliveMillis, c.KeepAlive, 15 * time.Second, config.FromDefault},
+		{config.KeyNamespace, c.Namespace, "stack_ctl", config.FromLabel},
+		{config.KeyHolderID, c.Identity.HolderID, "node-1", config.FromLabel},
+		{config.KeyTaskID, c.Identity.TaskID, "task-1", config.FromLabel},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want || c.Source(ch.key).Kind != ch.src {
+			t.Errorf("%s = %v from %v, want %v from kind %d", ch.key, ch.got, c.Source(ch.key), ch.want, ch.src)
+		}
+	}
+	if c.Identity.NodeID != "node-1" || c.Store != config.StoreSwarm || c.Task == nil {
+		t.Errorf("identity %+v store %q task %v", c.Identity, c.Store, c.Task)
+	}
+}
+
+func TestEnvPrefixSwitchesEveryVariableAndLabel(t *testing.T) {
+	l := config.Loader{
+		EnvPrefix: "POSTGRES",
+		Environ:   env("POSTGRES_NAMESPACE=pg", "POSTGRES_HOLDER_ID=h", "SWARM_LEASE_TTL_MS=9000", "POSTGRES_STORE=memory"),
+		Discover:  task(map[string]string{"postgres.ttl_ms": "7000"}),
+	}
+	c, err := l.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SWARM_LEASE_* is ignored under another prefix; the store is memory and the identity is
+	// complete, so discovery does not even run.
+	if c.Namespace != "pg" || c.Identity.HolderID != "h" || c.TTL != 30*time.Second || c.Task != nil {
+		t.Fatalf("config = %+v", c)
+	}
+}
+
+func TestFileVariant(t *testing.T) {
+	l := config.Loader{
+		Environ: env("SWARM_LEASE_NAMESPACE_FILE=/run/secrets/ns", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory"),
+		ReadFile: func(path string) ([]byte, error) {
+			if path != "/run/secrets/ns" {
+				return nil, errors.New("unexpected path " + path)
+			}
+			return []byte("from-file\n"), nil
+		},
+	}
+	c, err := l.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Namespace != "from-file" || !strings.Contains(c.Source(config.KeyNamespace).String(), "SWARM_LEASE_NAMESPACE_FILE") {
+		t.Fatalf("namespace %q from %v", c.Namespace, c.Source(config.KeyNamespace))
+	}
+}
+
+func TestInvalidValuesNameSettingAndSource(t *testing.T) {
+	l := config.Loader{
+		Flags:    flags(t, "--store", "s3://bucket"),
+		Environ:  env("SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_LISTEN=8080"), // no holder ID: discovery runs
+		Discover: task(map[string]string{"swarm-lease.ttl_ms": "1h"}),
+	}
+	_, err := l.Load(context.Background())
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{
+		`invalid store "s3://bucket" (from flag --store)`,
+		`invalid listen "8080" (from environment variable SWARM_LEASE_LISTEN)`,
+		`invalid ttl_ms "1h" (from container label swarm-lease.ttl_ms)`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestDiscoveryFailureIsFatalOnlyWhenIdentityIsMissing(t *testing.T) {
+	failing := func(context.Context) (config.Task, error) { return config.Task{}, errors.New("no container named abc") }
+	_, err := config.Loader{Environ: env("SWARM_LEASE_STORE=memory"), Discover: failing}.Load(context.Background())
+	if !errors.Is(err, config.ErrDiscovery) || !strings.Contains(err.Error(), "set SWARM_LEASE_NAMESPACE and SWARM_LEASE_HOLDER_ID") {
+		t.Fatalf("err = %v", err)
+	}
+	c, err := config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n", "SWARM_LEASE_HOLDER_ID=h"), Discover: failing}.Load(context.Background())
+	if err != nil || c.Task != nil {
+		t.Fatalf("explicit identity on swarm: %v, %+v", err, c)
+	}
+}
+
+func TestRequireElection(t *testing.T) {
+	c, err := config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=bad name", "SWARM_LEASE_HOLDER_ID=h")}.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RequireElection(); err == nil || !strings.Contains(err.Error(), "environment variable SWARM_LEASE_NAMESPACE") {
+		t.Fatalf("err = %v", err)
+	}
+}
