@@ -89,6 +89,7 @@ func (e *Election) Inspect(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("inspect %q: %w", e.namespace, err)
 	}
+	e.observe(rec, ver)
 	return e.snapshot(rec, ver), nil
 }
 
@@ -231,6 +232,9 @@ func (e *Election) mutate(ctx context.Context, op string, next func(cur Record, 
 // exactly what was written, the write happened; otherwise it is treated as a conflict (the next
 // attempt's conditional write settles it, because a late-applied write changes the version).
 func (e *Election) resolveAmbiguous(ctx context.Context, written Record, writeErr error) (Version, error) {
+	// The caller's context may be what timed the write out: read back on a fresh one.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ambiguousReadTimeout)
+	defer cancel()
 	cur, ver, err := e.store.Load(ctx, written.Namespace)
 	if err != nil {
 		return 0, fmt.Errorf("%w; reading it back failed too: %w", writeErr, err)
@@ -240,6 +244,10 @@ func (e *Election) resolveAmbiguous(ctx context.Context, written Record, writeEr
 	}
 	return 0, ErrConflict
 }
+
+// ambiguousReadTimeout bounds the read that resolves an ambiguous write. Swarm answers within
+// 20 s even while it has no leader (SWARM_FACTS.md).
+const ambiguousReadTimeout = 25 * time.Second
 
 // load reads the record, creating the election's first record when there is none; mutations
 // other than try-acquire report a missing election as ErrNotHolder.
@@ -283,8 +291,9 @@ func (e *Election) loadOrCreate(ctx context.Context) (Record, Version, error) {
 
 // initialRecord is the record of a new election. Its fence counter starts at the current Unix
 // time in microseconds, so an election destroyed and created again starts above every fence it
-// issued before — provided it issued fewer than a million terms per second on average and the
-// creating clock is not behind the old one by more than the time between the two creations.
+// issued before, provided N + L ≤ T (all in microseconds): N terms issued by the old election,
+// L how far the new creator's wall clock is behind the old creator's, T the time between the
+// two creations. docs/safety.md has the derivation.
 func (e *Election) initialRecord() Record {
 	now := normalizeTime(e.clock.Now())
 	floor := max(now.UnixMicro(), 0)

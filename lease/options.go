@@ -52,6 +52,9 @@ func (e *Election) validate() error {
 	if e.ttl < MinTTL {
 		errs = append(errs, fmt.Errorf("lease: TTL %v is below the minimum %v", e.ttl, MinTTL))
 	}
+	if e.ttl%time.Millisecond != 0 {
+		errs = append(errs, fmt.Errorf("lease: TTL %v must be whole milliseconds (stores keep milliseconds)", e.ttl))
+	}
 	if e.maxCASRetries < 0 {
 		errs = append(errs, fmt.Errorf("lease: max CAS retries %d must not be negative", e.maxCASRetries))
 	}

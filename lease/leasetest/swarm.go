@@ -14,13 +14,28 @@ const DockerHostEnv = "SWARM_LEASE_TEST_DOCKER_HOST"
 // CI=true, where a Swarm test that cannot run fails, so that CI never passes without it.
 func SwarmHost(t testing.TB) string {
 	t.Helper()
-	host := os.Getenv(DockerHostEnv)
+	return hostFrom(t, DockerHostEnv)
+}
+
+func hostFrom(t testing.TB, variable string) string {
+	t.Helper()
+	host := os.Getenv(variable)
 	if host != "" {
 		return host
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not set and CI=true: the Swarm tests must run in CI (start one with scripts/test-swarm.sh start)", DockerHostEnv)
+		t.Fatalf("%s is not set and CI=true: the Docker tests must run in CI (scripts/test.sh starts the engines)", variable)
 	}
-	t.Skipf("%s is not set: skipping a test that needs a real Swarm (scripts/test-swarm.sh start)", DockerHostEnv)
+	t.Skipf("%s is not set: skipping a test that needs a real Docker engine (scripts/test-swarm.sh start; see README)", variable)
 	return ""
+}
+
+// PlainDockerHostEnv names the variable that points the tests at a Docker engine that is in no
+// Swarm (scripts/test-swarm.sh starts one beside the Swarm), for "not a swarm manager" tests.
+const PlainDockerHostEnv = "SWARM_LEASE_TEST_PLAIN_DOCKER_HOST"
+
+// PlainDockerHost returns the engine that is in no Swarm, with SwarmHost's skip/fail rules.
+func PlainDockerHost(t testing.TB) string {
+	t.Helper()
+	return hostFrom(t, PlainDockerHostEnv)
 }

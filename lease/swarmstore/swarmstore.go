@@ -228,6 +228,9 @@ func classify(err error, write bool) error {
 			return fmt.Errorf("%w: %w: %w", lease.ErrAmbiguous, lease.ErrNoQuorum, err)
 		}
 		return fmt.Errorf("%w: %w", lease.ErrNoQuorum, err)
+	case write && errors.Is(err, context.Canceled):
+		// The request may have reached the manager before the caller gave up.
+		return fmt.Errorf("%w: cancelled: %w", lease.ErrAmbiguous, err)
 	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "deadline exceeded"):
 		if write {
 			return fmt.Errorf("%w: timed out: %w", lease.ErrAmbiguous, err)

@@ -313,3 +313,12 @@ func TestFileVariantOfSetting(t *testing.T) {
 	r = cli(t, append(env, "SWARM_LEASE_HOLDER_ID=direct"), "inspect")
 	expectCode(t, r, 2, "both X and X_FILE")
 }
+
+func TestNotASwarmManager(t *testing.T) {
+	host := leasetest.PlainDockerHost(t)
+	r := cli(t, []string{"SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a", "DOCKER_HOST=" + host}, "try-acquire")
+	expectCode(t, r, 6, "try-acquire on an engine in no Swarm")
+	if !strings.Contains(r.stderr, "not a swarm manager") {
+		t.Fatalf("message %q does not say the engine is not a Swarm manager", r.stderr)
+	}
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, vet, staticcheck, then every module's tests (race detector
+# on) against a private single-node Swarm that this script starts and stops.
+#
+#   scripts/test.sh                 # everything
+#   SWARM_LEASE_TEST_DOCKER_HOST=unix:///path.sock scripts/test.sh   # use a Swarm you started
+#
+# Without a Docker engine (and not root to install one) the Swarm tests are skipped with a
+# message; with CI=true they fail instead, so CI can never pass without them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+STATICCHECK_VERSION=v0.7.0
+modules=$(go list -m -f '{{.Dir}}' | sed "s|^$PWD/||")
+
+step() { printf '\n== %s\n' "$*"; }
+
+stop_swarm=0
+if [ -z "${SWARM_LEASE_TEST_DOCKER_HOST:-}" ]; then
+  step "private Swarm"
+  if scripts/test-swarm.sh start; then
+    stop_swarm=1
+    set -a
+    eval "$(scripts/test-swarm.sh env)"
+    set +a
+  elif [ "${CI:-}" = true ]; then
+    echo "test.sh: could not start the test Swarm and CI=true" >&2
+    exit 1
+  else
+    echo "test.sh: no test Swarm: the Swarm tests will be skipped" >&2
+  fi
+fi
+cleanup() { if [ "$stop_swarm" = 1 ]; then scripts/test-swarm.sh stop; fi; }
+trap cleanup EXIT
+
+step "gofmt"
+unformatted=$(gofmt -l $modules)
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
+fi
+
+step "go vet"
+for m in $modules; do (cd "$m" && go vet ./...); done
+
+step "staticcheck $STATICCHECK_VERSION"
+pkgs=$(for m in $modules; do printf './%s/... ' "$m"; done)
+# shellcheck disable=SC2086
+go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" $pkgs
+
+step "go test"
+for m in $modules; do
+  (cd "$m" && go test -race -count=1 -timeout 20m ./...)
+done
