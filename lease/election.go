@@ -27,6 +27,13 @@ type Election struct {
 	observed    Record
 	observedAt  time.Duration
 	hasObserved bool
+
+	// written is this contender's last successful write and its version. Renew and release try
+	// it first instead of reading: when nobody else wrote since, the conditional write succeeds
+	// without a read; otherwise it conflicts and the next attempt reads.
+	written    Record
+	writtenVer Version
+	hasWritten bool
 }
 
 // New returns an Election for namespace, contending as id, on store.
@@ -100,7 +107,7 @@ func (e *Election) Destroy(ctx context.Context) error {
 		return fmt.Errorf("destroy %q: %w", e.namespace, err)
 	}
 	e.mu.Lock()
-	e.hasObserved = false
+	e.hasObserved, e.hasWritten = false, false
 	e.mu.Unlock()
 	return nil
 }
@@ -183,11 +190,29 @@ func (e *Election) stamp(rec *Record, now time.Time) {
 	rec.TTL = e.ttl
 }
 
-// mutate runs one compare-and-swap mutation: read (creating the record if missing), decide with
-// next, write conditionally on the version read. Conflicts are retried up to maxCASRetries
-// times with a short jittered pause; an ambiguous write is resolved by reading again. On
-// success, won (if set) receives the grant.
-func (e *Election) mutate(ctx context.Context, op string, next func(cur Record, ver Version, now time.Time) (Record, error), won func(Grant)) error {
+// decideFunc computes the record to write from the current one, or refuses with an error.
+type decideFunc func(cur Record, ver Version, now time.Time) (Record, error)
+
+// mutate runs one compare-and-swap mutation: read (creating the record if missing), decide,
+// write conditionally on the version read. Conflicts are retried up to maxCASRetries times with a
+// short jittered pause; an ambiguous write is resolved by reading again. On success, won (if
+// set) receives the grant.
+//
+// Renew and release first try this contender's own last write in place of a read: a holder
+// renewing undisturbed then costs one conditional write. If anything else was written since,
+// or the decision on that record refuses, they fall back to reading — a refusal is never
+// based on the remembered record alone.
+func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won func(Grant)) error {
+	if op != "try-acquire" {
+		if cur, ver, ok := e.lastWrite(); ok {
+			if g, done, err := e.attempt(ctx, op, cur, ver, true, decide); done {
+				if err == nil && won != nil {
+					won(g)
+				}
+				return err
+			}
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if attempt > e.maxCASRetries {
@@ -201,31 +226,56 @@ func (e *Election) mutate(ctx context.Context, op string, next func(cur Record, 
 		if err != nil {
 			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
 		}
-		// The write's start bounds the holder's deadline: whatever the store does afterwards,
-		// the lease cannot be valid for longer than TTL from here.
-		start := e.clock.Monotonic()
-		now := normalizeTime(e.clock.Now())
-		rec, err := next(cur, ver, now)
-		if err != nil {
-			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
+		if g, done, err := e.attempt(ctx, op, cur, ver, false, decide); done {
+			if err == nil && won != nil {
+				won(g)
+			}
+			return err
 		}
-		rec = normalizeRecord(rec)
-		newVer, err := e.store.Update(ctx, rec, ver)
-		if errors.Is(err, ErrAmbiguous) {
-			newVer, err = e.resolveAmbiguous(ctx, rec, err)
-		}
-		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
-		}
-		e.observe(rec, newVer)
-		if won != nil {
-			won(Grant{Record: rec, Version: newVer, Deadline: start + rec.TTL - SafetyMargin(rec.TTL)})
-		}
-		return nil
 	}
+}
+
+// attempt makes one conditional write decided on cur at version ver. done is false when the
+// caller should read again and retry: a conflict, a vanished record, or — for a record taken
+// from memory (fromMemory) — any refusal.
+func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Version, fromMemory bool, decide decideFunc) (g Grant, done bool, err error) {
+	// The write's start bounds the holder's deadline: whatever the store does afterwards, the
+	// lease cannot be valid for longer than TTL from here.
+	start := e.clock.Monotonic()
+	now := normalizeTime(e.clock.Now())
+	rec, err := decide(cur, ver, now)
+	if err != nil {
+		if fromMemory {
+			return Grant{}, false, nil
+		}
+		return Grant{}, true, fmt.Errorf("%s %q: %w", op, e.namespace, err)
+	}
+	rec = normalizeRecord(rec)
+	newVer, err := e.store.Update(ctx, rec, ver)
+	if errors.Is(err, ErrAmbiguous) {
+		newVer, err = e.resolveAmbiguous(ctx, rec, err)
+	}
+	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		return Grant{}, false, nil
+	}
+	if err != nil {
+		return Grant{}, true, fmt.Errorf("%s %q: %w", op, e.namespace, err)
+	}
+	e.observe(rec, newVer)
+	e.remember(rec, newVer)
+	return Grant{Record: rec, Version: newVer, Deadline: start + rec.TTL - SafetyMargin(rec.TTL)}, true, nil
+}
+
+func (e *Election) lastWrite() (Record, Version, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.written, e.writtenVer, e.hasWritten
+}
+
+func (e *Election) remember(rec Record, ver Version) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.written, e.writtenVer, e.hasWritten = rec, ver, true
 }
 
 // resolveAmbiguous reads the record after a write whose outcome is unknown. If the store holds

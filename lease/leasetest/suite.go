@@ -132,6 +132,11 @@ func RunElectionSuite(t *testing.T, newStore NewStore) {
 		if _, err := a.e.Renew(ctx, g1.Fence); !errors.Is(err, lease.ErrNotHolder) {
 			t.Fatalf("renew of the superseded fence: %v, want ErrNotHolder", err)
 		}
+		// The same identity may renew the current fence from any process: a remembered older
+		// write must not make the first process refuse it.
+		if g, err := a.e.Renew(ctx, g2.Fence); err != nil || g.Fence != g2.Fence {
+			t.Fatalf("renew of the current fence by the same identity: %+v, %v", g, err)
+		}
 	})
 
 	t.Run("SameHolderOtherTaskWaits", func(t *testing.T) {
