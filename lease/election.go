@@ -272,10 +272,12 @@ func (e *Election) lastWrite() (Record, Version, bool) {
 	return e.written, e.writtenVer, e.hasWritten
 }
 
+// remember keeps rec as this contender's last write at ver; an unknown version (0) forgets it,
+// so the next mutation reads.
 func (e *Election) remember(rec Record, ver Version) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.written, e.writtenVer, e.hasWritten = rec, ver, true
+	e.written, e.writtenVer, e.hasWritten = rec, ver, ver != 0
 }
 
 // resolveAmbiguous reads the record after a write whose outcome is unknown. If the store holds

@@ -15,7 +15,8 @@ type Store interface {
 	Create(ctx context.Context, rec Record) (Version, error)
 	// Update replaces the record of rec.Namespace if its version is still expected; otherwise
 	// ErrConflict (or ErrNotFound when it is gone). ErrAmbiguous means the write may or may not
-	// have been applied.
+	// have been applied. On success it returns the version this write created — never a later
+	// write's — or 0 when the write was applied but its version cannot be known.
 	Update(ctx context.Context, rec Record, expected Version) (Version, error)
 	// Delete removes the record of namespace; deleting a missing record is not an error.
 	Delete(ctx context.Context, namespace string) error

@@ -94,11 +94,18 @@ type Op struct {
 func IdentityKey(id lease.Identity) string { return id.HolderID + "/" + id.TaskID }
 
 // ContenderIdentity is the identity of contender client. Contenders 2k and 2k+1 share a holder
-// ID and differ in task ID — two tasks on one Swarm node — so that the suite also checks that
-// the task ID is part of the identity.
+// ID (a Swarm node). For even k they differ in task ID — two tasks on one node, two contenders —
+// so that the suite checks that the task ID is part of the identity. For odd k they share the
+// task ID too — one contender that runs twice, as a restarted controller whose predecessor is
+// still alive, or a one-shot command beside the supervisor — so that the suite checks that a
+// new term by the same identity supersedes the old one for both.
 func ContenderIdentity(client int) lease.Identity {
 	node := fmt.Sprintf("node-%d", client/2)
-	return lease.Identity{HolderID: node, NodeID: node, TaskID: fmt.Sprintf("task-%d", client)}
+	task := client
+	if client%4 == 3 {
+		task = client - 1
+	}
+	return lease.Identity{HolderID: node, NodeID: node, TaskID: fmt.Sprintf("task-%d", task)}
 }
 
 // NewContenderElection returns contender client's Election on namespace, with the settings of
@@ -126,6 +133,12 @@ type ContenderConfig struct {
 	// Now returns the timestamps of the history, in nanoseconds. Every contender of one history
 	// must read the same clock, one that never goes backwards; nil means InProcessTimestamp.
 	Now func() int64
+	// RefusedPause is the longest think time after a refused try-acquire (a random time up to
+	// it), as a real contender waits before trying again. Where a refusal (a read) is much
+	// cheaper than the holder's writes, contenders without it use up their operations on
+	// refusals while the holder makes a few writes, and the lease rarely changes hands. It
+	// only shapes the load: no check depends on any timing. Zero: no pause.
+	RefusedPause time.Duration
 }
 
 // RunContender performs cfg.Ops pseudo-random operations with e and returns what happened.
@@ -156,7 +169,7 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 		case r < 8 && mine > 0 && !holding:
 			return mine
 		default:
-			return max(mine, lastOf(seen)) + 1 // nobody has it yet
+			return max(mine, lastOf(seen)) + 1 // probably nobody's yet; 1, below the floor, at first
 		}
 	}
 	ops := make([]Op, 0, cfg.Ops)
@@ -164,10 +177,10 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 		op := Op{Client: cfg.Client, Contender: me}
 		r := rng.IntN(100)
 		switch {
-		case holding && r < 40:
+		case holding && r < 35:
 			op.Kind, op.Fence = OpRenew, mine
-		case holding && r < 55:
-			op.Kind, op.Fence = OpRelease, mine
+		case holding && r < 60:
+			op.Kind, op.Fence = OpRelease, mine // often enough that the lease changes hands
 		case holding && r < 70, !holding && r < 60:
 			op.Kind = OpTryAcquire
 		case r%2 == 0:
@@ -198,8 +211,10 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 
 		switch {
 		case errors.Is(err, lease.ErrTooManyConflicts):
-			// Every attempt lost its compare-and-swap: nothing was written, so the call has
-			// no effect to check. Leaving it out is exact, not an approximation.
+			// Every attempt lost its compare-and-swap, so the call wrote nothing and has no
+			// effect to check. Should the engine ever report this for a write that did land
+			// (an ambiguous write misjudged as a conflict), leaving the call out makes the
+			// others' history inexplicable and the check fails: the error is on the strict side.
 			continue
 		case errors.Is(err, lease.ErrNotHolder):
 			// A refusal is an outcome like any other.
@@ -217,13 +232,30 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 		case op.Kind == OpTryAcquire:
 			holding = false
 			seen = append(seen, op.ResultFence)
+			if cfg.RefusedPause > 0 {
+				if err := thinkTime(ctx, time.Duration(rng.Int64N(int64(cfg.RefusedPause)))); err != nil {
+					return ops, err
+				}
+			}
 		case op.Fence == mine && !op.OK:
-			holding = false // lost it (impossible without expiry: the checks will say so)
+			holding = false // superseded by its twin (same identity), or a bug the checks report
 		case op.Kind == OpRelease && op.Fence == mine:
 			holding = false
 		}
 	}
 	return ops, nil
+}
+
+// thinkTime waits d unless ctx ends first.
+func thinkTime(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func lastOf(s []uint64) uint64 {
@@ -337,6 +369,8 @@ func CheckLinearizable(floor uint64, ops []Op, timeout time.Duration) (porcupine
 //     returned.
 //   - no stale fence accepted: an accepted renew or release names a term of its own caller, won
 //     before it returned, neither superseded by a newer win nor released before it started.
+//   - no holder loses its lease unasked: a renew or release is refused only if the caller's
+//     term may have ended before or during the call.
 //   - a refused try-acquire names the holder of a term that was current at some point of its
 //     call.
 func CheckInvariants(floor uint64, ops []Op) error {
@@ -424,6 +458,18 @@ func CheckInvariants(floor uint64, ops []Op) error {
 		}
 		return true, ""
 	}
+	// certain reports whether op's caller held term f throughout op's call: won before the call,
+	// neither superseded nor released before it returned.
+	certain := func(op Op, f uint64) bool {
+		w, ok := won[f]
+		if !ok || w.Contender != op.Contender || w.Return >= op.Call {
+			return false
+		}
+		if next, ok := won[f+1]; ok && next.Call <= op.Return {
+			return false
+		}
+		return !slices.ContainsFunc(released[f], func(r Op) bool { return r.Call <= op.Return })
+	}
 	for _, op := range ops {
 		switch {
 		case op.Kind == OpTryAcquire && !op.OK:
@@ -435,6 +481,10 @@ func CheckInvariants(floor uint64, ops []Op) error {
 				fail("refused by a term that was not current: %s: %s", show(op), why)
 			} else if w := won[op.ResultFence]; w.Contender != op.CurrentHolder {
 				fail("refused naming the wrong holder: %s, but %s", show(op), show(w))
+			}
+		case op.Kind != OpTryAcquire && !op.OK:
+			if certain(op, op.Fence) {
+				fail("refused although the caller's term was current throughout: %s", show(op))
 			}
 		case op.Kind != OpTryAcquire && op.OK:
 			w, ok := won[op.Fence]
@@ -479,8 +529,9 @@ func CheckFinalRecord(floor uint64, ops []Op, rec lease.Record) error {
 
 // VerifyHistory fails t unless the history passes CheckInvariants and porcupine finds it
 // linearizable within timeout (zero: DefaultCheckTimeout). On a porcupine failure it writes the
-// visualization (an HTML page) and names its path: under t.ArtifactDir with go test's
-// -artifacts flag, otherwise in a directory of its own under os.TempDir that is left in place.
+// visualization (an HTML page) and the history (JSON lines) and names their paths: under
+// t.ArtifactDir with go test's -artifacts flag, otherwise in a directory of its own under
+// os.TempDir that is left in place.
 func VerifyHistory(t *testing.T, floor uint64, ops []Op, timeout time.Duration) {
 	t.Helper()
 	if timeout == 0 {
@@ -499,6 +550,14 @@ func VerifyHistory(t *testing.T, floor uint64, ops []Op, timeout time.Duration) 
 	if err != nil {
 		t.Errorf("porcupine: %s; cannot write the visualization: %v", res, err)
 		return
+	}
+	// The raw history too, for a look by hand: one JSON line per call (WriteOps).
+	raw := filepath.Join(dir, "lease-history.jsonl")
+	if f, err := os.Create(raw); err == nil {
+		err = errors.Join(WriteOps(f, ops), f.Close())
+		if err == nil {
+			t.Logf("the history (floor %d): %s", floor, raw)
+		}
 	}
 	path := filepath.Join(dir, "lease-history.html")
 	if err := porcupine.VisualizePath(LeaseModel(floor), info, path); err != nil {
@@ -530,9 +589,13 @@ type ConcurrencyConfig struct {
 	Seed uint64
 	// CheckTimeout bounds porcupine (DefaultCheckTimeout).
 	CheckTimeout time.Duration
+	// RefusedPause is the contenders' think time after a refusal (ContenderConfig); zero for
+	// none. Stores whose writes are much slower than their reads need one.
+	RefusedPause time.Duration
 }
 
 func (c ConcurrencyConfig) withDefaults(t testing.TB) ConcurrencyConfig {
+	t.Helper()
 	if c.Contenders == 0 {
 		c.Contenders = DefaultContenders
 	}
@@ -599,7 +662,9 @@ func RunConcurrencySuite(t *testing.T, newStore NewStore, cfg ConcurrencyConfig)
 	for i, e := range elections {
 		wg.Go(func() {
 			<-start // all at once, so that the contenders really overlap
-			results[i], errs[i] = RunContender(ctx, e, ContenderConfig{Client: i, Ops: cfg.Ops, Seed: cfg.Seed})
+			results[i], errs[i] = RunContender(ctx, e, ContenderConfig{
+				Client: i, Ops: cfg.Ops, Seed: cfg.Seed, RefusedPause: cfg.RefusedPause,
+			})
 		})
 	}
 	began := time.Now()
@@ -622,8 +687,9 @@ func RunConcurrencySuite(t *testing.T, newStore NewStore, cfg ConcurrencyConfig)
 	}
 }
 
-// Summary counts the outcomes of a history by kind, so that a run shows it exercised what it
-// claims to (wins and refusals, accepted and refused renewals and releases).
+// Summary counts the outcomes of a history by kind and the most calls in flight at once, so
+// that a run shows it exercised what it claims to: overlapping calls, wins and refusals,
+// accepted and refused renewals and releases.
 func Summary(floor uint64, ops []Op) string {
 	counts := map[string]int{}
 	for _, op := range ops {
@@ -633,8 +699,25 @@ func Summary(floor uint64, ops []Op) string {
 		}
 		counts[string(op.Kind)+" "+outcome]++
 	}
+	// The most calls in flight at once shows that the contenders really overlapped.
+	type event struct {
+		at    int64
+		delta int
+	}
+	events := make([]event, 0, 2*len(ops))
+	for _, op := range ops {
+		events = append(events, event{op.Call, 1}, event{op.Return, -1})
+	}
+	slices.SortFunc(events, func(a, b event) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), -cmp.Compare(a.delta, b.delta)) // closed intervals
+	})
+	inFlight, most := 0, 0
+	for _, e := range events {
+		inFlight += e.delta
+		most = max(most, inFlight)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d operations:", len(ops))
+	fmt.Fprintf(&b, "%d operations, at most %d in flight:", len(ops), most)
 	for i, k := range slices.Sorted(maps.Keys(counts)) {
 		if i > 0 {
 			b.WriteString(",")
@@ -650,7 +733,7 @@ func relFence(floor, f uint64) string { return fmt.Sprintf("#%d", int64(f-floor)
 
 // describeOp names op with its time interval, for the messages of CheckInvariants.
 func describeOp(floor uint64, op Op) string {
-	return fmt.Sprintf("[%d..%d] %s", op.Call, op.Return, describeCall(floor, op))
+	return fmt.Sprintf("[%d..%d] client %d: %s", op.Call, op.Return, op.Client, describeCall(floor, op))
 }
 
 // describeCall renders op for people, fences relative to the floor (#1 is the first term).

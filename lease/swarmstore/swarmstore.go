@@ -150,6 +150,13 @@ func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Ver
 		// reading again, as for any ambiguous write.
 		return 0, wrap("read back", name, fmt.Errorf("%w: %w", lease.ErrAmbiguous, classify(err, false)))
 	}
+	// Another write may have landed between the update and this read: then the version read
+	// is not this write's, and handing it out would let the caller overwrite that other write
+	// from a stale record. Report "applied, version unknown" instead.
+	if back, err := decode(name, rec.Namespace, res.Service.Spec.Labels); err != nil || !back.Equal(rec) {
+		s.forget(name)
+		return 0, nil
+	}
 	ver := lease.Version(res.Service.Version.Index)
 	s.remember(name, cachedSpec{id: cached.id, version: ver, spec: res.Service.Spec})
 	return ver, nil
