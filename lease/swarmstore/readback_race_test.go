@@ -2,35 +2,14 @@ package swarmstore_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
-
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
-	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
 )
-
-// hookRT runs hook once, right after a service update's answer arrived and before the store's
-// read-back: the window in which another contender's write makes the read-back see its version.
-type hookRT struct {
-	inner http.RoundTripper
-	hook  func()
-}
-
-func (h *hookRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := h.inner.RoundTrip(r)
-	if err == nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/update") && h.hook != nil {
-		f := h.hook
-		h.hook = nil
-		f()
-	}
-	return resp, err
-}
 
 // TestReadBackRace: the Swarm API does not return the version an update created, so the store
 // reads it back. When another write (here a twin with the same identity, such as a restarted
@@ -39,15 +18,21 @@ func (h *hookRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // term and the fence would go backwards.
 func TestReadBackRace(t *testing.T) {
 	ctx := context.Background()
-	host := leasetest.SwarmHost(t)
-	sock := strings.TrimPrefix(host, "unix://")
-	rt := &hookRT{inner: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
-	hooked, err := swarmstore.NewFromEnv(client.WithHost(host), client.WithHTTPClient(&http.Client{Transport: rt}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// hook runs once, right after a service update's answer arrived and before the store's
+	// read-back: the window in which another contender's write makes the read-back see its
+	// version.
+	var hook func()
+	hooked := newStoreWithTransport(t, func(base http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := base.RoundTrip(r)
+			if err == nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/update") && hook != nil {
+				f := hook
+				hook = nil
+				f()
+			}
+			return resp, err
+		})
+	})
 	plain := newStore(t)
 	ns := leasetest.Namespace(t)
 	a, _ := leasetest.NewContenderElection(hooked, ns, 6) // the running controller
@@ -83,7 +68,7 @@ func TestReadBackRace(t *testing.T) {
 	}
 	acquire(0, a)
 	f1 := floor + 1
-	rt.hook = func() { acquire(1, b) }
+	hook = func() { acquire(1, b) }
 	renew(0, a, f1) // B's new term lands between A's update and A's read-back
 	renew(0, a, f1) // from memory, against B's version: accepted, the store goes back to #1
 	acquire(2, c)
