@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 )
 
 // Election is one contender's handle on one election. It is safe for concurrent use; its
@@ -391,13 +393,5 @@ func (e *Election) snapshot(rec Record, ver Version) Snapshot {
 // pause waits a short, jittered, growing time before a CAS retry so that contenders that
 // collided do not collide again in lockstep.
 func pause(ctx context.Context, attempt int) error {
-	d := time.Duration(rand.Int64N(int64(min(attempt, 8)) * int64(2*time.Millisecond)))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return ctxsleep.Sleep(ctx, time.Duration(rand.Int64N(int64(min(attempt, 8))*int64(2*time.Millisecond))))
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 )
 
 // Settings every contender of a concurrency run uses.
@@ -233,7 +234,7 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 			holding = false
 			seen = append(seen, op.ResultFence)
 			if cfg.RefusedPause > 0 {
-				if err := thinkTime(ctx, time.Duration(rng.Int64N(int64(cfg.RefusedPause)))); err != nil {
+				if err := ctxsleep.Sleep(ctx, time.Duration(rng.Int64N(int64(cfg.RefusedPause)))); err != nil {
 					return ops, err
 				}
 			}
@@ -244,18 +245,6 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 		}
 	}
 	return ops, nil
-}
-
-// thinkTime waits d unless ctx ends first.
-func thinkTime(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func lastOf(s []uint64) uint64 {

@@ -21,12 +21,7 @@ func (a *App) newInitCmd() *cobra.Command {
 		Short: "Create the election's anchor if it does not exist (optional; idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openSession(cmd)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			return a.withTimeout(cmd, func(ctx context.Context) error {
+			return a.withElection(cmd, func(ctx context.Context, s *session) error {
 				snap, err := s.election.Init(ctx)
 				if err != nil {
 					return err
@@ -46,12 +41,7 @@ exit 0. When another contender holds a live lease, exit 75. When this identity a
 lease, a new term starts with a new fence.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openSession(cmd)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			return a.withTimeout(cmd, func(ctx context.Context) error {
+			return a.withElection(cmd, func(ctx context.Context, s *session) error {
 				res, err := s.election.TryAcquire(ctx)
 				if err != nil {
 					return err
@@ -96,12 +86,7 @@ func (a *App) newRenewCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.openSession(cmd)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			return a.withTimeout(cmd, func(ctx context.Context) error {
+			return a.withElection(cmd, func(ctx context.Context, s *session) error {
 				g, err := s.election.Renew(ctx, fence)
 				if err != nil {
 					return err
@@ -126,12 +111,7 @@ func (a *App) newReleaseCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.openSession(cmd)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			return a.withTimeout(cmd, func(ctx context.Context) error {
+			return a.withElection(cmd, func(ctx context.Context, s *session) error {
 				if err := s.election.Release(ctx, fence); err != nil {
 					return err
 				}
@@ -151,12 +131,7 @@ func (a *App) newInspectCmd() *cobra.Command {
 		Short: "Show the election: holder, node, task, fence, expiry",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openSession(cmd)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			return a.withTimeout(cmd, func(ctx context.Context) error {
+			return a.withElection(cmd, func(ctx context.Context, s *session) error {
 				snap, err := s.election.Inspect(ctx)
 				if err != nil {
 					return err
@@ -176,12 +151,7 @@ A current holder's next renewal fails. A later acquisition re-creates the electi
 counter that starts at the current time in microseconds, above every fence issued before.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.openSession(cmd)
-			if err != nil {
-				return err
-			}
-			defer s.close()
-			return a.withTimeout(cmd, func(ctx context.Context) error {
+			return a.withElection(cmd, func(ctx context.Context, s *session) error {
 				if err := s.election.Destroy(ctx); err != nil {
 					return err
 				}

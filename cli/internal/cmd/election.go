@@ -93,11 +93,17 @@ func OpenStore(cfg *config.Config) (lease.Store, func(), error) {
 	}
 }
 
-// withTimeout runs fn with the --timeout bound on the command's context.
-func (a *App) withTimeout(cmd *cobra.Command, fn func(ctx context.Context) error) error {
+// withElection opens the election the configuration names, runs fn with the --timeout bound
+// on the command's context, and closes the store.
+func (a *App) withElection(cmd *cobra.Command, fn func(ctx context.Context, s *session) error) error {
+	s, err := a.openSession(cmd)
+	if err != nil {
+		return err
+	}
+	defer s.close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), a.timeout)
 	defer cancel()
-	return fn(ctx)
+	return fn(ctx, s)
 }
 
 // fenceArg parses the FENCE argument.
