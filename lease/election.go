@@ -386,6 +386,22 @@ func (e *Election) expired(rec Record, _ Version) bool {
 	return e.hasObserved && e.observed.Equal(rec) && e.clock.Monotonic()-e.observedAt >= rec.TTL
 }
 
+// UntilExpiry returns how long, by this contender's rules and observations, until the lease of
+// s may be taken over: zero when it already may. A contender that was refused sleeps at most
+// this long before trying again.
+func (e *Election) UntilExpiry(s Snapshot) time.Duration {
+	if !s.Held() {
+		return 0
+	}
+	wall := s.ExpiresAt.Add(e.maxClockSkew).Sub(e.clock.Now())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.hasObserved && e.observed.Equal(s.Record) {
+		wall = min(wall, e.observedAt+s.TTL-e.clock.Monotonic())
+	}
+	return max(wall, 0)
+}
+
 func (e *Election) snapshot(rec Record, ver Version) Snapshot {
 	return Snapshot{Record: rec, Version: ver, Exists: true, Acquired: rec.Held() && !e.expired(rec, ver)}
 }

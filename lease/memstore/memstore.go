@@ -17,6 +17,8 @@ type Store struct {
 	// next is shared by all namespaces so that a record deleted and created again never
 	// repeats a version.
 	next lease.Version
+	// watchers are the Notify channels per namespace.
+	watchers map[string]map[chan struct{}]struct{}
 }
 
 type entry struct {
@@ -69,6 +71,7 @@ func (s *Store) Delete(_ context.Context, namespace string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.records, namespace)
+	s.notifyLocked(namespace)
 	return nil
 }
 
@@ -78,5 +81,6 @@ func (s *Store) Describe() string { return "memory store" }
 func (s *Store) put(rec lease.Record) lease.Version {
 	s.next++
 	s.records[rec.Namespace] = entry{rec: rec, ver: s.next}
+	s.notifyLocked(rec.Namespace)
 	return s.next
 }

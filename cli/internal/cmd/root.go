@@ -106,6 +106,8 @@ container, then defaults.`,
 		a.newInspectCmd(),
 		a.newDestroyCmd(),
 		a.newVersionCmd(),
+		a.newRunCmd(),
+		a.newGuardCmd(),
 	)
 	return root
 }

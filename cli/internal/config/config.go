@@ -51,6 +51,8 @@ type Config struct {
 	KeepAlive time.Duration
 	// ShutdownTimeout is the child's grace period.
 	ShutdownTimeout time.Duration
+	// RenewInterval is the leader's renewal cadence; 0 means a third of the TTL.
+	RenewInterval time.Duration
 	// Task is the discovered Swarm task, when discovery ran and found one.
 	Task *Task
 
@@ -272,6 +274,9 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 	c.DefaultPoll = millis(KeyDefaultPollMillis, 10*time.Millisecond)
 	c.KeepAlive = millis(KeyKeepAliveMillis, 100*time.Millisecond)
 	c.ShutdownTimeout = millis(KeyShutdownTimeoutMs, 0)
+	if k.String(KeyRenewIntervalMs) != "" {
+		c.RenewInterval = millis(KeyRenewIntervalMs, 10*time.Millisecond)
+	}
 	if c.TTL > 0 && c.MaxClockSkew >= c.TTL {
 		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d)", KeyTTLMillis, c.TTL.Milliseconds()))
 	}

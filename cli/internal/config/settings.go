@@ -29,6 +29,7 @@ const (
 	KeyDefaultPollMillis = "default_poll_ms"
 	KeyKeepAliveMillis   = "keep_alive_ms"
 	KeyShutdownTimeoutMs = "shutdown_timeout_ms"
+	KeyRenewIntervalMs   = "renew_interval_ms"
 )
 
 // DefaultEnvPrefix is the prefix of every variable unless --env-prefix changes it.
@@ -48,4 +49,5 @@ var Settings = []Setting{
 	{KeyDefaultPollMillis, "1000", "watcher poll interval in milliseconds"},
 	{KeyKeepAliveMillis, "15000", "SSE keep-alive interval in milliseconds"},
 	{KeyShutdownTimeoutMs, "10000", "grace period for the child between SIGTERM and SIGKILL, in milliseconds"},
+	{KeyRenewIntervalMs, "", "how often the leader renews, in milliseconds (default: a third of the TTL)"},
 }

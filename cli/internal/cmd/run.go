@@ -1,0 +1,149 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// ExitLost is the exit code of `run --once` when the term ended by loss of the lease (deadline
+// without renewal, or another holder) rather than by the child.
+const ExitLost = 10
+
+func (a *App) newRunCmd() *cobra.Command {
+	var once, exitOnChildExit bool
+	cmd := &cobra.Command{
+		Use:   "run [--once] -- CMD [ARGS...]",
+		Short: "Contend forever and run CMD only while this replica leads",
+		Long: `Contend for the election in the background and run CMD only while this replica holds the
+lease, as every replica's entrypoint. CMD gets the fence and identity in <PREFIX>_FENCE,
+<PREFIX>_HOLDER_ID, <PREFIX>_NODE_ID, <PREFIX>_TASK_ID and <PREFIX>_NAMESPACE, runs in a process
+group of its own, and shares run's stdout and stderr.
+
+Each term ends shutdown_timeout_ms before the lease's own deadline if renewals fail, or at once
+when another holder appears: CMD's group then gets SIGTERM, and SIGKILL once the grace period has
+passed — so it is gone by the deadline. On SIGTERM or SIGINT, run stops CMD the same way,
+releases the lease (a follower takes over at once) and exits 0. When CMD exits by itself the
+lease is released and run contends again (--exit-on-child-exit: exits with CMD's code).
+
+Exit codes: 0 after SIGTERM/SIGINT; CMD's exit code (128+N for signal N) when run exits because
+CMD exited (--once, --exit-on-child-exit); 10 when --once's term was lost; 2 invalid
+configuration; 4 corrupt election; 6 not a Swarm manager. Other store errors are retried.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &usageError{errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := a.openSession(cmd)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			return a.run(cmd.Context(), s, args, once, exitOnChildExit)
+		},
+	}
+	cmd.Flags().BoolVar(&once, "once", false, "exit after the first leadership term")
+	cmd.Flags().BoolVar(&exitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
+	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis)
+	return cmd
+}
+
+func (a *App) run(ctx context.Context, s *session, argv []string, once, exitOnChildExit bool) error {
+	cfg := s.cfg
+	log := slog.New(slog.NewTextHandler(a.Err, nil))
+	campaign := &lease.Campaign{
+		Election:      s.election,
+		RenewInterval: cfg.RenewInterval,
+		PollInterval:  cfg.DefaultPoll,
+		StopBefore:    cfg.ShutdownTimeout,
+		Logger:        log,
+	}
+	exitCode := -1
+	err := campaign.Run(ctx, func(term *lease.Term) error {
+		g := term.Grant
+		clog := log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence)
+		child, err := supervisor.Start(supervisor.Spec{
+			Argv:  argv,
+			Env:   append(a.Environ(), childEnv(cfg, g)...),
+			Grace: cfg.ShutdownTimeout,
+		})
+		if err != nil {
+			return err
+		}
+		started := time.Now()
+		clog.Info("child started", "pid", child.PID(), "command", argv[0])
+		select {
+		case <-term.Done():
+			killed := child.Stop(cfg.ShutdownTimeout)
+			clog.Info("child stopped", "exit_code", child.ExitCode(), "killed_after_grace", killed,
+				"ran", time.Since(started).Round(time.Millisecond), "reason", term.Cause())
+			if once && ctx.Err() == nil {
+				exitCode = ExitLost
+				return lease.ErrStopCampaign
+			}
+			return nil
+		case <-child.Done():
+			code := child.ExitCode()
+			clog.Info("child exited", "exit_code", code, "ran", time.Since(started).Round(time.Millisecond))
+			if once || exitOnChildExit {
+				exitCode = code
+				return lease.ErrStopCampaign
+			}
+			return nil
+		}
+	})
+	switch {
+	case errors.Is(err, lease.ErrStopCampaign):
+		if exitCode != 0 {
+			return &exitError{code: exitCode, err: fmt.Errorf("run: exiting with the child's outcome (%d)", exitCode)}
+		}
+		return nil
+	case err != nil:
+		return err
+	}
+	log.Info("stopped", "namespace", cfg.Namespace)
+	return nil
+}
+
+// childEnv is what the child learns of its term, under the configured prefix.
+func childEnv(cfg *config.Config, g lease.Grant) []string {
+	p := cfg.EnvPrefix + "_"
+	return []string{
+		p + "FENCE=" + strconv.FormatUint(g.Fence, 10),
+		p + "HOLDER_ID=" + g.HolderID,
+		p + "NODE_ID=" + g.NodeID,
+		p + "TASK_ID=" + g.TaskID,
+		p + "NAMESPACE=" + g.Namespace,
+	}
+}
+
+func (a *App) newGuardCmd() *cobra.Command {
+	var graceMs int64
+	var parent int
+	cmd := &cobra.Command{
+		Use:    supervisor.GuardCommand + " -- CMD [ARGS...]",
+		Short:  "Internal: the process that keeps run's child group from outliving run",
+		Hidden: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			code := supervisor.Guard(args, time.Duration(graceMs)*time.Millisecond, parent)
+			if code != 0 {
+				return &exitError{code: code, err: errSilent}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&graceMs, "grace-ms", 10000, "SIGTERM → SIGKILL grace")
+	cmd.Flags().IntVar(&parent, "parent", 0, "the supervisor's PID")
+	return cmd
+}

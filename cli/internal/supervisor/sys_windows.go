@@ -1,0 +1,40 @@
+package supervisor
+
+import (
+	"errors"
+	"time"
+)
+
+// GuardCommand is the hidden command of the binary that runs the guard.
+const GuardCommand = "child-guard"
+
+// ErrUnsupported: the supervisor needs process groups and signals (Linux or macOS).
+var ErrUnsupported = errors.New("supervisor: run needs Linux or macOS")
+
+// Spec describes a child to start.
+type Spec struct {
+	Argv  []string
+	Env   []string
+	Grace time.Duration
+}
+
+// Child is a running child process group.
+type Child struct{}
+
+// Start fails on Windows.
+func Start(Spec) (*Child, error) { return nil, ErrUnsupported }
+
+// Done is never closed.
+func (c *Child) Done() <-chan struct{} { return nil }
+
+// ExitCode is -1.
+func (c *Child) ExitCode() int { return -1 }
+
+// PID is 0.
+func (c *Child) PID() int { return 0 }
+
+// Stop does nothing.
+func (c *Child) Stop(time.Duration) bool { return false }
+
+// Guard fails on Windows.
+func Guard([]string, time.Duration, int) int { return 1 }

@@ -1,0 +1,97 @@
+// Command testchild is the child process of the supervisor tests. It appends one JSON line per
+// event to the file named by TESTCHILD_LOG (start, stop, term-ignored, exit, grandchild), so a
+// test — or a test reading a bind mount of a Swarm service — can check that no two children
+// ran at once and which fence each had. It is static Go so that it runs in a FROM scratch image.
+//
+// Environment:
+//
+//	TESTCHILD_LOG            the event log (required)
+//	TESTCHILD_IGNORE_TERM=1  ignore SIGTERM (the supervisor must SIGKILL after the grace)
+//	TESTCHILD_EXIT_AFTER_MS  exit by itself after this long, with TESTCHILD_EXIT_CODE (default 0)
+//	TESTCHILD_GRANDCHILD=1   start a grandchild (this binary, sleeping) and log its PID
+//	TESTCHILD_MODE=sleep     be that grandchild: sleep until killed
+//	SWARM_LEASE_FENCE, _HOLDER_ID, _TASK_ID, _NODE_ID: logged with every event
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Event is one line of the log.
+type Event struct {
+	Event    string `json:"event"`
+	Fence    string `json:"fence"`
+	HolderID string `json:"holder_id"`
+	TaskID   string `json:"task_id"`
+	NodeID   string `json:"node_id"`
+	PID      int    `json:"pid"`
+	Other    int    `json:"other_pid,omitempty"`
+	Hostname string `json:"hostname"`
+	UnixNano int64  `json:"t"`
+}
+
+func logEvent(name string, other int) {
+	host, _ := os.Hostname()
+	line, _ := json.Marshal(Event{
+		Event: name, Fence: os.Getenv("SWARM_LEASE_FENCE"), HolderID: os.Getenv("SWARM_LEASE_HOLDER_ID"),
+		TaskID: os.Getenv("SWARM_LEASE_TASK_ID"), NodeID: os.Getenv("SWARM_LEASE_NODE_ID"),
+		PID: os.Getpid(), Other: other, Hostname: host, UnixNano: time.Now().UnixNano(),
+	})
+	// One write of one line with O_APPEND: lines from concurrent children never interleave.
+	f, err := os.OpenFile(os.Getenv("TESTCHILD_LOG"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testchild:", err)
+		os.Exit(3)
+	}
+	f.Write(append(line, '\n'))
+	f.Sync()
+	f.Close()
+}
+
+func main() {
+	if os.Getenv("TESTCHILD_MODE") == "sleep" {
+		select {}
+	}
+	if os.Getenv("TESTCHILD_LOG") == "" {
+		fmt.Fprintln(os.Stderr, "testchild: TESTCHILD_LOG is not set")
+		os.Exit(2)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	logEvent("start", 0)
+
+	if os.Getenv("TESTCHILD_GRANDCHILD") == "1" {
+		self, _ := os.Executable()
+		gc := exec.Command(self)
+		gc.Env = append(os.Environ(), "TESTCHILD_MODE=sleep")
+		if err := gc.Start(); err == nil {
+			logEvent("grandchild", gc.Process.Pid)
+		}
+	}
+	var exitAfter <-chan time.Time
+	if ms, err := strconv.Atoi(os.Getenv("TESTCHILD_EXIT_AFTER_MS")); err == nil {
+		exitAfter = time.After(time.Duration(ms) * time.Millisecond)
+	}
+	for {
+		select {
+		case <-sigs:
+			if os.Getenv("TESTCHILD_IGNORE_TERM") == "1" {
+				logEvent("term-ignored", 0)
+				continue
+			}
+			logEvent("stop", 0)
+			os.Exit(0)
+		case <-exitAfter:
+			code, _ := strconv.Atoi(os.Getenv("TESTCHILD_EXIT_CODE"))
+			logEvent("exit", 0)
+			os.Exit(code)
+		}
+	}
+}

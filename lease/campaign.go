@@ -1,0 +1,269 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+)
+
+// Reasons a term ends, as the cause of its context (context.Cause).
+var (
+	// ErrDeadline: the holder reached its own deadline (minus StopBefore) without a renewal.
+	ErrDeadline = errors.New("lease: deadline reached without renewal")
+	// ErrLost: the store shows another holder or fence (the lease was taken over or destroyed).
+	ErrLost = errors.New("lease: leadership lost")
+	// ErrSteppedDown: the leader ended the term itself (lead returned, or the campaign stopped).
+	ErrSteppedDown = errors.New("lease: stepped down")
+)
+
+// Campaign contends for an election until its context ends, and runs a function for every term
+// it wins. It is the engine of the `run` supervisor.
+type Campaign struct {
+	// Election is the election to contend for.
+	Election *Election
+	// RenewInterval is how often the leader renews (default TTL/3).
+	RenewInterval time.Duration
+	// PollInterval is how often a follower reads the election when no notification arrives
+	// (default 1 s); a follower also wakes exactly when the holder's lease may expire.
+	PollInterval time.Duration
+	// StopBefore ends each term this long before the holder's deadline, so that the term's work
+	// (a child process given a grace period) is over by the deadline. Default 0.
+	StopBefore time.Duration
+	// Logger receives one line per transition (default: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Term is one leadership term, alive until Done is closed.
+type Term struct {
+	// Grant is the grant that started the term (its fence never changes within the term).
+	Grant Grant
+	ctx   context.Context
+}
+
+// Done is closed when the term ends; Cause tells why.
+func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
+
+// Context is cancelled when the term ends.
+func (t *Term) Context() context.Context { return t.ctx }
+
+// Cause is ErrDeadline, ErrLost, ErrSteppedDown or the campaign context's error once Done is
+// closed, nil before.
+func (t *Term) Cause() error { return context.Cause(t.ctx) }
+
+// ErrStopCampaign, returned by a lead function, ends the campaign after the term (e.g. `run
+// --once`); Run returns it.
+var ErrStopCampaign = errors.New("lease: campaign stopped by the leader")
+
+// minWakeSpacing bounds how often notifications can make a follower read the store.
+const minWakeSpacing = 50 * time.Millisecond
+
+// validate fills defaults and checks the timing order: the holder's window (TTL − margin) must
+// leave room for StopBefore plus one renewal interval, like client-go requires LeaseDuration >
+// RenewDeadline > RetryPeriod.
+func (c *Campaign) validate() error {
+	if c.Election == nil {
+		return errors.New("lease: campaign: an election is required")
+	}
+	ttl := c.Election.TTL()
+	if c.RenewInterval == 0 {
+		c.RenewInterval = ttl / 3
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	window := ttl - SafetyMargin(ttl)
+	switch {
+	case c.RenewInterval <= 0 || c.PollInterval <= 0 || c.StopBefore < 0:
+		return errors.New("lease: campaign: intervals must be positive")
+	case c.StopBefore+c.RenewInterval >= window:
+		return fmt.Errorf("lease: campaign: the renew interval (%v) plus the stop time (%v) must be below the TTL minus its safety margin (%v): lower them or raise the TTL",
+			c.RenewInterval, c.StopBefore, window)
+	}
+	return nil
+}
+
+// Run contends until ctx ends. Each time it wins, it calls lead with the term, in the calling
+// goroutine; lead must return once term.Done() is closed, and may return earlier to step down.
+// After every term the lease is released (if still held), so a follower takes over at once.
+// Run returns nil when ctx ends, the error of lead if it returned one other than nil (after
+// releasing), or a permanent store error (a corrupt record, not a Swarm manager).
+func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	e := c.Election
+	var notify <-chan struct{}
+	if n, ok := e.Store().(Notifier); ok {
+		ch, err := n.Notify(ctx, e.Namespace())
+		if err != nil {
+			c.Logger.Warn("notifications unavailable; polling only", "namespace", e.Namespace(), "err", err)
+		} else {
+			notify = ch
+		}
+	}
+	var lastErr string
+	for ctx.Err() == nil {
+		res, err := e.TryAcquire(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			if permanent(err) {
+				return err
+			}
+			if err.Error() != lastErr { // one line per distinct failure, not per poll
+				c.Logger.Warn("store error", "namespace", e.Namespace(), "err", err)
+				lastErr = err.Error()
+			}
+			_ = ctxsleep.Sleep(ctx, c.PollInterval)
+			continue
+		case res.Acquired:
+			lastErr = ""
+			steppedDown, err := c.runTerm(ctx, res.Grant, notify, lead)
+			if err != nil {
+				return err
+			}
+			if steppedDown {
+				// The leader ended its term itself (its work exited): give the others one poll
+				// interval to take over, and never spin acquire/release with a crashing child.
+				_ = ctxsleep.Sleep(ctx, c.PollInterval)
+			}
+			continue
+		}
+		lastErr = ""
+		wait := min(c.PollInterval, e.UntilExpiry(res.Current)+time.Millisecond)
+		c.waitFollower(ctx, wait, notify)
+	}
+	return nil
+}
+
+// waitFollower sleeps up to wait, or until a notification (at most one read per
+// minWakeSpacing), or until ctx ends.
+func (c *Campaign) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-notify:
+		_ = ctxsleep.Sleep(ctx, minWakeSpacing)
+	}
+}
+
+// runTerm keeps the lease renewed while lead runs, ends the term at the deadline or on loss, and
+// releases the lease afterwards. steppedDown reports that lead returned while the term was
+// still alive.
+func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, lead func(*Term) error) (steppedDown bool, err error) {
+	e := c.Election
+	log := c.Logger.With("namespace", e.Namespace(), "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence)
+	termCtx, end := context.WithCancelCause(ctx)
+	defer end(ErrSteppedDown)
+	// The deadline timer runs on its own: a renewal blocked in the store cannot delay it.
+	stopIn := func(g Grant) time.Duration { return e.Remaining(g) - c.StopBefore }
+	deadline := time.AfterFunc(stopIn(g), func() { end(ErrDeadline) })
+	defer deadline.Stop()
+	log.Info("acquired", "expires_at", g.ExpiresAt)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.keepRenewed(termCtx, g, notify, log, func(next Grant) {
+			if deadline.Stop() { // not yet fired: move it
+				deadline.Reset(stopIn(next))
+			}
+		}, end)
+	}()
+
+	leadErr := lead(&Term{Grant: g, ctx: termCtx})
+	steppedDown = termCtx.Err() == nil
+	end(ErrSteppedDown)
+	wg.Wait()
+	log.Info("term ended", "reason", reason(termCtx))
+
+	// Release on a fresh context: the campaign's may already be cancelled (shutdown).
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := e.Release(rctx, g.Fence); err == nil {
+		log.Info("released")
+	} else if !errors.Is(err, ErrNotHolder) {
+		log.Warn("release failed; followers take over when the lease expires", "err", err)
+	}
+	return steppedDown, leadErr
+}
+
+// keepRenewed renews every RenewInterval (retrying failures every PollInterval) until the term
+// ends; moved is called after every successful renewal. A notification triggers a read: if the
+// store shows another holder or fence, the term ends at once.
+func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struct{}, log *slog.Logger, moved func(Grant), end context.CancelCauseFunc) {
+	e := c.Election
+	fence, current := g.Fence, g
+	next := time.NewTimer(c.RenewInterval)
+	defer next.Stop()
+	lastRenewed := time.Now()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-notify:
+			snap, err := e.Inspect(ctx)
+			if err == nil && (!snap.Exists || snap.Fence != fence || !e.id.holds(snap.Record)) {
+				log.Warn("lost", "reason", "the store shows another holder or fence", "current_holder_id", snap.HolderID, "current_fence", snap.Fence)
+				end(ErrLost)
+				return
+			}
+			continue
+		case <-next.C:
+		}
+		renewed, err := e.Renew(ctx, fence)
+		switch {
+		case err == nil:
+			if failing || time.Since(lastRenewed) > 2*c.RenewInterval {
+				log.Warn("renewed-late", "since_last_renewal", time.Since(lastRenewed).Round(time.Millisecond))
+			}
+			failing, lastRenewed, current = false, time.Now(), renewed
+			moved(renewed)
+			next.Reset(c.RenewInterval)
+		case errors.Is(err, ErrNotHolder):
+			log.Warn("lost", "reason", err.Error())
+			end(ErrLost)
+			return
+		case ctx.Err() != nil:
+			return
+		default:
+			if !failing {
+				log.Warn("renewal failed; retrying until the deadline", "err", err, "remaining", e.Remaining(current).Round(time.Millisecond))
+			}
+			failing = true
+			next.Reset(min(c.PollInterval, c.RenewInterval))
+		}
+	}
+}
+
+func reason(ctx context.Context) string {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrDeadline):
+		return "deadline"
+	case errors.Is(cause, ErrLost):
+		return "lost"
+	case errors.Is(cause, ErrSteppedDown):
+		return "stepped down"
+	default:
+		return "shutdown"
+	}
+}
+
+// permanent reports errors that retrying cannot fix without an operator.
+func permanent(err error) bool {
+	var corrupt *CorruptError
+	return errors.As(err, &corrupt) || errors.Is(err, ErrNotManager)
+}
