@@ -107,4 +107,3 @@ func statusCode(ws syscall.WaitStatus) int {
 	}
 	return ws.ExitStatus()
 }
-
