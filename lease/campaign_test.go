@@ -1,0 +1,156 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/memstore"
+)
+
+// These tests run campaigns on real timers with short TTLs; every wait is bounded.
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func campaign(t *testing.T, store lease.Store, holder string, ttl time.Duration) *lease.Campaign {
+	t.Helper()
+	e, err := lease.New(store, "jobs", lease.Identity{HolderID: holder}, lease.WithTTL(ttl), lease.WithMaxClockSkew(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lease.Campaign{Election: e, PollInterval: 50 * time.Millisecond, Logger: quiet}
+}
+
+// within waits for ch or fails after d.
+func within[T any](t *testing.T, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+		var zero T
+		return zero
+	}
+}
+
+func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
+	store := memstore.New()
+	terms := make(chan *lease.Term, 4)
+	lead := func(term *lease.Term) error {
+		terms <- term
+		<-term.Done()
+		return nil
+	}
+	ctxA, stopA := context.WithCancel(context.Background())
+	doneA := make(chan error, 1)
+	go func() { doneA <- campaign(t, store, "a", time.Second).Run(ctxA, lead) }()
+	first := within(t, terms, 2*time.Second, "a's term")
+
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	doneB := make(chan error, 1)
+	go func() { doneB <- campaign(t, store, "b", time.Second).Run(ctxB, lead) }()
+
+	stopA()
+	if !errors.Is(within(t, doneA, 2*time.Second, "a to stop"), nil) {
+		t.Fatal("a's campaign returned an error")
+	}
+	handedOver := time.Now()
+	second := within(t, terms, 2*time.Second, "b's term")
+	if second.Grant.HolderID != "b" || second.Grant.Fence != first.Grant.Fence+1 {
+		t.Fatalf("second term %+v after %+v", second.Grant, first.Grant)
+	}
+	// Notified of the release, b does not wait for the TTL.
+	if d := time.Since(handedOver); d > 500*time.Millisecond {
+		t.Fatalf("handover took %v", d)
+	}
+	if !errors.Is(first.Cause(), context.Canceled) {
+		t.Fatalf("a's term ended with %v, want the campaign's cancellation", first.Cause())
+	}
+	stopB()
+	within(t, doneB, 2*time.Second, "b to stop")
+}
+
+// failingStore fails every write after the first n with ErrUnavailable.
+type failingStore struct {
+	lease.Store
+	allowed atomic.Int64
+}
+
+func (s *failingStore) Update(ctx context.Context, rec lease.Record, v lease.Version) (lease.Version, error) {
+	if s.allowed.Add(-1) < 0 {
+		return 0, lease.ErrUnavailable
+	}
+	return s.Store.Update(ctx, rec, v)
+}
+
+func TestCampaignTermEndsAtDeadlineWhenRenewalsFail(t *testing.T) {
+	store := &failingStore{Store: memstore.New()}
+	store.allowed.Store(1) // the acquisition; every renewal fails
+	c := campaign(t, store, "a", time.Second)
+	c.StopBefore = 200 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ended := make(chan time.Duration, 1)
+	go c.Run(ctx, func(term *lease.Term) error {
+		start := time.Now()
+		<-term.Done()
+		if errors.Is(term.Cause(), lease.ErrDeadline) {
+			ended <- time.Since(start)
+		}
+		cancel()
+		return nil
+	})
+	took := within(t, ended, 3*time.Second, "the term to end by its deadline")
+	// TTL 1 s − margin 100 ms − StopBefore 200 ms = 700 ms after the acquisition's write began
+	// (slightly before the term began), plus the timer's scheduling latency.
+	if took > 750*time.Millisecond || took < 600*time.Millisecond {
+		t.Fatalf("term ended %v after it began, want about 700 ms", took)
+	}
+}
+
+func TestCampaignDetectsAnotherHolderPromptly(t *testing.T) {
+	store := memstore.New()
+	c := campaign(t, store, "a", 2*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	terms := make(chan *lease.Term, 4)
+	go c.Run(ctx, func(term *lease.Term) error {
+		terms <- term
+		<-term.Done()
+		cancel()
+		return nil
+	})
+	term := within(t, terms, 2*time.Second, "the term")
+	// Another process of the same identity starts a new term (a restarted controller).
+	twin, err := lease.New(store, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Now()
+	if res, err := twin.TryAcquire(context.Background()); err != nil || !res.Acquired {
+		t.Fatal(res, err)
+	}
+	within(t, term.Done(), time.Second, "the superseded term to end")
+	if !errors.Is(term.Cause(), lease.ErrLost) {
+		t.Fatalf("cause %v, want ErrLost", term.Cause())
+	}
+	if d := time.Since(taken); d > 300*time.Millisecond {
+		t.Fatalf("noticed after %v", d)
+	}
+}
+
+func TestCampaignValidatesTiming(t *testing.T) {
+	c := campaign(t, memstore.New(), "a", time.Second)
+	c.StopBefore = 800 * time.Millisecond // + TTL/3 renew interval > TTL − margin
+	err := c.Run(context.Background(), func(*lease.Term) error { return nil })
+	if err == nil {
+		t.Fatal("Run accepted a stop time that leaves no room to renew")
+	}
+}
