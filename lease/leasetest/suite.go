@@ -294,6 +294,46 @@ func RunElectionSuite(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("NotifiesWrites", func(t *testing.T) {
+		store := newStore(t)
+		n, ok := store.(lease.Notifier)
+		if !ok {
+			t.Fatalf("%s does not implement lease.Notifier", store.Describe())
+		}
+		ns := Namespace(t)
+		a := newContender(t, store, ns, "a")
+		if _, err := a.e.Init(ctx); err != nil {
+			t.Fatal(err)
+		}
+		nctx, cancel := context.WithCancel(ctx)
+		ch, err := n.Notify(nctx, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Drain what subscribing itself may have signalled, then write.
+		select {
+		case <-ch:
+		case <-time.After(100 * time.Millisecond):
+		}
+		g := mustAcquire(t, a)
+		select {
+		case <-ch:
+		case <-time.After(2 * time.Second):
+			t.Fatal("no notification within 2 s of an acquisition")
+		}
+		if err := a.e.Release(ctx, g.Fence); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(2 * time.Second):
+			t.Fatal("no notification within 2 s of a release")
+		}
+		cancel()
+		for range ch { // closed once the context ends
+		}
+	})
+
 	t.Run("ConcurrentAcquireHasOneWinner", func(t *testing.T) {
 		store := newStore(t)
 		ns := Namespace(t)

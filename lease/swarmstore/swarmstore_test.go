@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/api/types/swarm"
 	"github.com/moby/moby/client"
@@ -180,5 +181,42 @@ func TestErrorsAreClassified(t *testing.T) {
 	}
 	if _, _, err := unreachable.Load(ctx, "x"); !errors.Is(err, lease.ErrUnavailable) {
 		t.Fatalf("load from a missing socket: %v, want ErrUnavailable", err)
+	}
+}
+
+// TestNotifyFollowsTheEventStream: a healthy event stream is quiet until the anchor changes,
+// then signals within milliseconds (a broken stream would signal once per reconnect instead).
+func TestNotifyFollowsTheEventStream(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := newStore(t)
+	ns := leasetest.Namespace(t)
+	e, err := lease.New(store, ns, lease.Identity{HolderID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Destroy(context.Background()) })
+	if _, err := e.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := store.Notify(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Longer than the stream's reconnect pause: a failing stream would have signalled by now.
+	select {
+	case <-ch:
+		t.Fatal("notification without a write")
+	case <-time.After(1500 * time.Millisecond):
+	}
+	wrote := time.Now()
+	if _, err := e.TryAcquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+		t.Logf("event %v after the write", time.Since(wrote))
+	case <-time.After(500 * time.Millisecond):
+		t.Fatal("no event within 500 ms of a write")
 	}
 }
