@@ -171,6 +171,8 @@ func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{},
 	deadline := time.AfterFunc(stopIn(g), func() { end(ErrDeadline) })
 	defer deadline.Stop()
 	log.Info("acquired", "expires_at", g.ExpiresAt)
+	e.observer.Leading(g.Fence, true)
+	defer e.observer.Leading(g.Fence, false)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -224,7 +226,9 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			continue
 		case <-next.C:
 		}
+		began := time.Now()
 		renewed, err := e.Renew(ctx, fence)
+		e.observer.Renewed(time.Since(began), err)
 		switch {
 		case err == nil:
 			if failing || time.Since(lastRenewed) > 2*c.RenewInterval {

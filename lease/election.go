@@ -22,6 +22,7 @@ type Election struct {
 	maxCASRetries int
 	maxClockSkew  time.Duration
 	clock         Clock
+	observer      Observer
 
 	mu sync.Mutex
 	// observed is the last record this process saw and the monotonic time it first saw it:
@@ -48,6 +49,7 @@ func New(store Store, namespace string, id Identity, opts ...Option) (*Election,
 		maxCASRetries: DefaultMaxCASRetries,
 		maxClockSkew:  DefaultMaxClockSkew,
 		clock:         SystemClock{},
+		observer:      nopObserver{},
 	}
 	for _, opt := range opts {
 		opt(e)
@@ -226,6 +228,9 @@ func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won
 		}
 		cur, ver, err := e.load(ctx, op)
 		if err != nil {
+			if !errors.Is(err, ErrNotHolder) {
+				e.observer.StoreError(ErrorKind(err))
+			}
 			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
 		}
 		if g, done, err := e.attempt(ctx, op, cur, ver, false, decide); done {
@@ -258,9 +263,11 @@ func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Versi
 		newVer, err = e.resolveAmbiguous(ctx, rec, err)
 	}
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		e.observer.Conflict()
 		return Grant{}, false, nil
 	}
 	if err != nil {
+		e.observer.StoreError(ErrorKind(err))
 		return Grant{}, true, fmt.Errorf("%s %q: %w", op, e.namespace, err)
 	}
 	e.observe(rec, newVer)

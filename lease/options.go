@@ -61,6 +61,9 @@ func (e *Election) validate() error {
 	if e.maxClockSkew < 0 || e.maxClockSkew >= e.ttl {
 		errs = append(errs, fmt.Errorf("lease: max clock skew %v must be at least 0 and below the TTL %v", e.maxClockSkew, e.ttl))
 	}
+	if e.observer == nil {
+		errs = append(errs, errors.New("lease: the observer must not be nil"))
+	}
 	if e.clock == nil {
 		errs = append(errs, errors.New("lease: the clock must not be nil"))
 	}

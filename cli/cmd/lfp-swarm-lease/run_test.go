@@ -68,6 +68,7 @@ func fileRunEnv(t *testing.T) (env []string, childLog string) {
 		"SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=300",
 		"SWARM_LEASE_DEFAULT_POLL_MS=100",
 		"SWARM_LEASE_MAX_CLOCK_SKEW_MS=100",
+		"SWARM_LEASE_LISTEN=127.0.0.1:0",
 		"TESTCHILD_LOG=" + childLog,
 	}, childLog
 }

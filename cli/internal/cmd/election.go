@@ -27,9 +27,10 @@ type session struct {
 // through the Docker engine of the standard environment when needed.
 func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	loader := config.Loader{
-		EnvPrefix: a.envPrefix,
-		Flags:     cmd.Flags(),
-		Environ:   a.Environ,
+		ObserverOnly: cmd.Name() == "serve",
+		EnvPrefix:    a.envPrefix,
+		Flags:        cmd.Flags(),
+		Environ:      a.Environ,
 		Discover: func(ctx context.Context) (config.Task, error) {
 			docker, err := client.New(client.FromEnv)
 			if err != nil {
@@ -50,12 +51,18 @@ func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	return cfg, nil
 }
 
-// openSession loads the configuration and opens the election it names.
-func (a *App) openSession(cmd *cobra.Command) (*session, error) {
+// openSession loads the configuration and opens the election it names; extra options (an
+// observer for metrics) go to the election.
+func (a *App) openSession(cmd *cobra.Command, extra ...lease.Option) (*session, error) {
 	cfg, err := a.loadConfig(cmd)
 	if err != nil {
 		return nil, err
 	}
+	return a.openElection(cfg, extra...)
+}
+
+// openElection opens the election cfg names.
+func (a *App) openElection(cfg *config.Config, extra ...lease.Option) (*session, error) {
 	if err := cfg.RequireElection(); err != nil {
 		return nil, &usageError{err}
 	}
@@ -63,8 +70,8 @@ func (a *App) openSession(cmd *cobra.Command) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := lease.New(store, cfg.Namespace, cfg.Identity,
-		lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries), lease.WithMaxClockSkew(cfg.MaxClockSkew))
+	e, err := lease.New(store, cfg.Namespace, cfg.Identity, append([]lease.Option{
+		lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries), lease.WithMaxClockSkew(cfg.MaxClockSkew)}, extra...)...)
 	if err != nil {
 		closeStore()
 		return nil, &usageError{err}

@@ -108,6 +108,8 @@ container, then defaults.`,
 		a.newVersionCmd(),
 		a.newRunCmd(),
 		a.newGuardCmd(),
+		a.newServeCmd(),
+		a.newOpenAPICmd(),
 	)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/server"
 )
 
 // ExitLost is the exit code of `run --once` when the term ended by loss of the lease (deadline
@@ -45,23 +47,40 @@ configuration; 4 corrupt election; 6 not a Swarm manager. Other store errors are
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.openSession(cmd)
+			metrics := server.NewMetrics()
+			s, err := a.openSession(cmd, lease.WithObserver(metrics))
 			if err != nil {
 				return err
 			}
 			defer s.close()
-			return a.run(cmd.Context(), s, args, once, exitOnChildExit)
+			return a.run(cmd.Context(), s, metrics, args, once, exitOnChildExit)
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "exit after the first leadership term")
 	cmd.Flags().BoolVar(&exitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
-	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis)
+	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
+		config.KeyListen, config.KeyKeepAliveMillis)
 	return cmd
 }
 
-func (a *App) run(ctx context.Context, s *session, argv []string, once, exitOnChildExit bool) error {
+func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv []string, once, exitOnChildExit bool) error {
 	cfg := s.cfg
 	log := slog.New(slog.NewTextHandler(a.Err, nil))
+	if cfg.Listen != config.ListenOff {
+		// The HTTP API lives as long as run: stopped after the campaign has released.
+		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
+		served := make(chan error, 1)
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			stopHTTP()
+			return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err)}
+		}
+		go func() { served <- a.serveOn(httpCtx, s, metrics, log, ln) }()
+		defer func() {
+			stopHTTP()
+			<-served
+		}()
+	}
 	campaign := &lease.Campaign{
 		Election:      s.election,
 		RenewInterval: cfg.RenewInterval,

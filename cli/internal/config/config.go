@@ -18,6 +18,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
+// ListenOff as the listen setting disables the HTTP server of `run`.
+const ListenOff = "off"
+
 // StoreKind names a store.
 type StoreKind string
 
@@ -85,6 +88,8 @@ type Loader struct {
 	// Discover finds the current Swarm task; nil disables discovery. It is called only when
 	// the store is swarm or the namespace or holder ID is missing.
 	Discover func(ctx context.Context) (Task, error)
+	// ObserverOnly: the command never contends, so a missing holder ID needs no discovery.
+	ObserverOnly bool
 }
 
 // FlagName returns the flag of a key.
@@ -153,7 +158,7 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	}
 	var task *Task
 	labelLayer, labelSources := map[string]any{}, map[string]Source{}
-	needIdentity := upper.String(KeyNamespace) == "" || upper.String(KeyHolderID) == ""
+	needIdentity := upper.String(KeyNamespace) == "" || (!l.ObserverOnly && upper.String(KeyHolderID) == "")
 	if l.Discover != nil && (upper.String(KeyStore) == string(StoreSwarm) || needIdentity) {
 		t, err := l.Discover(ctx)
 		switch {
@@ -287,8 +292,8 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 	c.MaxCASRetries = n
 
 	c.Listen = k.String(KeyListen)
-	if _, port, err := net.SplitHostPort(c.Listen); err != nil || port == "" {
-		bad(KeyListen, "want host:port, e.g. 0.0.0.0:8080 or 127.0.0.1:9000")
+	if _, port, err := net.SplitHostPort(c.Listen); c.Listen != ListenOff && (err != nil || port == "") {
+		bad(KeyListen, "want host:port, e.g. 0.0.0.0:8080 or 127.0.0.1:9000, or off")
 	}
 
 	switch store := k.String(KeyStore); {

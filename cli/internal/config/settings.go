@@ -45,7 +45,7 @@ var Settings = []Setting{
 	{KeyTTLMillis, "30000", "lease duration in milliseconds (at least 500)"},
 	{KeyMaxCASRetries, "8", "conflicting writes retried within one operation"},
 	{KeyMaxClockSkewMs, "1000", "tolerated wall-clock difference between hosts, in milliseconds (below the TTL)"},
-	{KeyListen, "0.0.0.0:8080", "HTTP listen address (run, serve)"},
+	{KeyListen, "0.0.0.0:8080", "HTTP listen address (run, serve); off disables it for run"},
 	{KeyDefaultPollMillis, "1000", "watcher poll interval in milliseconds"},
 	{KeyKeepAliveMillis, "15000", "SSE keep-alive interval in milliseconds"},
 	{KeyShutdownTimeoutMs, "10000", "grace period for the child between SIGTERM and SIGKILL, in milliseconds"},

@@ -1,0 +1,56 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Observer receives the engine's measurements, for metrics. Methods must be cheap and safe for
+// concurrent use.
+type Observer interface {
+	// Renewed reports one renewal attempt of a leader and how long it took.
+	Renewed(took time.Duration, err error)
+	// Conflict reports a conditional write that lost to another write (and was retried).
+	Conflict()
+	// StoreError reports a failed store call by kind (see ErrorKind).
+	StoreError(kind string)
+	// Leading reports the start (true) and end (false) of a term with its fence.
+	Leading(fence uint64, leading bool)
+}
+
+// WithObserver sets the Observer of an Election (and of Campaigns on it).
+func WithObserver(o Observer) Option { return func(e *Election) { e.observer = o } }
+
+// ErrorKind names the class of a store error, for metrics and logs: "not_holder", "corrupt",
+// "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "canceled" or "other".
+func ErrorKind(err error) string {
+	var corrupt *CorruptError
+	switch {
+	case errors.Is(err, ErrNotHolder):
+		return "not_holder"
+	case errors.As(err, &corrupt):
+		return "corrupt"
+	case errors.Is(err, ErrAmbiguous):
+		return "ambiguous"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrNotManager):
+		return "not_manager"
+	case errors.Is(err, ErrNoQuorum):
+		return "no_quorum"
+	case errors.Is(err, ErrTooManyConflicts):
+		return "conflicts"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	}
+	return "other"
+}
+
+// nopObserver is the default Observer.
+type nopObserver struct{}
+
+func (nopObserver) Renewed(time.Duration, error) {}
+func (nopObserver) Conflict()                    {}
+func (nopObserver) StoreError(string)            {}
+func (nopObserver) Leading(uint64, bool)         {}

@@ -1,0 +1,81 @@
+package lease
+
+import (
+	"context"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+)
+
+// Watch observes the election and sends a snapshot on the returned channel first at once and
+// then whenever the holder or the fence changes — including a holder whose lease expires
+// without any write. Routine renewals (same holder, same fence) are not changes.
+//
+// It reads the store when the store notifies (Notifier), exactly when the holder's lease may
+// expire, and at least every poll interval. Read errors are passed to onError (if set) and
+// retried at the next poll. The channel has capacity 1 and always holds the newest snapshot:
+// a slow consumer skips intermediate states but never blocks the watch. It is closed when ctx
+// ends.
+func (e *Election) Watch(ctx context.Context, poll time.Duration, onError func(error)) <-chan Snapshot {
+	out := make(chan Snapshot, 1)
+	go func() {
+		defer close(out)
+		var notify <-chan struct{}
+		if n, ok := e.store.(Notifier); ok {
+			if ch, err := n.Notify(ctx, e.namespace); err == nil {
+				notify = ch
+			} else if onError != nil {
+				onError(err)
+			}
+		}
+		var last Snapshot
+		sent := false
+		for ctx.Err() == nil {
+			wait := poll
+			snap, err := e.Inspect(ctx)
+			switch {
+			case err != nil:
+				if onError != nil && ctx.Err() == nil {
+					onError(err)
+				}
+			case !sent || Changed(last, snap):
+				last, sent = snap, true
+				replaceNewest(out, snap)
+			}
+			if err == nil && snap.Acquired {
+				wait = min(wait, e.UntilExpiry(snap)+time.Millisecond)
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			case <-notify:
+				_ = ctxsleep.Sleep(ctx, minWakeSpacing/5)
+			}
+			t.Stop()
+		}
+	}()
+	return out
+}
+
+// Changed reports whether b is a different state of the election than a for observers: another
+// holder (identity), another fence, or the lease gained or lost.
+func Changed(a, b Snapshot) bool {
+	return a.Exists != b.Exists || a.Acquired != b.Acquired || a.Fence != b.Fence ||
+		a.HolderID != b.HolderID || a.TaskID != b.TaskID || a.NodeID != b.NodeID
+}
+
+// replaceNewest puts s in the single-slot channel, dropping an unread older snapshot.
+func replaceNewest(ch chan Snapshot, s Snapshot) {
+	for {
+		select {
+		case ch <- s:
+			return
+		default:
+		}
+		select {
+		case <-ch:
+		default:
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/memstore"
+)
+
+// APIVersion is the version of the HTTP contract (info.version of the OpenAPI document). It
+// changes only when the contract does, not with every release of the binaries.
+const APIVersion = "1.0.0"
+
+// Contract returns the OpenAPI 3.1 document of the API, generated from the handlers' types:
+// the same document a running server serves at /openapi.json.
+func Contract() ([]byte, error) {
+	e, err := lease.New(memstore.New(), "contract", lease.Identity{HolderID: "contract"})
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(Options{Election: e})
+	if err != nil {
+		return nil, err
+	}
+	return s.contract()
+}
+
+func (s *Server) contract() ([]byte, error) {
+	out, err := json.MarshalIndent(s.api.OpenAPI(), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// HealthBody is the answer of /healthz and /readyz.
+type HealthBody struct {
+	Status string `json:"status" doc:"\"ok\" or \"ready\"." example:"ok"`
+}
+
+// InfoBody is the answer of /v1/info.
+type InfoBody struct {
+	Namespace string `json:"namespace" doc:"The election this server serves." example:"consul-controllers"`
+	HolderID  string `json:"holder_id" doc:"This process's holder ID."`
+	NodeID    string `json:"node_id" doc:"This process's Swarm node ID."`
+	TaskID    string `json:"task_id" doc:"This process's Swarm task ID."`
+	Store     string `json:"store" doc:"The store the election lives in." example:"swarm store at unix:///var/run/docker.sock"`
+	Version   string `json:"version" doc:"The lfp-swarm-lease version." example:"0.1.0"`
+}
+
+type bodyOutput[T any] struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         T
+}
+
+func noStore[T any](body T) *bodyOutput[T] { return &bodyOutput[T]{CacheControl: "no-store", Body: body} }
+
+// registerController registers the JSON controller endpoints and documents the SSE stream.
+func (s *Server) registerController() {
+	api := s.api
+	errs := []int{http.StatusServiceUnavailable}
+	huma.Register(api, huma.Operation{
+		OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Tags: []string{"health"},
+		Summary: "Process liveness", Description: "Answers as long as the process serves HTTP. Never calls the store.",
+	}, func(context.Context, *struct{}) (*bodyOutput[HealthBody], error) {
+		return noStore(HealthBody{Status: "ok"}), nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Tags: []string{"health"}, Errors: errs,
+		Summary:     "Store readiness",
+		Description: "Reads the election from the store: on Swarm this needs a manager whose Swarm has a leader (quorum).",
+	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[HealthBody], error) {
+		if _, err := s.opts.Election.Inspect(ctx); err != nil {
+			return nil, NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
+		}
+		return noStore(HealthBody{Status: "ready"}), nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "getInfo", Method: http.MethodGet, Path: "/v1/info", Tags: []string{"election"},
+		Summary: "The bound election and this process's identity",
+	}, func(context.Context, *struct{}) (*bodyOutput[InfoBody], error) {
+		e := s.opts.Election
+		id := e.Identity()
+		return noStore(InfoBody{Namespace: e.Namespace(), HolderID: id.HolderID, NodeID: id.NodeID, TaskID: id.TaskID,
+			Store: e.Store().Describe(), Version: s.opts.Version}), nil
+	})
+	huma.Register(api, huma.Operation{
+		OperationID: "getState", Method: http.MethodGet, Path: "/v1/state", Tags: []string{"election"}, Errors: errs,
+		Summary:     "The election's current state",
+		Description: "The newest snapshot of this process's watcher (event-driven, and at most one poll interval old).",
+	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[State], error) {
+		snap, err := s.hub.snapshot(ctx)
+		if err != nil {
+			return nil, NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the election has not been read yet", err.Error())
+		}
+		return noStore(StateOf(snap)), nil
+	})
+	s.documentEvents()
+}
+
+// documentEvents adds GET /v1/events to the contract. The stream itself is a plain handler
+// (keep-alive comments and per-write deadlines need the raw writer), but its contract comes
+// from the same State type.
+func (s *Server) documentEvents() {
+	oapi := s.api.OpenAPI()
+	stateSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[State](), true, "State")
+	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[ErrorBody](), true, "ErrorBody")
+	oapi.AddOperation(&huma.Operation{
+		OperationID: "streamEvents", Method: http.MethodGet, Path: "/v1/events", Tags: []string{"election"},
+		Summary: "Server-sent events of the election",
+		Description: "`text/event-stream`. The first event is `current` with the State; later events are `change`, sent only " +
+			"when the holder or the fence changes (routine renewals are suppressed). A comment line (`: keep-alive`) is sent " +
+			"every keep-alive interval. Every replica observes the same election, so a client may reconnect to any of them.",
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The event stream; each event's data is a State.", Content: map[string]*huma.MediaType{
+				"text/event-stream": {Schema: stateSchema},
+			}},
+			"503": {Description: "Too many SSE clients on this server.", Content: map[string]*huma.MediaType{
+				"application/json": {Schema: errorSchema},
+			}},
+		},
+	})
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// ErrorBody is the one JSON shape of every error response.
+type ErrorBody struct {
+	// Message says what went wrong, for people.
+	Message string `json:"error" doc:"What went wrong, for people." example:"election not found"`
+	// Code is stable and machine-readable.
+	Code string `json:"code" doc:"Stable, machine-readable error code." example:"not_found"`
+	// Details adds specifics (the invalid field, the store's answer), when any.
+	Details string `json:"details,omitempty" doc:"Specifics, when any."`
+	// RequestID is the request's ID, also in the X-Request-Id header.
+	RequestID string `json:"request_id" doc:"The request's ID, also in the X-Request-Id header." example:"req_4f6c1d0e9a8b7c6d5e4f3a2b1c0d9e8f"`
+	// RetryAfterMS is set where retrying makes sense.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty" doc:"How long to wait before retrying, where retrying makes sense."`
+
+	status int
+}
+
+// Error implements error.
+func (e *ErrorBody) Error() string { return e.Message }
+
+// GetStatus implements huma.StatusError.
+func (e *ErrorBody) GetStatus() int { return e.status }
+
+// ContentType implements huma.ContentTypeFilter: errors are plain JSON.
+func (e *ErrorBody) ContentType(string) string { return "application/json" }
+
+// NewError returns an error response with status and code, for the request of ctx.
+func NewError(ctx context.Context, status int, code, message, details string) *ErrorBody {
+	return &ErrorBody{status: status, Code: code, Message: message, Details: details, RequestID: RequestID(ctx)}
+}
+
+// codeForStatus is the default code of an error huma creates (validation, not found, ...).
+func codeForStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return "invalid_request"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "body_too_large"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	}
+	if status >= 500 {
+		return "internal"
+	}
+	return strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
+}
+
+// installErrorModel makes huma produce ErrorBody for every error it creates itself
+// (validation, unknown content type, internal errors).
+func installErrorModel() {
+	huma.NewErrorWithContext = func(hctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		var details []string
+		for _, err := range errs {
+			if err != nil {
+				details = append(details, err.Error())
+			}
+		}
+		ctx := context.Background()
+		if hctx != nil {
+			ctx = hctx.Context()
+		}
+		return NewError(ctx, status, codeForStatus(status), msg, strings.Join(details, "; "))
+	}
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return huma.NewErrorWithContext(nil, status, msg, errs...)
+	}
+}
+
+// writeError writes an ErrorBody from a plain handler.
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, message, details string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(NewError(r.Context(), status, code, message, details))
+}

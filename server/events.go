@@ -1,0 +1,83 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// sseWriteTimeout bounds one write to an SSE client: a client that stops reading is cut off.
+const sseWriteTimeout = 10 * time.Second
+
+// serveEvents is GET /v1/events: the SSE stream of the election. The first event is
+// "current"; later events are "change", sent only when the holder or the fence changes; a
+// comment line keeps the connection alive every keepAlive.
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	sub, current, err := s.hub.subscribe(r.Context())
+	if err != nil {
+		if errors.Is(err, errTooManyClients) {
+			w.Header().Set("Retry-After", "5")
+			writeError(w, r, http.StatusServiceUnavailable, "too_many_clients",
+				"this server has reached its limit of SSE clients", "retry later or connect to another replica")
+		}
+		return
+	}
+	defer s.hub.unsubscribe(sub)
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no") // nginx and compatible proxies: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+
+	send := func(event string, snap lease.Snapshot) error {
+		data, err := json.Marshal(StateOf(snap))
+		if err != nil {
+			return err
+		}
+		return s.writeSSE(w, rc, fmt.Sprintf("event: %s\ndata: %s\n\n", event, data))
+	}
+	if err := send("current", current); err != nil {
+		return
+	}
+	last := current
+	keepAlive := time.NewTicker(s.opts.KeepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		case <-sub.dropped:
+			return
+		case snap := <-sub.ch:
+			if !lease.Changed(last, snap) {
+				continue
+			}
+			last = snap
+			if err := send("change", snap); err != nil {
+				return
+			}
+		case <-keepAlive.C:
+			if err := s.writeSSE(w, rc, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// writeSSE writes one frame and flushes it, within sseWriteTimeout.
+func (s *Server) writeSSE(w http.ResponseWriter, rc *http.ResponseController, frame string) error {
+	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	if _, err := w.Write([]byte(frame)); err != nil {
+		return err
+	}
+	return rc.Flush()
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// hub fans one watcher's snapshots out to every SSE client of the process. Broadcasting never
+// blocks: a client whose buffer is full is dropped (it reconnects and gets the current state),
+// so one slow client cannot slow the others.
+type hub struct {
+	mu      sync.Mutex
+	clients map[*subscriber]struct{}
+	current lease.Snapshot
+	ready   chan struct{} // closed once the first snapshot is known
+	limit   int
+	metrics *Metrics
+}
+
+// subscriber is one SSE client's queue.
+type subscriber struct {
+	ch      chan lease.Snapshot
+	dropped chan struct{}
+}
+
+// clientBuffer is how many changes a client may lag behind before it is dropped.
+const clientBuffer = 16
+
+func newHub(limit int, m *Metrics) *hub {
+	return &hub{clients: map[*subscriber]struct{}{}, ready: make(chan struct{}), limit: limit, metrics: m}
+}
+
+// run feeds the hub from the election's watch until ctx ends.
+func (h *hub) run(ctx context.Context, snaps <-chan lease.Snapshot) {
+	first := true
+	for s := range snaps {
+		h.mu.Lock()
+		h.current = s
+		if first {
+			close(h.ready)
+			first = false
+		}
+		for c := range h.clients {
+			select {
+			case c.ch <- s:
+			default:
+				h.dropLocked(c)
+				h.metrics.sseDropped.Inc()
+			}
+		}
+		h.mu.Unlock()
+		h.metrics.observed(s)
+	}
+}
+
+// snapshot waits for the first snapshot and returns the newest.
+func (h *hub) snapshot(ctx context.Context) (lease.Snapshot, error) {
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		return lease.Snapshot{}, ctx.Err()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.current, nil
+}
+
+// errTooManyClients: the hub is at its client limit.
+var errTooManyClients = &limitError{}
+
+type limitError struct{}
+
+func (*limitError) Error() string { return "too many SSE clients" }
+
+// subscribe registers a client and returns the current snapshot, from which the client's
+// changes follow without a gap.
+func (h *hub) subscribe(ctx context.Context) (*subscriber, lease.Snapshot, error) {
+	select {
+	case <-h.ready:
+	case <-ctx.Done():
+		return nil, lease.Snapshot{}, ctx.Err()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.limit > 0 && len(h.clients) >= h.limit {
+		return nil, lease.Snapshot{}, errTooManyClients
+	}
+	c := &subscriber{ch: make(chan lease.Snapshot, clientBuffer), dropped: make(chan struct{})}
+	h.clients[c] = struct{}{}
+	h.metrics.sseClients.Inc()
+	return c, h.current, nil
+}
+
+// unsubscribe removes a client (idempotent).
+func (h *hub) unsubscribe(c *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.dropLocked(c)
+}
+
+func (h *hub) dropLocked(c *subscriber) {
+	if _, ok := h.clients[c]; !ok {
+		return
+	}
+	delete(h.clients, c)
+	close(c.dropped)
+	h.metrics.sseClients.Dec()
+}

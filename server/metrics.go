@@ -1,0 +1,79 @@
+package server
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// Metrics are the server's Prometheus metrics. It implements lease.Observer, so that the
+// election and the campaign report into it.
+type Metrics struct {
+	registry    *prometheus.Registry
+	isLeader    prometheus.Gauge
+	transitions prometheus.Counter
+	fence       prometheus.Gauge
+	renew       *prometheus.HistogramVec
+	conflicts   prometheus.Counter
+	storeErrors *prometheus.CounterVec
+	sseClients  prometheus.Gauge
+	sseDropped  prometheus.Counter
+}
+
+var _ lease.Observer = (*Metrics)(nil)
+
+// NewMetrics returns the metrics in a registry of their own (with the Go and process
+// collectors).
+func NewMetrics() *Metrics {
+	const ns = "lfp_swarm_lease"
+	m := &Metrics{
+		registry:    prometheus.NewRegistry(),
+		isLeader:    prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "is_leader", Help: "1 while this process holds the lease and runs its term, else 0."}),
+		transitions: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "leader_transitions_total", Help: "Terms this process started or ended."}),
+		fence:       prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "fence", Help: "The election's current fence as last observed."}),
+		renew: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "renew_duration_seconds", Help: "Duration of the leader's renewals, by outcome.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20}}, []string{"outcome"}),
+		conflicts:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cas_conflicts_total", Help: "Conditional writes that lost to another write and were retried."}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "store_errors_total", Help: "Failed store calls by kind."}, []string{"kind"}),
+		sseClients:  prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "sse_clients", Help: "Connected SSE clients of /v1/events."}),
+		sseDropped:  prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "sse_clients_dropped_total", Help: "SSE clients dropped because they did not keep up."}),
+	}
+	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.storeErrors, m.sseClients, m.sseDropped,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry the metrics live in.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// Renewed implements lease.Observer.
+func (m *Metrics) Renewed(took time.Duration, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = lease.ErrorKind(err)
+	}
+	m.renew.WithLabelValues(outcome).Observe(took.Seconds())
+}
+
+// Conflict implements lease.Observer.
+func (m *Metrics) Conflict() { m.conflicts.Inc() }
+
+// StoreError implements lease.Observer.
+func (m *Metrics) StoreError(kind string) { m.storeErrors.WithLabelValues(kind).Inc() }
+
+// Leading implements lease.Observer.
+func (m *Metrics) Leading(fence uint64, leading bool) {
+	m.transitions.Inc()
+	if leading {
+		m.isLeader.Set(1)
+		m.fence.Set(float64(fence))
+	} else {
+		m.isLeader.Set(0)
+	}
+}
+
+// observed records the fence of a snapshot.
+func (m *Metrics) observed(s lease.Snapshot) { m.fence.Set(float64(s.Fence)) }

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/swaggest/swgui/v5emb"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Election is the election the controller endpoints serve (required).
+	Election *lease.Election
+	// Version is the product version reported by /v1/info and the contract.
+	Version string
+	// PollInterval is the watcher's poll interval (default 1 s).
+	PollInterval time.Duration
+	// KeepAlive is the SSE keep-alive interval (default 15 s).
+	KeepAlive time.Duration
+	// MaxSSEClients bounds the connected SSE clients (default 20,000; 0 keeps the default).
+	MaxSSEClients int
+	// MaxBodyBytes bounds request bodies (default 64 KiB).
+	MaxBodyBytes int64
+	// Metrics receives the server's and the election's measurements (default: new).
+	Metrics *Metrics
+	// Logger logs server events (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server serves the HTTP API of one election.
+type Server struct {
+	opts    Options
+	router  chi.Router
+	api     huma.API
+	hub     *hub
+	closing chan struct{}
+}
+
+// Defaults.
+const (
+	DefaultKeepAlive     = 15 * time.Second
+	DefaultMaxSSEClients = 20000
+	DefaultMaxBodyBytes  = 64 << 10
+)
+
+func init() { installErrorModel() }
+
+// New builds the server; Serve runs it.
+func New(opts Options) (*Server, error) {
+	if opts.Election == nil {
+		return nil, errors.New("server: an election is required")
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.MaxSSEClients <= 0 {
+		opts.MaxSSEClients = DefaultMaxSSEClients
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics)}
+
+	r := chi.NewRouter()
+	r.Use(withRequestID, middleware.Recoverer, s.limitBody)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", r.Method+" "+r.URL.Path)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed", r.Method+" "+r.URL.Path)
+	})
+	s.router = r
+	s.api = newAPI(r)
+	s.registerController()
+	r.Get("/v1/events", s.serveEvents)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Metrics.Registry(), promhttp.HandlerOpts{}))
+	docs := v5emb.New("lfp-swarm-lease API", "/openapi.json", "/docs/")
+	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
+	r.Method(http.MethodGet, "/docs/*", docs)
+	return s, nil
+}
+
+// newAPI is the huma API on r: OpenAPI 3.1 at /openapi.json (and .yaml), no built-in docs
+// (they load assets from a CDN; /docs serves embedded ones), no $schema links in bodies.
+func newAPI(r chi.Router) huma.API {
+	cfg := huma.DefaultConfig("lfp-swarm-lease", APIVersion)
+	cfg.Info.Description = "Leader election for Docker Swarm services, with fencing tokens. Controller endpoints of one election."
+	cfg.DocsPath = ""
+	cfg.SchemasPath = ""
+	cfg.CreateHooks = nil
+	return humachi.New(r, cfg)
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *Metrics { return s.opts.Metrics }
+
+// limitBody bounds every request body.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Serve watches the election and serves HTTP on ln until ctx ends, then shuts down
+// gracefully: SSE streams end cleanly, other requests get up to 5 s to finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go s.hub.run(watchCtx, s.opts.Election.Watch(watchCtx, s.opts.PollInterval, func(err error) {
+		s.opts.Metrics.StoreError(lease.ErrorKind(err))
+		s.opts.Logger.Debug("watch: store error", "err", err)
+	}))
+
+	srv := &http.Server{
+		Handler:           s.router,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		// No WriteTimeout: SSE streams are long-lived; each SSE write has its own deadline.
+	}
+	srv.RegisterOnShutdown(func() { close(s.closing) })
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}
