@@ -28,7 +28,9 @@ type bodyOutput[T any] struct {
 	Body         T
 }
 
-func noStore[T any](body T) *bodyOutput[T] { return &bodyOutput[T]{CacheControl: "no-store", Body: body} }
+func noStore[T any](body T) *bodyOutput[T] {
+	return &bodyOutput[T]{CacheControl: "no-store", Body: body}
+}
 
 // registerController registers the JSON controller endpoints and documents the SSE stream.
 func (s *Server) registerController() {
