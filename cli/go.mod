@@ -6,6 +6,9 @@ require (
 	github.com/knadh/koanf/providers/confmap v1.0.1
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/moby/moby/client v0.6.2
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/common v0.72.0
+	github.com/regbo/lfp-swarm-lease/clients/go v0.0.0
 	github.com/regbo/lfp-swarm-lease/lease v0.0.0
 	github.com/regbo/lfp-swarm-lease/server v0.0.0
 	github.com/spf13/cobra v1.10.2
@@ -40,8 +43,6 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
-	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/swaggest/swgui v1.8.5 // indirect
 	github.com/vearutop/statigz v1.4.0 // indirect
@@ -52,6 +53,8 @@ require (
 	go.opentelemetry.io/otel/trace v1.35.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/regbo/lfp-swarm-lease/clients/go => ../clients/go
 
 replace github.com/regbo/lfp-swarm-lease/lease => ../lease
 

@@ -114,6 +114,11 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 		res, err := e.TryAcquire(ctx)
 		switch {
 		case ctx.Err() != nil:
+			// Shut down while trying: if the attempt won (or may have), hand the term back at
+			// once rather than leave it to expire.
+			if res.Acquired || err != nil {
+				c.releaseIfHeld(ctx, res)
+			}
 			return nil
 		case err != nil:
 			if permanent(err) {
@@ -143,6 +148,25 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 		c.waitFollower(ctx, wait, notify)
 	}
 	return nil
+}
+
+// releaseIfHeld releases the lease, on a fresh context, if res won it or the store shows this
+// identity holding it (a write that committed while its caller was cancelled).
+func (c *Campaign) releaseIfHeld(ctx context.Context, res TryAcquireResult) {
+	e := c.Election
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	fence := res.Grant.Fence
+	if !res.Acquired {
+		snap, err := e.Inspect(rctx)
+		if err != nil || !e.id.holds(snap.Record) {
+			return
+		}
+		fence = snap.Fence
+	}
+	if err := e.Release(rctx, fence); err == nil {
+		c.Logger.Info("released", "namespace", e.Namespace(), "fence", fence, "reason", "shutdown while acquiring")
+	}
 }
 
 // waitFollower sleeps up to wait, or until a notification (at most one read per

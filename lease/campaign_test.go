@@ -77,7 +77,7 @@ func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
 	within(t, doneB, 2*time.Second, "b to stop")
 }
 
-// failingStore fails every write after the first n with ErrUnavailable.
+// failingStore fails every update after the first n (allowed) with ErrUnavailable.
 type failingStore struct {
 	lease.Store
 	allowed atomic.Int64
@@ -92,7 +92,7 @@ func (s *failingStore) Update(ctx context.Context, rec lease.Record, v lease.Ver
 
 func TestCampaignTermEndsAtDeadlineWhenRenewalsFail(t *testing.T) {
 	store := &failingStore{Store: memstore.New()}
-	store.allowed.Store(1) // the acquisition; every renewal fails
+	store.allowed.Store(0) // the acquisition creates the election; every renewal (an update) fails
 	c := campaign(t, store, "a", time.Second)
 	c.StopBefore = 200 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
@@ -152,5 +152,34 @@ func TestCampaignValidatesTiming(t *testing.T) {
 	err := c.Run(context.Background(), func(*lease.Term) error { return nil })
 	if err == nil {
 		t.Fatal("Run accepted a stop time that leaves no room to renew")
+	}
+}
+
+// cancelOnWinStore cancels the campaign right after the write that wins the election.
+type cancelOnWinStore struct {
+	lease.Store
+	cancel context.CancelFunc
+}
+
+func (s *cancelOnWinStore) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
+	v, err := s.Store.Create(ctx, rec)
+	s.cancel()
+	return v, err
+}
+
+func TestCampaignReleasesATermWonWhileShuttingDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	store := &cancelOnWinStore{Store: memstore.New(), cancel: cancel}
+	c := campaign(t, store, "a", time.Second)
+	led := false
+	if err := c.Run(ctx, func(*lease.Term) error { led = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if led {
+		t.Fatal("a term ran after the campaign was cancelled")
+	}
+	snap, err := c.Election.Inspect(context.Background())
+	if err != nil || snap.Held() {
+		t.Fatalf("after shutdown the lease is %+v (%v); want released", snap.Record, err)
 	}
 }

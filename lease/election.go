@@ -258,7 +258,15 @@ func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Versi
 		return Grant{}, true, fmt.Errorf("%s %q: %w", op, e.namespace, err)
 	}
 	rec = normalizeRecord(rec)
-	newVer, err := e.store.Update(ctx, rec, ver)
+	var newVer Version
+	if ver == missing {
+		newVer, err = e.store.Create(ctx, rec)
+		if errors.Is(err, ErrExists) { // another contender created it first: read it
+			err = ErrConflict
+		}
+	} else {
+		newVer, err = e.store.Update(ctx, rec, ver)
+	}
 	if errors.Is(err, ErrAmbiguous) {
 		newVer, err = e.resolveAmbiguous(ctx, rec, err)
 	}
@@ -310,20 +318,24 @@ func (e *Election) resolveAmbiguous(ctx context.Context, written Record, writeEr
 // 20 s even while it has no leader (SWARM_FACTS.md).
 const ambiguousReadTimeout = 25 * time.Second
 
-// load reads the record, creating the election's first record when there is none; mutations
-// other than try-acquire report a missing election as ErrNotHolder.
+// missing is the version attempt writes with Create instead of Update: no store uses 0.
+const missing Version = 0
+
+// load reads the record. For try-acquire a missing election reads as its initial record at
+// version missing, so that the first acquisition creates the election already held — one write,
+// and no observer ever sees a holderless first state. Other mutations report a missing election
+// as ErrNotHolder.
 func (e *Election) load(ctx context.Context, op string) (Record, Version, error) {
-	if op != "try-acquire" {
-		rec, ver, err := e.store.Load(ctx, e.namespace)
-		if errors.Is(err, ErrNotFound) {
-			return Record{}, 0, fmt.Errorf("%w: the election does not exist", ErrNotHolder)
-		}
-		if err == nil {
-			e.observe(rec, ver)
-		}
-		return rec, ver, err
+	rec, ver, err := e.store.Load(ctx, e.namespace)
+	switch {
+	case errors.Is(err, ErrNotFound) && op == "try-acquire":
+		return e.initialRecord(), missing, nil
+	case errors.Is(err, ErrNotFound):
+		return Record{}, 0, fmt.Errorf("%w: the election does not exist", ErrNotHolder)
+	case err == nil:
+		e.observe(rec, ver)
 	}
-	return e.loadOrCreate(ctx)
+	return rec, ver, err
 }
 
 func (e *Election) loadOrCreate(ctx context.Context) (Record, Version, error) {

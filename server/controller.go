@@ -68,7 +68,9 @@ func (s *Server) registerController() {
 	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[State], error) {
 		snap, err := s.hub.snapshot(ctx)
 		if err != nil {
-			return nil, NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the election has not been read yet", err.Error())
+			e := NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the election has not been read from the store yet", "see /readyz")
+			e.RetryAfterMS = retryAfter.Milliseconds()
+			return nil, e
 		}
 		return noStore(StateOf(snap)), nil
 	})

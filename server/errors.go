@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -86,4 +88,18 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, code, messag
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(NewError(r.Context(), status, code, message, details))
+}
+
+// retryAfter is what a 503 asks clients to wait.
+const retryAfter = 5 * time.Second
+
+// writeRetryable writes a 503 with Retry-After and retry_after_ms.
+func writeRetryable(w http.ResponseWriter, r *http.Request, code, message, details string) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter.Seconds())))
+	body := NewError(r.Context(), http.StatusServiceUnavailable, code, message, details)
+	body.RetryAfterMS = retryAfter.Milliseconds()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = json.NewEncoder(w).Encode(body)
 }

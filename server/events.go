@@ -19,12 +19,15 @@ const sseWriteTimeout = 10 * time.Second
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	sub, current, err := s.hub.subscribe(r.Context())
-	if err != nil {
-		if errors.Is(err, errTooManyClients) {
-			w.Header().Set("Retry-After", "5")
-			writeError(w, r, http.StatusServiceUnavailable, "too_many_clients",
-				"this server has reached its limit of SSE clients", "retry later or connect to another replica")
-		}
+	switch {
+	case errors.Is(err, errTooManyClients):
+		writeRetryable(w, r, "too_many_clients", "this server has reached its limit of SSE clients",
+			"retry later or connect to another replica")
+		return
+	case errors.Is(err, errNotRead):
+		writeRetryable(w, r, "not_ready", err.Error(), "the store cannot be read; see /readyz")
+		return
+	case err != nil: // the client went away
 		return
 	}
 	defer s.hub.unsubscribe(sub)

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
@@ -55,12 +57,31 @@ func (h *hub) run(ctx context.Context, snaps <-chan lease.Snapshot) {
 	}
 }
 
-// snapshot waits for the first snapshot and returns the newest.
-func (h *hub) snapshot(ctx context.Context) (lease.Snapshot, error) {
+// firstReadWait bounds how long a request waits for the watcher's first read of the store:
+// a replica that cannot read its store answers 503 instead of hanging.
+const firstReadWait = 5 * time.Second
+
+// errNotRead: the watcher has not read the election yet.
+var errNotRead = errors.New("the election has not been read from the store yet")
+
+// awaitFirst waits for the first snapshot, at most firstReadWait.
+func (h *hub) awaitFirst(ctx context.Context) error {
+	t := time.NewTimer(firstReadWait)
+	defer t.Stop()
 	select {
 	case <-h.ready:
+		return nil
+	case <-t.C:
+		return errNotRead
 	case <-ctx.Done():
-		return lease.Snapshot{}, ctx.Err()
+		return ctx.Err()
+	}
+}
+
+// snapshot waits for the first snapshot and returns the newest.
+func (h *hub) snapshot(ctx context.Context) (lease.Snapshot, error) {
+	if err := h.awaitFirst(ctx); err != nil {
+		return lease.Snapshot{}, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -68,19 +89,13 @@ func (h *hub) snapshot(ctx context.Context) (lease.Snapshot, error) {
 }
 
 // errTooManyClients: the hub is at its client limit.
-var errTooManyClients = &limitError{}
-
-type limitError struct{}
-
-func (*limitError) Error() string { return "too many SSE clients" }
+var errTooManyClients = errors.New("too many SSE clients")
 
 // subscribe registers a client and returns the current snapshot, from which the client's
 // changes follow without a gap.
 func (h *hub) subscribe(ctx context.Context) (*subscriber, lease.Snapshot, error) {
-	select {
-	case <-h.ready:
-	case <-ctx.Done():
-		return nil, lease.Snapshot{}, ctx.Err()
+	if err := h.awaitFirst(ctx); err != nil {
+		return nil, lease.Snapshot{}, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

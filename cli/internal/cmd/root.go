@@ -110,6 +110,7 @@ container, then defaults.`,
 		a.newGuardCmd(),
 		a.newServeCmd(),
 		a.newOpenAPICmd(),
+		a.newWatchCmd(),
 	)
 	return root
 }

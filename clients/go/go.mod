@@ -1,0 +1,3 @@
+module github.com/regbo/lfp-swarm-lease/clients/go
+
+go 1.23
