@@ -17,6 +17,16 @@ import (
 // a slow consumer skips intermediate states but never blocks the watch. It is closed when ctx
 // ends.
 func (e *Election) Watch(ctx context.Context, poll time.Duration, onError func(error)) <-chan Snapshot {
+	return e.watch(ctx, poll, onError, Changed)
+}
+
+// WatchRecords is Watch that also sends every renewal (a new record with the same holder and
+// fence), for consumers that serve the full current record, such as GET /v1/state.
+func (e *Election) WatchRecords(ctx context.Context, poll time.Duration, onError func(error)) <-chan Snapshot {
+	return e.watch(ctx, poll, onError, func(a, b Snapshot) bool { return Changed(a, b) || !a.Record.Equal(b.Record) })
+}
+
+func (e *Election) watch(ctx context.Context, poll time.Duration, onError func(error), differs func(a, b Snapshot) bool) <-chan Snapshot {
 	out := make(chan Snapshot, 1)
 	go func() {
 		defer close(out)
@@ -38,7 +48,7 @@ func (e *Election) Watch(ctx context.Context, poll time.Duration, onError func(e
 				if onError != nil && ctx.Err() == nil {
 					onError(err)
 				}
-			case !sent || Changed(last, snap):
+			case !sent || differs(last, snap):
 				last, sent = snap, true
 				replaceNewest(out, snap)
 			}

@@ -48,7 +48,9 @@ func (s *Server) registerController() {
 		Description: "Reads the election from the store: on Swarm this needs a manager whose Swarm has a leader (quorum).",
 	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[HealthBody], error) {
 		if _, err := s.opts.Election.Inspect(ctx); err != nil {
-			return nil, NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
+			e := NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
+			e.RetryAfterMS = retryAfter.Milliseconds()
+			return nil, e
 		}
 		return noStore(HealthBody{Status: "ready"}), nil
 	})

@@ -43,6 +43,11 @@ func NewMetrics() *Metrics {
 	}
 	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.storeErrors, m.sseClients, m.sseDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Every series exists from the start, so rate() and absent() work before the first error.
+	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "canceled", "other"} {
+		m.storeErrors.WithLabelValues(kind)
+	}
+	m.renew.WithLabelValues("ok")
 	return m
 }
 

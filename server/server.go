@@ -134,7 +134,9 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go s.hub.run(watchCtx, s.opts.Election.Watch(watchCtx, s.opts.PollInterval, func(err error) {
+	// Every new record, renewals included, so /v1/state is never stale; SSE clients filter
+	// them to holder and fence changes.
+	go s.hub.run(watchCtx, s.opts.Election.WatchRecords(watchCtx, s.opts.PollInterval, func(err error) {
 		s.opts.Metrics.StoreError(lease.ErrorKind(err))
 		s.opts.Logger.Debug("watch: store error", "err", err)
 	}))
