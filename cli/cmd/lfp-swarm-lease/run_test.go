@@ -32,10 +32,10 @@ func testChild(t *testing.T) string {
 
 // runProc is one `lfp-swarm-lease run` process.
 type runProc struct {
-	holder string
-	cmd    *exec.Cmd
-	out    *syncBuffer
-	done   chan struct{}
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
 }
 
 // syncBuffer is a bytes.Buffer safe for the process's writes and the test's reads.
@@ -78,20 +78,28 @@ func fileRunEnv(t *testing.T) (env []string, childLog string) {
 func startRun(t *testing.T, env []string, holder string, flags ...string) *runProc {
 	t.Helper()
 	args := append(append([]string{"run"}, flags...), "--", testChild(t))
+	return startProc(t, "run "+holder, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...), args...)
+}
+
+// startProc starts the binary with args and env (plus PATH and a HOSTNAME that is no
+// container); it is SIGKILLed at the end of the test if still running, and its output is
+// logged if the test failed.
+func startProc(t *testing.T, name string, env []string, args ...string) *runProc {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container", "SWARM_LEASE_HOLDER_ID=" + holder}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container"}, env...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &runProc{holder: holder, cmd: cmd, out: out, done: make(chan struct{})}
+	p := &runProc{name: name, cmd: cmd, out: out, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-p.done
 		if t.Failed() {
-			t.Logf("run %s output:\n%s", holder, out.String())
+			t.Logf("%s output:\n%s", name, out.String())
 		}
 	})
 	return p
@@ -104,7 +112,7 @@ func (p *runProc) wait(t *testing.T, timeout time.Duration) int {
 	case <-p.done:
 		return p.cmd.ProcessState.ExitCode()
 	case <-time.After(timeout):
-		t.Fatalf("run %s did not exit within %v; output:\n%s", p.holder, timeout, p.out.String())
+		t.Fatalf("%s did not exit within %v; output:\n%s", p.name, timeout, p.out.String())
 		return -1
 	}
 }

@@ -67,22 +67,7 @@ func destroyAtEnd(t *testing.T, env []string) {
 // SIGKILLed at the end of the test if still running.
 func startServe(t *testing.T, env []string, name string) *apiProc {
 	t.Helper()
-	cmd := exec.Command(binary, "serve")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container"}, env...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &runProc{holder: name, cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("serve %s output:\n%s", name, out.String())
-		}
-	})
+	p := startProc(t, "serve "+name, env, "serve")
 	return &apiProc{runProc: p, base: listenURL(t, p)}
 }
 
@@ -106,11 +91,11 @@ func listenURL(t *testing.T, p *runProc) string {
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("%s exited (%d) before it listened:\n%s", p.holder, p.cmd.ProcessState.ExitCode(), p.out.String())
+			t.Fatalf("%s exited (%d) before it listened:\n%s", p.name, p.cmd.ProcessState.ExitCode(), p.out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not log its listen address within 15 s:\n%s", p.holder, p.out.String())
+			t.Fatalf("%s did not log its listen address within 15 s:\n%s", p.name, p.out.String())
 		}
 		time.Sleep(10 * time.Millisecond) // poll interval of the log
 	}

@@ -57,52 +57,26 @@ func watchFreeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// watchServer is one `lfp-swarm-lease serve` process.
-type watchServer struct {
-	*runProc
-	base string
-}
+// watchServer is one `lfp-swarm-lease serve` process on a fixed address (the restart tests
+// need the same port again).
+type watchServer = apiProc
 
 // startWatchServer starts `serve` on addr and returns once it listens; it is killed at the end
 // of the test if still running.
 func startWatchServer(t *testing.T, env []string, addr string) *watchServer {
 	t.Helper()
-	cmd := exec.Command(binary, "serve")
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container", "SWARM_LEASE_LISTEN=" + addr}, env...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &runProc{holder: "serve@" + addr, cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("%s output:\n%s", p.holder, out.String())
-		}
-	})
-	watchPoll(t, p.holder+" to listen", func() bool {
-		select {
-		case <-p.done:
-			t.Fatalf("%s exited (%d):\n%s", p.holder, cmd.ProcessState.ExitCode(), out.String())
-		default:
-		}
-		return strings.Contains(out.String(), "msg=listening")
-	})
-	return &watchServer{runProc: p, base: "http://" + addr}
+	return startServe(t, append([]string{"SWARM_LEASE_LISTEN=" + addr}, env...), "@"+addr)
 }
 
 // kill SIGKILLs the server: its streams end without a goodbye.
-func (s *watchServer) kill(t *testing.T) {
+func (s *apiProc) kill(t *testing.T) {
 	t.Helper()
 	_ = s.cmd.Process.Kill()
 	<-s.done
 }
 
 // sseClients is the server's gauge of connected SSE clients.
-func (s *watchServer) sseClients(t *testing.T) int {
+func (s *apiProc) sseClients(t *testing.T) int {
 	t.Helper()
 	resp, err := http.Get(s.base + "/metrics")
 	if err != nil {
@@ -125,7 +99,7 @@ func (s *watchServer) sseClients(t *testing.T) int {
 
 // waitClients waits until the server has n SSE clients: with n = 1 after a reconnect, the
 // client is back and has been sent the replayed current state.
-func (s *watchServer) waitClients(t *testing.T, n int) {
+func (s *apiProc) waitClients(t *testing.T, n int) {
 	t.Helper()
 	watchPoll(t, fmt.Sprintf("%d SSE clients on %s", n, s.base), func() bool { return s.sseClients(t) == n })
 }
