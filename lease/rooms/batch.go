@@ -1,0 +1,439 @@
+package rooms
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+type opKind int
+
+const (
+	opCampaign opKind = iota
+	opRenew
+	opResign
+)
+
+// op is one caller's operation on a room, waiting in its shard's queue.
+type op struct {
+	ctx       context.Context
+	kind      opKind
+	room      string
+	candidate string
+	metadata  string
+	ttl       time.Duration
+	// token is, for a campaign, the fresh token of the term it may win — the same across
+	// retries, so that a campaign whose write landed although it looked lost recognises its own
+	// term by the hash. For renew it is the caller's token, echoed back.
+	token string
+	hash  tokenHash
+	// resigned is the term a resign removed in a write whose outcome stayed unknown: if the room
+	// no longer holds the token when it is decided again, that write did land (or the term ended
+	// by itself meanwhile) and the resignation is reported done.
+	resigned uint64
+
+	res  Result
+	prev uint64
+	err  error
+	done chan struct{}
+}
+
+// outcome is an op's decision on one attempt's state.
+type outcome struct {
+	res     Result
+	prev    uint64
+	err     error
+	changed bool // the op changed the document: the attempt must write
+	refused bool // a refusal or a follower answer: never to be decided on remembered state
+}
+
+// shardQueue group-commits the operations of one shard within this Manager: whoever holds sem
+// takes every queued op and applies them all in one conditional write; ops queued meanwhile
+// wait for the next holder. This keeps a process from conflicting with itself and turns many
+// concurrent renewals into one Raft proposal.
+type shardQueue struct {
+	key ShardKey
+	sem chan struct{}
+
+	mu      sync.Mutex
+	pending []*op
+
+	// The last document this Manager wrote and its version; only the sem holder touches them.
+	cached    *shardDoc
+	cachedVer lease.Version
+}
+
+// submit queues o and returns once it is decided (its res/err set), or with ctx's error if ctx
+// ends first — the op may then still be applied.
+func (m *Manager) submit(ctx context.Context, o *op) error {
+	q := m.queues[m.ShardOf(o.room)]
+	o.ctx, o.done = ctx, make(chan struct{})
+	q.mu.Lock()
+	q.pending = append(q.pending, o)
+	q.mu.Unlock()
+	for {
+		select {
+		case <-o.done:
+			return nil
+		default:
+		}
+		select {
+		case <-o.done:
+			return nil
+		case q.sem <- struct{}{}:
+			// A previous holder has finished: o is either done or still queued, and then this
+			// batch takes it.
+			if batch := q.take(); len(batch) > 0 {
+				m.flush(ctx, q, batch)
+			}
+			<-q.sem
+		case <-ctx.Done():
+			q.remove(o)
+			return ctx.Err()
+		}
+	}
+}
+
+// take empties the queue, finishing ops whose caller has gone: a campaign nobody waits for
+// would win a term whose token nobody knows.
+func (q *shardQueue) take() []*op {
+	q.mu.Lock()
+	batch := q.pending
+	q.pending = nil
+	q.mu.Unlock()
+	return slices.DeleteFunc(batch, func(o *op) bool {
+		if err := o.ctx.Err(); err != nil {
+			o.err = err
+			close(o.done)
+			return true
+		}
+		return false
+	})
+}
+
+func (q *shardQueue) remove(o *op) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = slices.DeleteFunc(q.pending, func(p *op) bool { return p == o })
+}
+
+// flush decides and writes one batch: read (or take the remembered document), decide every op
+// in order, write once if anything changed, retry on conflicts.
+func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), storeTimeout)
+	defer cancel()
+	var unlock func()
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
+	fail := func(err error) {
+		q.cached = nil
+		for _, o := range batch {
+			o.err = err
+			close(o.done)
+		}
+	}
+
+	doc, ver, fromMemory := q.cached, q.cachedVer, q.cached != nil
+	for conflicts := 0; ; {
+		if doc == nil {
+			var err error
+			if doc, ver, err = m.load(ctx, q.key); err != nil {
+				fail(err)
+				return
+			}
+		}
+		now := m.now()
+		next := doc.clone()
+		m.collect(next, now)
+
+		var caps *capacity
+		if m.maxActive > 0 && m.mayActivate(batch, next, now) {
+			if unlock == nil {
+				var err error
+				if unlock, err = m.lockActivations(ctx); err != nil {
+					fail(err)
+					return
+				}
+			}
+			var err error
+			if caps, err = m.countOthers(ctx, q.key.Index, now); err != nil {
+				fail(err)
+				return
+			}
+		}
+		size := &sizer{}
+		outs := make([]outcome, len(batch))
+		changed, refused := false, false
+		for i, o := range batch {
+			outs[i] = m.apply(o, next, now, caps, size)
+			changed, refused = changed || outs[i].changed, refused || outs[i].refused
+		}
+		if fromMemory && refused {
+			// Refusals are only ever decided on what the store holds now.
+			doc, fromMemory = nil, false
+			continue
+		}
+		if !changed {
+			deliver(batch, outs)
+			return
+		}
+		data := next.encode()
+		newVer, maybe, err := m.write(ctx, q.key, data, ver)
+		if err == nil {
+			q.cached, q.cachedVer = next, newVer
+			if newVer == 0 { // applied, version unknown: read before the next write
+				q.cached = nil
+			} else {
+				m.index.record(q.key.Index, newVer, m.ends(next))
+			}
+			deliver(batch, outs)
+			return
+		}
+		if !errors.Is(err, lease.ErrConflict) {
+			fail(err)
+			return
+		}
+		if maybe {
+			for i, o := range batch {
+				if o.kind == opResign && outs[i].changed {
+					o.resigned = outs[i].prev
+				}
+			}
+		}
+		q.cached, doc, fromMemory = nil, nil, false
+		if conflicts++; conflicts > m.maxCASRetries {
+			fail(fmt.Errorf("%w (%d attempts)", ErrTooManyConflicts, conflicts))
+			return
+		}
+		if err := pause(ctx, conflicts); err != nil {
+			fail(err)
+			return
+		}
+	}
+}
+
+func deliver(batch []*op, outs []outcome) {
+	for i, o := range batch {
+		o.res, o.prev, o.err = outs[i].res, outs[i].prev, outs[i].err
+		close(o.done)
+	}
+}
+
+// write stores data conditionally on ver (creating the shard when ver is 0). Any reason to
+// decide again — a conflict, a shard created or removed meanwhile, an unknown outcome whose
+// read-back shows other bytes — is lease.ErrConflict; maybe reports that the write may have
+// landed all the same.
+func (m *Manager) write(ctx context.Context, key ShardKey, data []byte, ver lease.Version) (newVer lease.Version, maybe bool, err error) {
+	if ver == 0 {
+		newVer, err = m.store.CreateShard(ctx, key, data)
+	} else {
+		newVer, err = m.store.UpdateShard(ctx, key, data, ver)
+	}
+	switch {
+	case err == nil:
+		return newVer, false, nil
+	case errors.Is(err, lease.ErrAmbiguous):
+		// The caller's deadline may be what cut the write short: read back on a fresh one.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		defer cancel()
+		cur, curVer, rerr := m.store.LoadShard(rctx, key)
+		if rerr != nil && !errors.Is(rerr, lease.ErrNotFound) {
+			return 0, true, fmt.Errorf("%w; reading it back failed too: %w", err, rerr)
+		}
+		if rerr == nil && bytes.Equal(cur, data) {
+			return curVer, false, nil
+		}
+		return 0, true, fmt.Errorf("%w: %w", lease.ErrConflict, err)
+	case errors.Is(err, lease.ErrExists), errors.Is(err, lease.ErrNotFound):
+		return 0, false, fmt.Errorf("%w: %w", lease.ErrConflict, err)
+	}
+	return 0, false, err
+}
+
+// collect drops the rooms whose lease has ended. It runs on every attempt, but only a write
+// that is made anyway stores the result: garbage collection alone never writes.
+func (m *Manager) collect(doc *shardDoc, now time.Time) {
+	for id, e := range doc.Rooms {
+		if !m.live(e, now) {
+			delete(doc.Rooms, id)
+		}
+	}
+}
+
+// mayActivate reports whether a campaign of the batch may make a room active, the only change
+// that needs the active-room count.
+func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
+	for _, o := range batch {
+		if o.kind != opCampaign {
+			continue
+		}
+		if e, ok := doc.Rooms[o.room]; !ok || !m.live(e, now) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply decides op o on doc (changing doc when it succeeds).
+func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity, size *sizer) outcome {
+	e, ok := doc.Rooms[o.room]
+	live := ok && m.live(e, now)
+	mine := live && e.Hash.equal(o.hash)
+	switch o.kind {
+	case opCampaign:
+		if mine { // this campaign's own earlier write did land
+			return outcome{res: m.leaderResult(o.room, e, o.token)}
+		}
+		if live {
+			return outcome{refused: true, res: Result{RoomID: o.room, Status: StatusFollower, Leader: e.leader(),
+				RetryAfter: m.retryAfter(e, now)}}
+		}
+		ne := roomEntry{Candidate: o.candidate, Metadata: o.metadata, Term: doc.Floor + 1,
+			ExpiresMs: now.Add(o.ttl).UnixMilli(), TTLSec: int64(o.ttl / time.Second), Hash: o.hash}
+		if err := m.admit(o.room, ne, doc, now, caps, size); err != nil {
+			return outcome{refused: true, err: err}
+		}
+		doc.Floor = ne.Term
+		size.put(doc, o.room, ne)
+		return outcome{changed: true, res: m.leaderResult(o.room, ne, o.token)}
+	case opRenew:
+		if !mine {
+			return outcome{refused: true, err: m.notCurrent(live)}
+		}
+		e.ExpiresMs, e.TTLSec = now.Add(o.ttl).UnixMilli(), int64(o.ttl/time.Second)
+		size.put(doc, o.room, e)
+		return outcome{changed: true, res: m.leaderResult(o.room, e, o.token)}
+	default: // opResign
+		if !mine {
+			if o.resigned != 0 && !(ok && e.Hash.equal(o.hash)) {
+				return outcome{prev: o.resigned}
+			}
+			return outcome{refused: true, err: m.notCurrent(live)}
+		}
+		size.remove(doc, o.room)
+		return outcome{changed: true, prev: e.Term}
+	}
+}
+
+func (m *Manager) notCurrent(live bool) error {
+	if live {
+		return ErrNotCurrent
+	}
+	return ErrVacant
+}
+
+func (m *Manager) leaderResult(room string, e roomEntry, token string) Result {
+	ttl := time.Duration(e.TTLSec) * time.Second
+	return Result{RoomID: room, Status: StatusLeader, Leader: e.leader(), Token: token, RenewAfter: ttl / 2}
+}
+
+// admit checks an activation against the shard's byte budget and the active-room limit.
+func (m *Manager) admit(room string, e roomEntry, doc *shardDoc, now time.Time, caps *capacity, size *sizer) error {
+	if size.after(doc, room, e) > m.maxShardBytes {
+		return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
+	}
+	if caps == nil { // no limit
+		return nil
+	}
+	// collect has left only live rooms in doc, and room is not among them.
+	if active := caps.active + len(doc.Rooms); active >= m.maxActive {
+		return &CapacityError{cause: ErrCapacity, Active: active, Max: m.maxActive, RetryAfter: m.earliest(doc, now, caps)}
+	}
+	return nil
+}
+
+// earliest is how long until the first active room (of doc and, if given, the other shards)
+// can expire, at least a second: the Retry-After of a capacity refusal.
+func (m *Manager) earliest(doc *shardDoc, now time.Time, caps *capacity) time.Duration {
+	var first time.Time
+	if caps != nil {
+		first = caps.firstEnd
+	}
+	for _, e := range doc.Rooms {
+		if end := e.expiresAt().Add(m.skew); first.IsZero() || end.Before(first) {
+			first = end
+		}
+	}
+	return max(first.Sub(now), time.Second)
+}
+
+// capacity is the active rooms of the other shards, counted under the activation lock.
+type capacity struct {
+	active   int
+	firstEnd time.Time
+}
+
+// lockActivations takes this Manager's activation lock and, if the store has one, the store's.
+func (m *Manager) lockActivations(ctx context.Context) (func(), error) {
+	select {
+	case m.activation <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	l, ok := m.store.(ActivationLocker)
+	if !ok {
+		return func() { <-m.activation }, nil
+	}
+	unlock, err := l.LockActivations(ctx, m.ns)
+	if err != nil {
+		<-m.activation
+		return nil, fmt.Errorf("lock activations: %w", err)
+	}
+	return func() { unlock(); <-m.activation }, nil
+}
+
+// sizer tracks the encoded size of a document being changed, so that the byte budget is
+// checked without encoding the whole shard for every op. It encodes the document once, on the
+// first activation of an attempt; entry sizes are exact, the total may count one comma too many.
+type sizer struct {
+	known bool
+	n     int
+}
+
+func (s *sizer) after(doc *shardDoc, room string, e roomEntry) int {
+	if !s.known {
+		s.n, s.known = len(doc.encode()), true
+	}
+	n := s.n + entrySize(room, e)
+	if old, ok := doc.Rooms[room]; ok {
+		n -= entrySize(room, old)
+	}
+	return n
+}
+
+func (s *sizer) put(doc *shardDoc, room string, e roomEntry) {
+	if s.known {
+		s.n = s.after(doc, room, e)
+	}
+	doc.Rooms[room] = e
+}
+
+func (s *sizer) remove(doc *shardDoc, room string) {
+	if old, ok := doc.Rooms[room]; ok && s.known {
+		s.n -= entrySize(room, old)
+	}
+	delete(doc.Rooms, room)
+}
+
+// pause waits a short, jittered, growing time before a retry, so that writers that collided do
+// not collide again in lockstep (as lease.Election does).
+func pause(ctx context.Context, attempt int) error {
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(min(attempt, 8)) * int64(2*time.Millisecond))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

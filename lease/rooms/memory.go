@@ -1,0 +1,154 @@
+package rooms
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// MemoryStore is an in-process Store, for tests and single-process demos. Its state dies with
+// the process: a new MemoryStore is a store whose shards were all removed, and terms continue
+// above the old ones only by the time-based floor of new shards (docs/rooms.md).
+type MemoryStore struct {
+	mu     sync.Mutex
+	shards map[ShardKey]memShard
+	// next is shared by all shards so that a shard removed and created again never repeats a
+	// version.
+	next     lease.Version
+	locks    map[string]chan struct{}
+	watchers map[ShardKey]map[chan struct{}]struct{}
+}
+
+type memShard struct {
+	data []byte
+	ver  lease.Version
+}
+
+var (
+	_ Store            = (*MemoryStore)(nil)
+	_ ActivationLocker = (*MemoryStore)(nil)
+	_ ShardNotifier    = (*MemoryStore)(nil)
+)
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{shards: map[ShardKey]memShard{}, locks: map[string]chan struct{}{},
+		watchers: map[ShardKey]map[chan struct{}]struct{}{}}
+}
+
+// Describe implements Store.
+func (s *MemoryStore) Describe() string { return "memory store" }
+
+// LoadShard implements Store.
+func (s *MemoryStore) LoadShard(_ context.Context, key ShardKey) ([]byte, lease.Version, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh, ok := s.shards[key]
+	if !ok {
+		return nil, 0, fmt.Errorf("memory store: rooms shard %d of %q: %w", key.Index, key.Namespace, lease.ErrNotFound)
+	}
+	return bytes.Clone(sh.data), sh.ver, nil
+}
+
+// CreateShard implements Store.
+func (s *MemoryStore) CreateShard(_ context.Context, key ShardKey, data []byte) (lease.Version, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.shards[key]; ok {
+		return 0, fmt.Errorf("memory store: rooms shard %d of %q: %w", key.Index, key.Namespace, lease.ErrExists)
+	}
+	return s.put(key, data), nil
+}
+
+// UpdateShard implements Store.
+func (s *MemoryStore) UpdateShard(_ context.Context, key ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh, ok := s.shards[key]
+	if !ok {
+		return 0, fmt.Errorf("memory store: rooms shard %d of %q: %w", key.Index, key.Namespace, lease.ErrNotFound)
+	}
+	if sh.ver != expected {
+		return 0, fmt.Errorf("memory store: rooms shard %d of %q: version %d, expected %d: %w", key.Index, key.Namespace, sh.ver, expected, lease.ErrConflict)
+	}
+	return s.put(key, data), nil
+}
+
+// ListShards implements Store.
+func (s *MemoryStore) ListShards(_ context.Context, namespace string) ([]Shard, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Shard
+	for k, sh := range s.shards {
+		if k.Namespace == namespace {
+			out = append(out, Shard{Index: k.Index, Data: bytes.Clone(sh.data), Version: sh.ver})
+		}
+	}
+	return out, nil
+}
+
+// DeleteShards implements Store.
+func (s *MemoryStore) DeleteShards(_ context.Context, namespace string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.shards {
+		if k.Namespace == namespace {
+			delete(s.shards, k)
+			s.notifyLocked(k)
+		}
+	}
+	return nil
+}
+
+// LockActivations implements ActivationLocker with one lock per namespace, shared by every
+// Manager using this store.
+func (s *MemoryStore) LockActivations(ctx context.Context, namespace string) (func(), error) {
+	s.mu.Lock()
+	l, ok := s.locks[namespace]
+	if !ok {
+		l = make(chan struct{}, 1)
+		s.locks[namespace] = l
+	}
+	s.mu.Unlock()
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// NotifyShard implements ShardNotifier: every write to the shard notifies.
+func (s *MemoryStore) NotifyShard(ctx context.Context, key ShardKey) (<-chan struct{}, error) {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	if s.watchers[key] == nil {
+		s.watchers[key] = map[chan struct{}]struct{}{}
+	}
+	s.watchers[key][ch] = struct{}{}
+	s.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		s.mu.Lock()
+		delete(s.watchers[key], ch)
+		s.mu.Unlock()
+		close(ch)
+	}()
+	return ch, nil
+}
+
+func (s *MemoryStore) put(key ShardKey, data []byte) lease.Version {
+	s.next++
+	s.shards[key] = memShard{data: bytes.Clone(data), ver: s.next}
+	s.notifyLocked(key)
+	return s.next
+}
+
+func (s *MemoryStore) notifyLocked(key ShardKey) {
+	for ch := range s.watchers[key] {
+		lease.Signal(ch)
+	}
+}

@@ -1,0 +1,157 @@
+package rooms
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// shardSchema is the layout version of a shard document; a document of another schema is
+// never overwritten.
+const shardSchema = 1
+
+// shardDoc is one shard: the rooms of a namespace whose id hashes to it, and its term floor.
+// Field names are short because on Swarm every write carries the whole document twice.
+type shardDoc struct {
+	Schema    int    `json:"schema"`
+	Namespace string `json:"ns"`
+	Index     int    `json:"shard"`
+	Shards    int    `json:"shards"`
+	// Floor is the highest term the shard ever issued. It survives the rooms that carried it,
+	// so a new term (always Floor+1) is above every earlier term of every room of the shard.
+	Floor uint64 `json:"floor"`
+	// Rooms holds the rooms that may still be live; expired ones are dropped by the next write.
+	Rooms map[string]roomEntry `json:"rooms"`
+}
+
+// roomEntry is the stored state of one room's current (or last, not yet collected) term.
+type roomEntry struct {
+	Candidate string `json:"c"`
+	Metadata  string `json:"m,omitempty"`
+	Term      uint64 `json:"t"`
+	// ExpiresMs is expires_at in Unix milliseconds (the contract's precision).
+	ExpiresMs int64 `json:"e"`
+	// TTLSec is the lease duration in whole seconds.
+	TTLSec int64 `json:"l"`
+	// Hash is SHA-256 of the leader token: the token itself is never stored.
+	Hash tokenHash `json:"h"`
+}
+
+// MarshalText encodes the hash as base64url without padding (43 characters).
+func (h tokenHash) MarshalText() ([]byte, error) {
+	return []byte(base64.RawURLEncoding.EncodeToString(h[:])), nil
+}
+
+// UnmarshalText decodes a hash written by MarshalText.
+func (h *tokenHash) UnmarshalText(b []byte) error {
+	raw, err := tokenEncoding.DecodeString(string(b))
+	if err != nil || len(raw) != len(h) {
+		return fmt.Errorf("not a base64url SHA-256 hash")
+	}
+	copy(h[:], raw)
+	return nil
+}
+
+func (e roomEntry) expiresAt() time.Time { return time.UnixMilli(e.ExpiresMs).UTC() }
+
+func (e roomEntry) leader() Leader {
+	return Leader{CandidateID: e.Candidate, Metadata: e.Metadata, Term: e.Term, ExpiresAt: e.expiresAt(),
+		TTL: time.Duration(e.TTLSec) * time.Second}
+}
+
+// newShard is the first document of a shard. Its floor starts at the wall clock in Unix
+// microseconds, so a shard created again (store wiped, memory store restarted) issues terms
+// above the old ones as long as N + L ≤ T (docs/rooms.md, docs/safety.md §2).
+func newShard(key ShardKey, shards int, now time.Time) *shardDoc {
+	return &shardDoc{Schema: shardSchema, Namespace: key.Namespace, Index: key.Index, Shards: shards,
+		Floor: uint64(max(now.UnixMicro(), 0)), Rooms: map[string]roomEntry{}}
+}
+
+func (d *shardDoc) clone() *shardDoc {
+	c := *d
+	c.Rooms = maps.Clone(d.Rooms)
+	if c.Rooms == nil {
+		c.Rooms = map[string]roomEntry{}
+	}
+	return &c
+}
+
+// encode returns the document's canonical bytes: map keys sorted, no HTML escaping (it would
+// only cost bytes), no trailing newline. Equal documents encode to equal bytes, which is how an
+// unknown write outcome is recognised on read-back.
+func (d *shardDoc) encode() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		panic("rooms: encode shard: " + err.Error()) // only strings and numbers: cannot fail
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// entrySize is how many bytes a room adds to the encoded document (key, colon, value, comma).
+func entrySize(id string, e roomEntry) int {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(id)
+	_ = enc.Encode(e)
+	return buf.Len() // the two newlines stand for the colon and the comma
+}
+
+// decodeShard parses and checks a stored shard. Anything wrong is a *lease.CorruptError: nothing
+// is written over a shard this version cannot fully understand.
+func decodeShard(data []byte, key ShardKey, shards int, where string) (*shardDoc, error) {
+	corrupt := func(field, value, reason string) error {
+		return &lease.CorruptError{Where: where, Field: field, Value: value, Reason: reason}
+	}
+	var d shardDoc
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, &lease.CorruptError{Where: where, Reason: fmt.Sprintf(
+			"not a rooms shard (%v); repair it or remove the namespace's shards", err)}
+	}
+	switch {
+	case d.Schema != shardSchema:
+		return nil, corrupt("schema", fmt.Sprint(d.Schema), fmt.Sprintf("this version reads schema %d only; upgrade lfp-swarm-lease", shardSchema))
+	case d.Namespace != key.Namespace:
+		return nil, corrupt("ns", d.Namespace, fmt.Sprintf("the shard belongs to another namespace than %q", key.Namespace))
+	case d.Index != key.Index:
+		return nil, corrupt("shard", fmt.Sprint(d.Index), fmt.Sprintf("stored as shard %d", key.Index))
+	case d.Shards != shards:
+		return nil, corrupt("shards", fmt.Sprint(d.Shards), fmt.Sprintf(
+			"the namespace was created with %d shards but this server is configured with %d; every server of a namespace must use the same shard count", d.Shards, shards))
+	}
+	if d.Rooms == nil {
+		d.Rooms = map[string]roomEntry{}
+	}
+	for id, e := range d.Rooms {
+		field := "room " + id
+		switch {
+		case ValidateRoomID(id) != nil || shardIndex(id, shards) != key.Index:
+			return nil, corrupt(field, id, "not a room id of this shard")
+		case ValidateCandidateID(e.Candidate) != nil:
+			return nil, corrupt(field, e.Candidate, "invalid candidate id")
+		case ValidateMetadata(e.Metadata) != nil:
+			return nil, corrupt(field, truncate(e.Metadata), "invalid metadata")
+		case e.Term == 0 || e.Term > d.Floor:
+			return nil, corrupt(field, fmt.Sprint(e.Term), fmt.Sprintf("the term must be positive and at most the shard's floor %d", d.Floor))
+		case ValidateTTL(time.Duration(e.TTLSec)*time.Second) != nil:
+			return nil, corrupt(field, fmt.Sprint(e.TTLSec), "the ttl must be 5 to 300 seconds")
+		}
+	}
+	return &d, nil
+}
+
+// shardIndex maps a room id to its shard: FNV-1a 64 of the id modulo the shard count. The
+// mapping is part of the stored layout and must never change.
+func shardIndex(roomID string, shards int) int {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(roomID))
+	return int(h.Sum64() % uint64(shards))
+}

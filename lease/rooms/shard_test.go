@@ -1,0 +1,294 @@
+package rooms
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+func testDoc(t *testing.T, key ShardKey, shards int, n int) *shardDoc {
+	t.Helper()
+	d := newShard(key, shards, time.UnixMicro(1_700_000_000_000_000))
+	for len(d.Rooms) < n {
+		id := NewRoomID()
+		if shardIndex(id, shards) != key.Index {
+			continue
+		}
+		_, h := newToken()
+		d.Floor++
+		d.Rooms[id] = roomEntry{Candidate: "cand", Metadata: strings.Repeat("<é>", len(d.Rooms)), Term: d.Floor,
+			ExpiresMs: 1_700_000_030_000, TTLSec: 30, Hash: h}
+	}
+	return d
+}
+
+func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
+	key := ShardKey{Namespace: "ns", Index: 3}
+	d := testDoc(t, key, 8, 5)
+	a, b := d.encode(), d.clone().encode()
+	if string(a) != string(b) {
+		t.Fatal("equal documents encode differently")
+	}
+	if strings.Contains(string(a), `\u003c`) {
+		t.Fatal("HTML escaping costs bytes and is not wanted")
+	}
+	back, err := decodeShard(a, key, 8, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(back.encode()) != string(a) {
+		t.Fatalf("round trip changed the document:\n%s\n%s", a, back.encode())
+	}
+}
+
+func TestSizerTracksTheEncodedSize(t *testing.T) {
+	key := ShardKey{Namespace: "ns", Index: 0}
+	d := testDoc(t, key, 1, 3)
+	s := &sizer{}
+	ids := []string{}
+	for id := range d.Rooms {
+		ids = append(ids, id)
+	}
+	extra := testDoc(t, key, 1, 4)
+	for id, e := range extra.Rooms {
+		if s.after(d, id, e) < len(d.encode())+entrySize(id, e)-1 {
+			t.Fatal("after underestimates")
+		}
+		s.put(d, id, e)
+	}
+	s.remove(d, ids[0])
+	e := d.Rooms[ids[1]]
+	e.TTLSec = 300
+	s.put(d, ids[1], e)
+	if got, want := s.n, len(d.encode()); got < want || got > want+1 {
+		t.Fatalf("sizer says %d bytes, the encoding has %d", got, want)
+	}
+}
+
+func TestDecodeRefusesWhatItCannotTrust(t *testing.T) {
+	key := ShardKey{Namespace: "ns", Index: 1}
+	good := testDoc(t, key, 4, 2)
+	var someID string
+	for id := range good.Rooms {
+		someID = id
+	}
+	for name, mutate := range map[string]func(d *shardDoc){
+		"schema":     func(d *shardDoc) { d.Schema = 2 },
+		"namespace":  func(d *shardDoc) { d.Namespace = "other" },
+		"index":      func(d *shardDoc) { d.Index = 2 },
+		"shards":     func(d *shardDoc) { d.Shards = 8 },
+		"term>floor": func(d *shardDoc) { e := d.Rooms[someID]; e.Term = d.Floor + 1; d.Rooms[someID] = e },
+		"term 0":     func(d *shardDoc) { e := d.Rooms[someID]; e.Term = 0; d.Rooms[someID] = e },
+		"ttl":        func(d *shardDoc) { e := d.Rooms[someID]; e.TTLSec = 1; d.Rooms[someID] = e },
+		"candidate":  func(d *shardDoc) { e := d.Rooms[someID]; e.Candidate = "a/b"; d.Rooms[someID] = e },
+		"wrong shard": func(d *shardDoc) {
+			for {
+				if id := NewRoomID(); shardIndex(id, 4) != key.Index {
+					d.Rooms[id] = d.Rooms[someID]
+					return
+				}
+			}
+		},
+	} {
+		d := good.clone()
+		mutate(d)
+		var ce *lease.CorruptError
+		if _, err := decodeShard(d.encode(), key, 4, "test"); !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a *lease.CorruptError", name, err)
+		}
+	}
+	for _, bad := range []string{`{`, `[]`, `{"schema":1,"ns":"ns","shard":1,"shards":4,"floor":1,"rooms":{"` + someID + `":{"c":"a","t":1,"e":1,"l":30,"h":"xx"}}}`} {
+		var ce *lease.CorruptError
+		if _, err := decodeShard([]byte(bad), key, 4, "test"); !errors.As(err, &ce) {
+			t.Errorf("%.40s: %v, want a *lease.CorruptError", bad, err)
+		}
+	}
+}
+
+func TestShardCountMismatchIsRefused(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	m8, err := New(store, "ns", WithShards(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m4, err := New(store, "ns", WithShards(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A room of a shard both counts have (below 4), so that the 4-shard manager reaches it.
+	room := NewRoomID()
+	for m8.ShardOf(room) >= 4 {
+		room = NewRoomID()
+	}
+	if _, err := m8.Campaign(ctx, room, "a", 10*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	var other string
+	for other = NewRoomID(); m4.ShardOf(other) != m8.ShardOf(room); other = NewRoomID() {
+	}
+	var ce *lease.CorruptError
+	if _, err := m4.Status(ctx, other); !errors.As(err, &ce) || !strings.Contains(err.Error(), "shard count") {
+		t.Fatalf("status through a manager with another shard count: %v", err)
+	}
+	if _, err := m4.Campaign(ctx, other, "a", 10*time.Second, ""); !errors.As(err, &ce) {
+		t.Fatalf("campaign through a manager with another shard count: %v", err)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	tok, h := newToken()
+	if len(tok) != 43 || strings.ContainsAny(tok, "+/=") {
+		t.Fatalf("token %q", tok)
+	}
+	back, err := hashToken(tok)
+	if err != nil || !back.equal(h) {
+		t.Fatalf("hashToken(%q) = %x, %v", tok, back, err)
+	}
+	if _, other := newToken(); other.equal(h) {
+		t.Fatal("two tokens share a hash")
+	}
+	if id := NewRoomID(); len(id) != 32 || ValidateRoomID(id) != nil {
+		t.Fatalf("room id %q", id)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want error
+	}{
+		{ValidateRoomID("abcdefgh"), nil},
+		{ValidateRoomID("abcdefg"), ErrInvalidRoomID},
+		{ValidateRoomID(strings.Repeat("a", 64)), nil},
+		{ValidateRoomID("abcdefgh."), ErrInvalidRoomID},
+		{ValidateCandidateID(strings.Repeat("a", 64)), nil},
+		{ValidateCandidateID("a b"), ErrInvalidCandidate},
+		{ValidateCandidateID("é"), ErrInvalidCandidate},
+		{ValidateMetadata(strings.Repeat("😀", 1024)), nil},
+		{ValidateMetadata(strings.Repeat("😀", 1025)), ErrInvalidMetadata},
+		{ValidateTTL(MinTTL), nil},
+		{ValidateTTL(MaxTTL), nil},
+		{ValidateTTL(MaxTTL + time.Second), ErrInvalidTTL},
+	} {
+		if !errors.Is(c.err, c.want) && (c.want != nil || c.err != nil) {
+			t.Errorf("got %v, want %v", c.err, c.want)
+		}
+	}
+}
+
+func TestOptionsAreValidated(t *testing.T) {
+	for _, opt := range []Option{WithShards(0), WithShards(MaxShards + 1), WithMaxActiveRooms(-1),
+		WithMaxShardBytes(MinShardBytes - 1), WithMaxShardBytes(MaxShardBytes + 1), WithMaxClockSkew(-1),
+		WithMaxClockSkew(MinTTL), WithMaxCASRetries(-1), WithClock(nil)} {
+		if _, err := New(NewMemoryStore(), "ns", opt); err == nil {
+			t.Error("an invalid option was accepted")
+		}
+	}
+	if _, err := New(nil, "ns"); err == nil {
+		t.Error("a nil store was accepted")
+	}
+	if _, err := New(NewMemoryStore(), "bad namespace"); err == nil {
+		t.Error("an invalid namespace was accepted")
+	}
+}
+
+// blockingStore blocks every shard write until released, to hold a batch in flight.
+type blockingStore struct {
+	*MemoryStore
+	release chan struct{}
+}
+
+func (b blockingStore) CreateShard(ctx context.Context, key ShardKey, data []byte) (lease.Version, error) {
+	<-b.release
+	return b.MemoryStore.CreateShard(ctx, key, data)
+}
+
+func TestCancelledWhileQueued(t *testing.T) {
+	store := blockingStore{NewMemoryStore(), make(chan struct{})}
+	m, err := New(store, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := NewRoomID()
+	first := make(chan error, 1)
+	go func() {
+		_, err := m.Campaign(context.Background(), room, "a", 10*time.Second, "")
+		first <- err
+	}()
+	// Wait until the first campaign holds the shard's queue.
+	for len(m.queues[m.ShardOf(room)].sem) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := m.Campaign(ctx, room, "b", 10*time.Second, ""); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("queued campaign with an expired context: %v", err)
+	}
+	close(store.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if q := m.queues[m.ShardOf(room)]; len(q.pending) != 0 {
+		t.Fatalf("%d ops left in the queue", len(q.pending))
+	}
+	st, err := m.Status(context.Background(), room)
+	if err != nil || st.Leader == nil || st.Leader.CandidateID != "a" {
+		t.Fatalf("status = %+v, %v", st, err)
+	}
+}
+
+func TestNoSkewExpiresAtExpiresAt(t *testing.T) {
+	ctx := context.Background()
+	clock := &fixedClock{t: time.UnixMilli(1_700_000_000_000)}
+	m, err := New(NewMemoryStore(), "ns", WithMaxClockSkew(0), WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := NewRoomID()
+	res, err := m.Campaign(ctx, room, "a", MinTTL, "")
+	if err != nil || res.Status != StatusLeader {
+		t.Fatal(res, err)
+	}
+	clock.t = clock.t.Add(MinTTL - time.Millisecond)
+	if st, _ := m.Status(ctx, room); st.Status != StatusLeader || st.RetryAfter != time.Millisecond {
+		t.Fatalf("a millisecond before expiry: %+v", st)
+	}
+	clock.t = clock.t.Add(time.Millisecond)
+	if st, _ := m.Status(ctx, room); st.Status != StatusVacant {
+		t.Fatalf("at expires_at without skew: %+v", st)
+	}
+}
+
+type fixedClock struct{ t time.Time }
+
+func (c *fixedClock) Now() time.Time           { return c.t }
+func (c *fixedClock) Monotonic() time.Duration { return 0 }
+
+// conflictingStore answers every update with a conflict.
+type conflictingStore struct{ *MemoryStore }
+
+func (conflictingStore) UpdateShard(context.Context, ShardKey, []byte, lease.Version) (lease.Version, error) {
+	return 0, lease.ErrConflict
+}
+
+func TestTooManyConflicts(t *testing.T) {
+	ctx := context.Background()
+	m, err := New(conflictingStore{NewMemoryStore()}, "ns", WithMaxCASRetries(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := NewRoomID()
+	res, err := m.Campaign(ctx, room, "a", MinTTL, "") // creates the shard: no update yet
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Renew(ctx, room, res.Token, MinTTL)
+	if !errors.Is(err, ErrTooManyConflicts) || !errors.Is(err, lease.ErrTooManyConflicts) || !strings.Contains(err.Error(), "3 attempts") {
+		t.Fatalf("renew against endless conflicts: %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+package rooms
+
+import (
+	"context"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// ShardKey names one shard of a namespace's rooms.
+type ShardKey struct {
+	// Namespace is the rooms namespace (lease.ValidateNamespace rules).
+	Namespace string
+	// Index is the shard number, 0 ≤ Index < the namespace's shard count.
+	Index int
+}
+
+// Shard is one stored shard document, as listed by Store.ListShards.
+type Shard struct {
+	// Index is the shard number.
+	Index int
+	// Data is the shard's JSON document.
+	Data []byte
+	// Version is the store's version of Data.
+	Version lease.Version
+}
+
+// Store keeps the shards of room namespaces: opaque JSON documents, each written by
+// compare-and-swap on a version, like lease.Store does for election records. Every rule lives in
+// Manager; the stores only keep bytes. The memory store is NewMemoryStore; *filestore.Store and
+// *swarmstore.Store implement Store too.
+//
+// Implementations must be safe for concurrent use. Errors wrap the lease sentinels
+// (lease.ErrNotFound, ErrExists, ErrConflict, ErrAmbiguous, ErrUnavailable, ErrNotManager,
+// ErrNoQuorum) or are a *lease.CorruptError.
+type Store interface {
+	// LoadShard returns the shard's document and version, or lease.ErrNotFound.
+	LoadShard(ctx context.Context, key ShardKey) ([]byte, lease.Version, error)
+	// CreateShard stores the first document of the shard, or returns lease.ErrExists.
+	CreateShard(ctx context.Context, key ShardKey, data []byte) (lease.Version, error)
+	// UpdateShard replaces the shard's document if its version is still expected; otherwise
+	// lease.ErrConflict (or lease.ErrNotFound when it is gone). lease.ErrAmbiguous means the
+	// write may or may not have been applied. On success it returns the version this write
+	// created — never a later write's — or 0 when it cannot be known.
+	UpdateShard(ctx context.Context, key ShardKey, data []byte, expected lease.Version) (lease.Version, error)
+	// ListShards returns every stored shard of namespace, in any order.
+	ListShards(ctx context.Context, namespace string) ([]Shard, error)
+	// DeleteShards removes every shard of namespace (and with them their term floors: see
+	// docs/rooms.md on re-created shards). Removing nothing is not an error.
+	DeleteShards(ctx context.Context, namespace string) error
+	// Describe names the store for messages and logs.
+	Describe() string
+}
+
+// ActivationLocker is implemented by stores that can serialise activations (campaigns that make
+// a room active) across every process using the store, which makes the active-room limit exact
+// for them. The Manager takes the lock before counting the active rooms and holds it until its
+// conditional write is done.
+type ActivationLocker interface {
+	// LockActivations blocks until the namespace's activation lock is held or ctx ends, and
+	// returns the function that releases it.
+	LockActivations(ctx context.Context, namespace string) (unlock func(), err error)
+}
+
+// ShardNotifier is implemented by stores that can tell promptly when a shard may have changed.
+// Notifications are hints: a missed or spurious one is harmless because consumers also poll.
+type ShardNotifier interface {
+	// NotifyShard returns a channel that receives a value (coalesced, capacity 1) whenever the
+	// shard may have changed, until ctx ends; the channel is closed then.
+	NotifyShard(ctx context.Context, key ShardKey) (<-chan struct{}, error)
+}
