@@ -1,13 +1,9 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
 // sseWriteTimeout bounds one write to an SSE client: a client that stops reading is cut off.
@@ -39,17 +35,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no") // nginx and compatible proxies: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
 
-	send := func(event string, snap lease.Snapshot) error {
-		data, err := json.Marshal(StateOf(snap))
-		if err != nil {
-			return err
-		}
-		return s.writeSSE(w, rc, fmt.Sprintf("event: %s\ndata: %s\n\n", event, data))
-	}
-	if err := send("current", current); err != nil {
+	if err := s.writeSSE(w, rc, current); err != nil {
 		return
 	}
-	last := current
 	keepAlive := time.NewTicker(s.opts.KeepAlive)
 	defer keepAlive.Stop()
 	for {
@@ -60,26 +48,25 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-sub.dropped:
 			return
-		case snap := <-sub.ch:
-			if !lease.Changed(last, snap) {
-				continue
-			}
-			last = snap
-			if err := send("change", snap); err != nil {
+		case frame := <-sub.ch:
+			if err := s.writeSSE(w, rc, frame); err != nil {
 				return
 			}
 		case <-keepAlive.C:
-			if err := s.writeSSE(w, rc, ": keep-alive\n\n"); err != nil {
+			if err := s.writeSSE(w, rc, keepAliveFrame); err != nil {
 				return
 			}
 		}
 	}
 }
 
+// keepAliveFrame is an SSE comment: it keeps proxies and clients from timing the stream out.
+var keepAliveFrame = []byte(": keep-alive\n\n")
+
 // writeSSE writes one frame and flushes it, within sseWriteTimeout.
-func (s *Server) writeSSE(w http.ResponseWriter, rc *http.ResponseController, frame string) error {
+func (s *Server) writeSSE(w http.ResponseWriter, rc *http.ResponseController, frame []byte) error {
 	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := w.Write([]byte(frame)); err != nil {
+	if _, err := w.Write(frame); err != nil {
 		return err
 	}
 	return rc.Flush()

@@ -2,28 +2,34 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// hub fans one watcher's snapshots out to every SSE client of the process. Broadcasting never
-// blocks: a client whose buffer is full is dropped (it reconnects and gets the current state),
-// so one slow client cannot slow the others.
+// hub fans one watcher's snapshots out to every SSE client of the process. Each change is
+// encoded once and the same frame goes to every client; renewals update the current state
+// (for /v1/state and new subscribers) without waking any client. Broadcasting never blocks: a
+// client whose buffer is full is dropped (it reconnects and gets the current state), so one
+// slow client cannot slow the others.
 type hub struct {
 	mu      sync.Mutex
 	clients map[*subscriber]struct{}
 	current lease.Snapshot
-	ready   chan struct{} // closed once the first snapshot is known
-	limit   int
-	metrics *Metrics
+	// currentFrame is the "current" event of the newest snapshot, ready for new subscribers.
+	currentFrame []byte
+	ready        chan struct{} // closed once the first snapshot is known
+	limit        int
+	metrics      *Metrics
 }
 
-// subscriber is one SSE client's queue.
+// subscriber is one SSE client's queue of encoded "change" frames.
 type subscriber struct {
-	ch      chan lease.Snapshot
+	ch      chan []byte
 	dropped chan struct{}
 }
 
@@ -38,23 +44,39 @@ func newHub(limit int, m *Metrics) *hub {
 func (h *hub) run(ctx context.Context, snaps <-chan lease.Snapshot) {
 	first := true
 	for s := range snaps {
+		current := encodeEvent("current", s)
+		var change []byte
 		h.mu.Lock()
-		h.current = s
+		if !first && lease.Changed(h.current, s) {
+			change = encodeEvent("change", s)
+		}
+		h.current, h.currentFrame = s, current
 		if first {
 			close(h.ready)
 			first = false
 		}
-		for c := range h.clients {
-			select {
-			case c.ch <- s:
-			default:
-				h.dropLocked(c)
-				h.metrics.sseDropped.Inc()
+		if change != nil {
+			for c := range h.clients {
+				select {
+				case c.ch <- change:
+				default:
+					h.dropLocked(c)
+					h.metrics.sseDropped.Inc()
+				}
 			}
 		}
 		h.mu.Unlock()
 		h.metrics.observed(s)
 	}
+}
+
+// encodeEvent is one SSE frame carrying the State of s.
+func encodeEvent(event string, s lease.Snapshot) []byte {
+	data, err := json.Marshal(StateOf(s))
+	if err != nil { // State has only plain fields: cannot happen
+		panic("server: encode state: " + err.Error())
+	}
+	return fmt.Appendf(nil, "event: %s\ndata: %s\n\n", event, data)
 }
 
 // firstReadWait bounds how long a request waits for the watcher's first read of the store:
@@ -91,21 +113,21 @@ func (h *hub) snapshot(ctx context.Context) (lease.Snapshot, error) {
 // errTooManyClients: the hub is at its client limit.
 var errTooManyClients = errors.New("too many SSE clients")
 
-// subscribe registers a client and returns the current snapshot, from which the client's
+// subscribe registers a client and returns the "current" frame, from which the client's
 // changes follow without a gap.
-func (h *hub) subscribe(ctx context.Context) (*subscriber, lease.Snapshot, error) {
+func (h *hub) subscribe(ctx context.Context) (*subscriber, []byte, error) {
 	if err := h.awaitFirst(ctx); err != nil {
-		return nil, lease.Snapshot{}, err
+		return nil, nil, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.limit > 0 && len(h.clients) >= h.limit {
-		return nil, lease.Snapshot{}, errTooManyClients
+		return nil, nil, errTooManyClients
 	}
-	c := &subscriber{ch: make(chan lease.Snapshot, clientBuffer), dropped: make(chan struct{})}
+	c := &subscriber{ch: make(chan []byte, clientBuffer), dropped: make(chan struct{})}
 	h.clients[c] = struct{}{}
 	h.metrics.sseClients.Inc()
-	return c, h.current, nil
+	return c, h.currentFrame, nil
 }
 
 // unsubscribe removes a client (idempotent).
