@@ -36,6 +36,15 @@ type Campaign struct {
 	StopBefore time.Duration
 	// Logger receives one line per transition (default: slog.Default()).
 	Logger *slog.Logger
+	// Observe, when set, receives every state of the election the campaign reads or writes,
+	// so that a server in the same process can serve it without reading the store itself.
+	Observe func(Snapshot)
+}
+
+func (c *Campaign) observe(s Snapshot) {
+	if c.Observe != nil {
+		c.Observe(s)
+	}
 }
 
 // Term is one leadership term, alive until Done is closed.
@@ -132,6 +141,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 			continue
 		case res.Acquired:
 			lastErr = ""
+			c.observe(res.Current)
 			steppedDown, err := c.runTerm(ctx, res.Grant, notify, lead)
 			if err != nil {
 				return err
@@ -144,6 +154,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 			continue
 		}
 		lastErr = ""
+		c.observe(res.Current)
 		wait := min(c.PollInterval, e.UntilExpiry(res.Current)+time.Millisecond)
 		c.waitFollower(ctx, wait, notify)
 	}
@@ -242,6 +253,9 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			return
 		case <-notify:
 			snap, err := e.Inspect(ctx)
+			if err == nil {
+				c.observe(snap)
+			}
 			if err == nil && (!snap.Exists || snap.Fence != fence || !e.id.holds(snap.Record)) {
 				log.Warn("lost", "reason", "the store shows another holder or fence", "current_holder_id", snap.HolderID, "current_fence", snap.Fence)
 				end(ErrLost)
@@ -260,6 +274,7 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			}
 			failing, lastRenewed, current = false, time.Now(), renewed
 			moved(renewed)
+			c.observe(Snapshot{Record: renewed.Record, Version: renewed.Version, Exists: true, Acquired: true})
 			next.Reset(c.RenewInterval)
 		case errors.Is(err, ErrNotHolder):
 			log.Warn("lost", "reason", err.Error())

@@ -37,6 +37,9 @@ type Options struct {
 	Metrics *Metrics
 	// Logger logs server events (default slog.Default()).
 	Logger *slog.Logger
+	// Snapshots, when set, feeds the server instead of a watcher of its own: `run` passes its
+	// campaign's reads, so that a replica reads the store once, not twice. The owner closes it.
+	Snapshots <-chan lease.Snapshot
 }
 
 // Server serves the HTTP API of one election.
@@ -136,10 +139,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopWatch()
 	// Every new record, renewals included, so /v1/state is never stale; SSE clients filter
 	// them to holder and fence changes.
-	go s.hub.run(watchCtx, s.opts.Election.WatchRecords(watchCtx, s.opts.PollInterval, func(err error) {
-		s.opts.Metrics.StoreError(lease.ErrorKind(err))
-		s.opts.Logger.Debug("watch: store error", "err", err)
-	}))
+	snaps := s.opts.Snapshots
+	if snaps == nil {
+		snaps = s.opts.Election.WatchRecords(watchCtx, s.opts.PollInterval, func(err error) {
+			s.opts.Metrics.StoreError(lease.ErrorKind(err))
+			s.opts.Logger.Debug("watch: store error", "err", err)
+		})
+	}
+	go s.hub.run(watchCtx, snaps)
 
 	srv := &http.Server{
 		Handler:           s.router,

@@ -66,27 +66,30 @@ configuration; 4 corrupt election; 6 not a Swarm manager. Other store errors are
 func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv []string, once, exitOnChildExit bool) error {
 	cfg := s.cfg
 	log := slog.New(slog.NewTextHandler(a.Err, nil))
-	if cfg.Listen != config.ListenOff {
-		// The HTTP API lives as long as run: stopped after the campaign has released.
-		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
-		served := make(chan error, 1)
-		ln, err := net.Listen("tcp", cfg.Listen)
-		if err != nil {
-			stopHTTP()
-			return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err)}
-		}
-		go func() { served <- a.serveOn(httpCtx, s, metrics, log, ln) }()
-		defer func() {
-			stopHTTP()
-			<-served
-		}()
-	}
 	campaign := &lease.Campaign{
 		Election:      s.election,
 		RenewInterval: cfg.RenewInterval,
 		PollInterval:  cfg.DefaultPoll,
 		StopBefore:    cfg.ShutdownTimeout,
 		Logger:        log,
+	}
+	if cfg.Listen != config.ListenOff {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err)}
+		}
+		// The API serves what the campaign reads: one reader of the store per replica.
+		snaps := make(chan lease.Snapshot, 1)
+		campaign.Observe = func(s lease.Snapshot) { keepNewest(snaps, s) }
+		// The HTTP API lives as long as run: stopped after the campaign has released.
+		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
+		served := make(chan error, 1)
+		go func() { served <- a.serveOn(httpCtx, s, metrics, log, ln, snaps) }()
+		defer func() {
+			close(snaps) // campaign.Run has returned: nothing observes any more
+			stopHTTP()
+			<-served
+		}()
 	}
 	exitCode := -1
 	err := campaign.Run(ctx, func(term *lease.Term) error {
@@ -165,4 +168,22 @@ func (a *App) newGuardCmd() *cobra.Command {
 	cmd.Flags().Int64Var(&graceMs, "grace-ms", 10000, "SIGTERM → SIGKILL grace")
 	cmd.Flags().IntVar(&parent, "parent", 0, "the supervisor's PID")
 	return cmd
+}
+
+// keepNewest puts s in the single-slot channel, replacing an unread older snapshot; only the
+// campaign sends, so the second try always succeeds.
+func keepNewest(ch chan lease.Snapshot, s lease.Snapshot) {
+	select {
+	case ch <- s:
+		return
+	default:
+	}
+	select {
+	case <-ch:
+	default:
+	}
+	select {
+	case ch <- s:
+	default:
+	}
 }

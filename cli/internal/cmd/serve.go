@@ -54,14 +54,15 @@ func (a *App) serveHTTP(ctx context.Context, s *session, metrics *server.Metrics
 	if err != nil {
 		return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, s.cfg.Source(config.KeyListen), err)}
 	}
-	return a.serveOn(ctx, s, metrics, log, ln)
+	return a.serveOn(ctx, s, metrics, log, ln, nil)
 }
 
-// serveOn serves the election's HTTP API on ln until ctx ends.
-func (a *App) serveOn(ctx context.Context, s *session, metrics *server.Metrics, log *slog.Logger, ln net.Listener) error {
+// serveOn serves the election's HTTP API on ln until ctx ends, from snaps when set (else the
+// server watches the election itself).
+func (a *App) serveOn(ctx context.Context, s *session, metrics *server.Metrics, log *slog.Logger, ln net.Listener, snaps <-chan lease.Snapshot) error {
 	srv, err := server.New(server.Options{
 		Election: s.election, Version: Version, PollInterval: s.cfg.DefaultPoll,
-		KeepAlive: s.cfg.KeepAlive, Metrics: metrics, Logger: log,
+		KeepAlive: s.cfg.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
 	})
 	if err != nil {
 		ln.Close()
