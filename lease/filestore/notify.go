@@ -18,6 +18,12 @@ func (s *Store) Notify(ctx context.Context, namespace string) (<-chan struct{}, 
 	if err := lease.ValidateNamespace(namespace); err != nil {
 		return nil, err
 	}
+	return s.watchFile(ctx, s.path(namespace))
+}
+
+// watchFile notifies every replacement or removal of path (a file in the store's directory)
+// until ctx ends.
+func (s *Store) watchFile(ctx context.Context, path string) (<-chan struct{}, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("file store: watch: %w", err)
@@ -28,7 +34,7 @@ func (s *Store) Notify(ctx context.Context, namespace string) (<-chan struct{}, 
 		w.Close()
 		return nil, fmt.Errorf("file store: watch %s: %w", s.dir, err)
 	}
-	target := filepath.Clean(s.path(namespace))
+	target := filepath.Clean(path)
 	ch := make(chan struct{}, 1)
 	go func() {
 		defer close(ch)

@@ -2,10 +2,6 @@ package filestore
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -17,38 +13,5 @@ func (s *Store) NotifyShard(ctx context.Context, key rooms.ShardKey) (<-chan str
 	if err := lease.ValidateNamespace(key.Namespace); err != nil {
 		return nil, err
 	}
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("file store: watch: %w", err)
-	}
-	// The directory, not the file: a rename replaces the file's inode.
-	if err := w.Add(s.dir); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("file store: watch %s: %w", s.dir, err)
-	}
-	target := filepath.Clean(s.shardPath(key))
-	ch := make(chan struct{}, 1)
-	go func() {
-		defer close(ch)
-		defer w.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if filepath.Clean(ev.Name) == target {
-					lease.Signal(ch)
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				lease.Signal(ch) // an overflow may have dropped events
-			}
-		}
-	}()
-	return ch, nil
+	return s.watchFile(ctx, s.shardPath(key))
 }

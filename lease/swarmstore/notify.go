@@ -20,7 +20,12 @@ const eventsRetry = time.Second
 // after it). The stream is reopened when it fails, with a notification each time since events
 // may have been missed. It can also stall silently: consumers poll as well.
 func (s *Store) Notify(ctx context.Context, namespace string) (<-chan struct{}, error) {
-	name := AnchorName(namespace)
+	return s.notifyService(ctx, AnchorName(namespace)), nil
+}
+
+// notifyService is Notify for any service name: the event stream, reopened after a failure
+// (with a notification, since events may have been missed) until ctx ends.
+func (s *Store) notifyService(ctx context.Context, name string) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	go func() {
 		defer close(ch)
@@ -33,7 +38,7 @@ func (s *Store) Notify(ctx context.Context, namespace string) (<-chan struct{}, 
 			_ = ctxsleep.Sleep(ctx, eventsRetry)
 		}
 	}()
-	return ch, nil
+	return ch
 }
 
 // pump forwards one event stream's messages until it fails or ctx ends.

@@ -14,7 +14,6 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
 
@@ -249,22 +248,4 @@ func (s *Store) DeleteShards(ctx context.Context, namespace string) error {
 // (see Notify).
 func (s *Store) NotifyShard(ctx context.Context, key rooms.ShardKey) (<-chan struct{}, error) {
 	return s.notifyService(ctx, RoomsShardName(key.Namespace, key.Index)), nil
-}
-
-// notifyService is Notify for any service name: the event stream, reopened after a failure
-// (with a notification, since events may have been missed) until ctx ends.
-func (s *Store) notifyService(ctx context.Context, name string) <-chan struct{} {
-	ch := make(chan struct{}, 1)
-	go func() {
-		defer close(ch)
-		for ctx.Err() == nil {
-			res := s.docker.Events(ctx, client.EventsListOptions{
-				Filters: make(client.Filters).Add("type", "service").Add("service", name),
-			})
-			s.pump(ctx, res, ch)
-			lease.Signal(ch)
-			_ = ctxsleep.Sleep(ctx, eventsRetry)
-		}
-	}()
-	return ch
 }

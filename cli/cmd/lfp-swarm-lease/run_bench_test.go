@@ -280,23 +280,7 @@ func benchTestChild(tb testing.TB) string {
 // SIGKILLed when the benchmark ends if it still runs.
 func benchStartRun(tb testing.TB, env []string, holder string) *runProc {
 	tb.Helper()
-	cmd := exec.Command(binary, "run", "--", benchTestChild(tb))
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container", "SWARM_LEASE_HOLDER_ID=" + holder}, env...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	p := &runProc{name: holder, cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if tb.Failed() {
-			tb.Logf("run %s output:\n%s", holder, out.String())
-		}
-	})
-	return p
+	return startProc(tb, "run "+holder, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...), "run", "--", benchTestChild(tb))
 }
 
 // fileBenchCluster is benchContenders `run` processes on one file-store election.

@@ -84,7 +84,7 @@ func startRun(t *testing.T, env []string, holder string, flags ...string) *runPr
 // startProc starts the binary with args and env (plus PATH and a HOSTNAME that is no
 // container); it is SIGKILLed at the end of the test if still running, and its output is
 // logged if the test failed.
-func startProc(t *testing.T, name string, env []string, args ...string) *runProc {
+func startProc(t testing.TB, name string, env []string, args ...string) *runProc {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container"}, env...)
