@@ -138,57 +138,25 @@ func (s *Store) CreateShard(ctx context.Context, key rooms.ShardKey, data []byte
 		return 0, wrap("create", name, classify(err, true))
 	}
 	// The create answer has no version: read it back.
-	return s.readBack(ctx, name, res.ID, key, data)
+	return s.readBack(ctx, name, res.ID, shardIs(name, key, data))
 }
 
 // UpdateShard implements rooms.Store: a label-only service update conditional on the version
 // index.
 func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
 	name := RoomsShardName(key.Namespace, key.Index)
-	cached, ok := s.cached(name)
-	if !ok || cached.version != expected {
-		// Not read through this store at that version: read the current spec first.
-		if _, _, err := s.LoadShard(ctx, key); err != nil {
-			return 0, err
-		}
-		if cached, ok = s.cached(name); !ok || cached.version != expected {
-			return 0, wrap("update", name, lease.ErrConflict)
-		}
-	}
-	spec := cached.spec
-	labels := make(map[string]string, len(spec.Labels))
-	for k, v := range spec.Labels {
-		labels[k] = v
-	}
-	spec.Labels = shardLabels(key, data, labels)
-	_, err := s.docker.ServiceUpdate(ctx, cached.id, client.ServiceUpdateOptions{
-		Version:       swarm.Version{Index: uint64(expected)},
-		Spec:          spec,
-		QueryRegistry: false,
-	})
-	if err != nil {
-		s.forget(name)
-		return 0, wrap("update", name, classify(err, true))
-	}
-	return s.readBack(ctx, name, cached.id, key, data)
+	return s.updateLabels(ctx, name, expected,
+		func() error { _, _, err := s.LoadShard(ctx, key); return err },
+		func(labels map[string]string) map[string]string { return shardLabels(key, data, labels) },
+		shardIs(name, key, data))
 }
 
-// readBack learns the version a create or update made. Another write may have landed in
-// between: then the version read is not this write's, and "applied, version unknown" (0) is
-// the honest answer (see Update).
-func (s *Store) readBack(ctx context.Context, name, id string, key rooms.ShardKey, data []byte) (lease.Version, error) {
-	res, err := s.docker.ServiceInspect(ctx, id, client.ServiceInspectOptions{})
-	if err != nil {
-		s.forget(name)
-		return 0, wrap("read back", name, fmt.Errorf("%w: %w", lease.ErrAmbiguous, classify(err, false)))
+// shardIs reports whether read-back labels hold exactly data.
+func shardIs(name string, key rooms.ShardKey, data []byte) func(map[string]string) bool {
+	return func(labels map[string]string) bool {
+		back, err := shardState(name, key, labels)
+		return err == nil && string(back) == string(data)
 	}
-	if back, err := shardState(name, key, res.Service.Spec.Labels); err != nil || string(back) != string(data) {
-		s.forget(name)
-		return 0, nil
-	}
-	ver := lease.Version(res.Service.Version.Index)
-	s.remember(name, cachedSpec{id: id, version: ver, spec: res.Service.Spec})
-	return ver, nil
 }
 
 // ListShards implements rooms.Store with one service list call filtered on the namespace label.

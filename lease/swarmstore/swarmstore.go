@@ -117,10 +117,25 @@ func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, er
 // Update implements lease.Store: a label-only service update conditional on the version index.
 func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
 	name := AnchorName(rec.Namespace)
+	return s.updateLabels(ctx, name, expected,
+		func() error { _, _, err := s.Load(ctx, rec.Namespace); return err },
+		func(labels map[string]string) map[string]string { return encode(rec, labels) },
+		func(labels map[string]string) bool {
+			back, err := decode(name, rec.Namespace, labels)
+			return err == nil && back.Equal(rec)
+		})
+}
+
+// updateLabels is the conditional, label-only update of service name that anchors and room
+// shards share. reload reads the service through the store (refreshing the spec cache) when the
+// cache does not hold version expected; relabel rewrites the labels (keeping others); ours tells
+// whether labels read back are this write's.
+func (s *Store) updateLabels(ctx context.Context, name string, expected lease.Version, reload func() error,
+	relabel func(map[string]string) map[string]string, ours func(map[string]string) bool) (lease.Version, error) {
 	cached, ok := s.cached(name)
 	if !ok || cached.version != expected {
 		// Not read through this store at that version: read the current spec first.
-		if _, _, err := s.Load(ctx, rec.Namespace); err != nil {
+		if err := reload(); err != nil {
 			return 0, err
 		}
 		if cached, ok = s.cached(name); !ok || cached.version != expected {
@@ -132,7 +147,7 @@ func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Ver
 	for k, v := range spec.Labels {
 		labels[k] = v
 	}
-	spec.Labels = encode(rec, labels)
+	spec.Labels = relabel(labels)
 	_, err := s.docker.ServiceUpdate(ctx, cached.id, client.ServiceUpdateOptions{
 		Version:       swarm.Version{Index: uint64(expected)},
 		Spec:          spec,
@@ -142,23 +157,26 @@ func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Ver
 		s.forget(name)
 		return 0, wrap("update", name, classify(err, true))
 	}
-	// The update answer has no version either; the next mutation needs it, so read it now.
-	res, err := s.docker.ServiceInspect(ctx, cached.id, client.ServiceInspectOptions{})
+	return s.readBack(ctx, name, cached.id, ours)
+}
+
+// readBack learns the version a create or update made: the Swarm API's answers carry none, and
+// the next mutation needs it. Another write may have landed in between: then the version read
+// is not this write's, and handing it out would let the caller overwrite that other write from
+// a stale record, so the answer is "applied, version unknown" (0). A failed read leaves the
+// write applied but its version unknown: ErrAmbiguous, resolved by reading again.
+func (s *Store) readBack(ctx context.Context, name, id string, ours func(map[string]string) bool) (lease.Version, error) {
+	res, err := s.docker.ServiceInspect(ctx, id, client.ServiceInspectOptions{})
 	if err != nil {
 		s.forget(name)
-		// The write succeeded; only its new version is unknown. The caller resolves that by
-		// reading again, as for any ambiguous write.
 		return 0, wrap("read back", name, fmt.Errorf("%w: %w", lease.ErrAmbiguous, classify(err, false)))
 	}
-	// Another write may have landed between the update and this read: then the version read
-	// is not this write's, and handing it out would let the caller overwrite that other write
-	// from a stale record. Report "applied, version unknown" instead.
-	if back, err := decode(name, rec.Namespace, res.Service.Spec.Labels); err != nil || !back.Equal(rec) {
+	if !ours(res.Service.Spec.Labels) {
 		s.forget(name)
 		return 0, nil
 	}
 	ver := lease.Version(res.Service.Version.Index)
-	s.remember(name, cachedSpec{id: cached.id, version: ver, spec: res.Service.Spec})
+	s.remember(name, cachedSpec{id: id, version: ver, spec: res.Service.Spec})
 	return ver, nil
 }
 
