@@ -5,6 +5,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
 
 // APIVersion is the version of the HTTP contract (info.version of the OpenAPI document). It
@@ -18,7 +19,11 @@ func Contract() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(Options{Election: e})
+	m, err := rooms.New(rooms.NewMemoryStore(), "contract")
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(Options{Election: e, Elections: &ElectionsOptions{Rooms: m}})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 )
 
@@ -39,7 +40,11 @@ func TestServedContractIsTheContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Options{Election: e})
+	m, err := rooms.New(rooms.NewMemoryStore(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Options{Election: e, Elections: &server.ElectionsOptions{Rooms: m}})
 	if err != nil {
 		t.Fatal(err)
 	}

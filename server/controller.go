@@ -32,10 +32,9 @@ func noStore[T any](body T) *bodyOutput[T] {
 	return &bodyOutput[T]{CacheControl: "no-store", Body: body}
 }
 
-// registerController registers the JSON controller endpoints and documents the SSE stream.
-func (s *Server) registerController() {
+// registerHealth registers /healthz and /readyz, which every server has.
+func (s *Server) registerHealth() {
 	api := s.api
-	errs := []int{http.StatusServiceUnavailable}
 	huma.Register(api, huma.Operation{
 		OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Tags: []string{"health"},
 		Summary: "Process liveness", Description: "Answers as long as the process serves HTTP. Never calls the store.",
@@ -43,17 +42,33 @@ func (s *Server) registerController() {
 		return noStore(HealthBody{Status: "ok"}), nil
 	})
 	huma.Register(api, huma.Operation{
-		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Tags: []string{"health"}, Errors: errs,
+		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Tags: []string{"health"}, Errors: []int{http.StatusServiceUnavailable},
 		Summary:     "Store readiness",
-		Description: "Reads the election from the store: on Swarm this needs a manager whose Swarm has a leader (quorum).",
+		Description: "Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum).",
 	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[HealthBody], error) {
-		if _, err := s.opts.Election.Inspect(ctx); err != nil {
+		var err error
+		if s.opts.Election != nil {
+			_, err = s.opts.Election.Inspect(ctx)
+		} else {
+			_, err = s.opts.Elections.Rooms.Status(ctx, readinessRoom)
+		}
+		if err != nil {
 			e := NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
 			e.RetryAfterMS = retryAfter.Milliseconds()
 			return nil, e
 		}
 		return noStore(HealthBody{Status: "ready"}), nil
 	})
+}
+
+// readinessRoom is the room whose shard /readyz reads on an elections-only server (reading
+// never writes; an unknown room is simply vacant).
+const readinessRoom = "readiness-probe"
+
+// registerController registers the JSON controller endpoints and documents the SSE stream.
+func (s *Server) registerController() {
+	api := s.api
+	errs := []int{http.StatusServiceUnavailable}
 	huma.Register(api, huma.Operation{
 		OperationID: "getInfo", Method: http.MethodGet, Path: "/v1/info", Tags: []string{"election"},
 		Summary: "The bound election and this process's identity",

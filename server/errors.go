@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,14 +19,18 @@ type ErrorBody struct {
 	// Code is stable and machine-readable.
 	Code string `json:"code" doc:"Stable, machine-readable error code." example:"not_found"`
 	// Details adds specifics (the invalid field, the store's answer), when any.
-	Details string `json:"details,omitempty" doc:"Specifics, when any."`
+	Details string `json:"details" doc:"Specifics: the invalid field, what to do. Never secrets."`
 	// RequestID is the request's ID, also in the X-Request-Id header.
 	RequestID string `json:"request_id" doc:"The request's ID, also in the X-Request-Id header." example:"req_4f6c1d0e9a8b7c6d5e4f3a2b1c0d9e8f"`
 	// RetryAfterMS is set where retrying makes sense.
 	RetryAfterMS int64 `json:"retry_after_ms,omitempty" doc:"How long to wait before retrying, where retrying makes sense."`
 
-	status int
+	status  int
+	headers http.Header
 }
+
+// GetHeaders implements huma.HeadersError: Retry-After goes with retry_after_ms.
+func (e *ErrorBody) GetHeaders() http.Header { return e.headers }
 
 // Error implements error.
 func (e *ErrorBody) Error() string { return e.Message }
@@ -38,14 +43,18 @@ func (e *ErrorBody) ContentType(string) string { return "application/json" }
 
 // NewError returns an error response with status and code, for the request of ctx.
 func NewError(ctx context.Context, status int, code, message, details string) *ErrorBody {
+	if details == "" {
+		details = message // the contract has details on every error
+	}
 	return &ErrorBody{status: status, Code: code, Message: message, Details: details, RequestID: RequestID(ctx)}
 }
 
 // codeForStatus is the default code of an error huma creates (validation, not found, ...).
 func codeForStatus(status int) string {
 	switch status {
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return "invalid_request"
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusUnsupportedMediaType:
+		// The elections contract's code for every malformed request.
+		return "invalid_input"
 	case http.StatusNotFound:
 		return "not_found"
 	case http.StatusMethodNotAllowed:
@@ -56,7 +65,7 @@ func codeForStatus(status int) string {
 		return "unavailable"
 	}
 	if status >= 500 {
-		return "internal"
+		return "internal_error"
 	}
 	return strings.ToLower(strings.ReplaceAll(http.StatusText(status), " ", "_"))
 }
@@ -67,7 +76,13 @@ func installErrorModel() {
 	huma.NewErrorWithContext = func(hctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
 		var details []string
 		for _, err := range errs {
-			if err != nil {
+			var detail *huma.ErrorDetail
+			switch {
+			case err == nil:
+			case errors.As(err, &detail):
+				// Location and message only: the rejected value may be a leader token.
+				details = append(details, strings.TrimSpace(detail.Location+": "+detail.Message))
+			default:
 				details = append(details, err.Error())
 			}
 		}
@@ -84,10 +99,15 @@ func installErrorModel() {
 
 // writeError writes an ErrorBody from a plain handler.
 func writeError(w http.ResponseWriter, r *http.Request, status int, code, message, details string) {
+	writeBody(w, status, NewError(r.Context(), status, code, message, details))
+}
+
+// writeBody writes a JSON body from a plain handler.
+func writeBody(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(NewError(r.Context(), status, code, message, details))
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // retryAfter is what a 503 asks clients to wait.

@@ -21,6 +21,9 @@ type Metrics struct {
 	storeErrors *prometheus.CounterVec
 	sseClients  prometheus.Gauge
 	sseDropped  prometheus.Counter
+
+	electionRequests *prometheus.CounterVec
+	electionWatches  prometheus.Gauge
 }
 
 var _ lease.Observer = (*Metrics)(nil)
@@ -41,14 +44,28 @@ func NewMetrics() *Metrics {
 		sseClients:  prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "sse_clients", Help: "Connected SSE clients of /v1/events."}),
 		sseDropped:  prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "sse_clients_dropped_total", Help: "SSE clients dropped because they did not keep up."}),
 	}
+	m.electionRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "election_requests_total",
+		Help: "Requests to the elections API by operation and outcome (ok, leader, follower, or the error code)."}, []string{"operation", "outcome"})
+	m.electionWatches = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "election_watches", Help: "Open watch streams of the elections API."})
 	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.storeErrors, m.sseClients, m.sseDropped,
+		m.electionRequests, m.electionWatches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, so rate() and absent() work before the first error.
 	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "canceled", "other"} {
 		m.storeErrors.WithLabelValues(kind)
 	}
 	m.renew.WithLabelValues("ok")
+	for _, op := range []string{"create", "status", "renew", "resign", "watch"} {
+		m.electionRequests.WithLabelValues(op, "ok")
+	}
+	m.electionRequests.WithLabelValues("campaign", "leader")
+	m.electionRequests.WithLabelValues("campaign", "follower")
 	return m
+}
+
+// electionRequest counts one elections API request.
+func (m *Metrics) electionRequest(op, outcome string) {
+	m.electionRequests.WithLabelValues(op, outcome).Inc()
 }
 
 // Registry returns the registry the metrics live in.

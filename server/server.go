@@ -21,8 +21,11 @@ import (
 
 // Options configure a Server.
 type Options struct {
-	// Election is the election the controller endpoints serve (required).
+	// Election is the election the controller endpoints serve. Nil serves no controller
+	// endpoints (an elections-only server); Election or Elections is required.
 	Election *lease.Election
+	// Elections, when set, serves the elections ("rooms") API.
+	Elections *ElectionsOptions
 	// Version is the product version reported by /v1/info and the contract.
 	Version string
 	// PollInterval is the watcher's poll interval (default 1 s).
@@ -44,11 +47,12 @@ type Options struct {
 
 // Server serves the HTTP API of one election.
 type Server struct {
-	opts    Options
-	router  chi.Router
-	api     huma.API
-	hub     *hub
-	closing chan struct{}
+	opts      Options
+	router    chi.Router
+	api       huma.API
+	hub       *hub
+	elections *elections
+	closing   chan struct{}
 }
 
 // Defaults.
@@ -62,8 +66,8 @@ func init() { installErrorModel() }
 
 // New builds the server; Serve runs it.
 func New(opts Options) (*Server, error) {
-	if opts.Election == nil {
-		return nil, errors.New("server: an election is required")
+	if opts.Election == nil && opts.Elections == nil {
+		return nil, errors.New("server: an election or the elections API is required")
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = time.Second
@@ -98,8 +102,19 @@ func New(opts Options) (*Server, error) {
 	})
 	s.router = r
 	s.api = newAPI(r)
-	s.registerController()
-	r.Get("/v1/events", s.serveEvents)
+	s.registerHealth()
+	if opts.Election != nil {
+		s.registerController()
+		r.Get("/v1/events", s.serveEvents)
+	}
+	if opts.Elections != nil {
+		e, err := s.newElections(*opts.Elections)
+		if err != nil {
+			return nil, err
+		}
+		s.elections = e
+		s.registerElections(e)
+	}
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Metrics.Registry(), promhttp.HandlerOpts{}))
 	docs := v5emb.New("lfp-swarm-lease API", "/openapi.json", "/docs/")
 	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
@@ -111,7 +126,8 @@ func New(opts Options) (*Server, error) {
 // (they load assets from a CDN; /docs serves embedded ones), no $schema links in bodies.
 func newAPI(r chi.Router) huma.API {
 	cfg := huma.DefaultConfig("lfp-swarm-lease", APIVersion)
-	cfg.Info.Description = "Leader election for Docker Swarm services, with fencing tokens. Controller endpoints of one election."
+	cfg.Info.Description = "Leader election for Docker Swarm services, with fencing tokens: the controller endpoints of one " +
+		"Swarm election, and the elections (rooms) API for processes without Docker access."
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil
@@ -140,13 +156,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Every new record, renewals included, so /v1/state is never stale; SSE clients filter
 	// them to holder and fence changes.
 	snaps := s.opts.Snapshots
-	if snaps == nil {
+	if snaps == nil && s.opts.Election != nil {
 		snaps = s.opts.Election.WatchRecords(watchCtx, s.opts.PollInterval, func(err error) {
 			s.opts.Metrics.StoreError(lease.ErrorKind(err))
 			s.opts.Logger.Debug("watch: store error", "err", err)
 		})
 	}
-	go s.hub.run(watchCtx, snaps)
+	if s.opts.Election != nil {
+		go s.hub.run(watchCtx, snaps)
+	}
 
 	srv := &http.Server{
 		Handler:           s.router,
@@ -170,4 +188,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		_ = srv.Close()
 	}
 	return nil
+}
+
+// newElections builds the elections API's state from its options.
+func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
+	if err := o.applyDefaults(); err != nil {
+		return nil, err
+	}
+	adm, err := newAdmission(o.AdmissionPerMinute, o.MaxTrackedClients, o.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	return &elections{opts: o, admission: adm, metrics: s.opts.Metrics, keepAlive: s.opts.KeepAlive, closing: s.closing,
+		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
 }

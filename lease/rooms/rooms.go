@@ -192,13 +192,7 @@ func (m *Manager) Status(ctx context.Context, roomID string) (RoomState, error) 
 	if err != nil {
 		return RoomState{}, m.wrap("status", roomID, err)
 	}
-	now := m.now()
-	e, ok := doc.Rooms[roomID]
-	if !ok || !m.live(e, now) {
-		return RoomState{RoomID: roomID, Status: StatusVacant}, nil
-	}
-	l := e.leader()
-	return RoomState{RoomID: roomID, Status: StatusLeader, Leader: &l, RetryAfter: m.retryAfter(e, now)}, nil
+	return m.stateOf(doc, roomID, m.now()), nil
 }
 
 // Notify returns a channel that receives a value whenever the room may have changed, until ctx
@@ -280,4 +274,40 @@ func firstError(err error) error {
 		}
 	}
 	return err
+}
+
+// Statuses reads several rooms at once, each shard once: a watcher of many rooms costs one
+// store read per shard, not one per room. Every id must be valid; the map has one entry per
+// distinct id.
+func (m *Manager) Statuses(ctx context.Context, roomIDs []string) (map[string]RoomState, error) {
+	byShard := map[int][]string{}
+	for _, id := range roomIDs {
+		if err := ValidateRoomID(id); err != nil {
+			return nil, m.wrap("status", id, err)
+		}
+		i := m.ShardOf(id)
+		byShard[i] = append(byShard[i], id)
+	}
+	out := make(map[string]RoomState, len(roomIDs))
+	for i, ids := range byShard {
+		doc, _, err := m.load(ctx, ShardKey{Namespace: m.ns, Index: i})
+		if err != nil {
+			return nil, fmt.Errorf("status of %d rooms in shard %d: %w", len(ids), i, err)
+		}
+		now := m.now()
+		for _, id := range ids {
+			out[id] = m.stateOf(doc, id, now)
+		}
+	}
+	return out, nil
+}
+
+// stateOf is a room's public state in doc at now.
+func (m *Manager) stateOf(doc *shardDoc, roomID string, now time.Time) RoomState {
+	e, ok := doc.Rooms[roomID]
+	if !ok || !m.live(e, now) {
+		return RoomState{RoomID: roomID, Status: StatusVacant}
+	}
+	l := e.leader()
+	return RoomState{RoomID: roomID, Status: StatusLeader, Leader: &l, RetryAfter: m.retryAfter(e, now)}
 }

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"golang.org/x/time/rate"
+)
+
+// admission is the per-client budget shared by room creation and campaigns. Each client (see
+// clientKey) has a token bucket holding a minute's budget that refills continuously; the table
+// of clients is an LRU of bounded size, so an address flood costs bounded memory (the evicted,
+// least recently seen client starts again with a full budget when it returns).
+type admission struct {
+	perMinute int
+	proxies   []netip.Prefix
+
+	mu      sync.Mutex
+	clients *simplelru.LRU[string, *rate.Limiter]
+}
+
+func newAdmission(perMinute, maxClients int, proxies []netip.Prefix) (*admission, error) {
+	clients, err := simplelru.NewLRU[string, *rate.Limiter](maxClients, nil)
+	if err != nil {
+		return nil, fmt.Errorf("server: tracked clients %d: %w", maxClients, err)
+	}
+	return &admission{perMinute: perMinute, proxies: proxies, clients: clients}, nil
+}
+
+// allow spends one request of client's budget at now. When the budget is spent it returns how
+// long until one request is available again, rounded up to whole seconds (the unit of
+// Retry-After) and at least one second.
+func (a *admission) allow(client string, now time.Time) (ok bool, retryAfter time.Duration) {
+	if a.perMinute <= 0 {
+		return true, 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	lim, found := a.clients.Get(client)
+	if !found {
+		lim = rate.NewLimiter(rate.Every(time.Minute/time.Duration(a.perMinute)), a.perMinute)
+		a.clients.Add(client, lim)
+	}
+	if lim.AllowN(now, 1) {
+		return true, 0
+	}
+	r := lim.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	r.CancelAt(now) // only asking: the refused request spends nothing
+	return false, wholeSeconds(wait)
+}
+
+// tracked returns how many clients the table holds.
+func (a *admission) tracked() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.clients.Len()
+}
+
+// wholeSeconds rounds d up to whole seconds, at least one.
+func wholeSeconds(d time.Duration) time.Duration {
+	s := (d + time.Second - 1) / time.Second
+	return max(s, 1) * time.Second
+}
+
+// clientKey names the client of r for budgets and watch limits: its peer address, or — only
+// when the peer is a configured trusted proxy — the nearest address in X-Forwarded-For that is
+// not itself a trusted proxy (read from the right, since only the hops appended by trusted
+// proxies can be believed; whatever the client wrote itself is further left).
+func clientKey(r *http.Request, proxies []netip.Prefix) string {
+	peer, ok := remoteAddr(r.RemoteAddr)
+	if !ok {
+		return r.RemoteAddr
+	}
+	if !trusted(peer, proxies) {
+		return peer.String()
+	}
+	client := peer
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		addr, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // a garbled hop: trust nothing beyond it
+		}
+		client = addr.Unmap()
+		if !trusted(client, proxies) {
+			break
+		}
+	}
+	return client.String()
+}
+
+func remoteAddr(hostport string) (netip.Addr, bool) {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return addr.Unmap(), true
+}
+
+func trusted(addr netip.Addr, proxies []netip.Prefix) bool {
+	for _, p := range proxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseTrustedProxies parses a comma-separated list of addresses and CIDR prefixes
+// ("10.0.0.0/8, 192.168.1.10"); an empty string trusts no proxy.
+func ParseTrustedProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if strings.Contains(item, "/") {
+			p, err := netip.ParsePrefix(item)
+			if err != nil {
+				return nil, fmt.Errorf("trusted proxy %q: want an address or a CIDR prefix such as 10.0.0.0/8", item)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: want an address or a CIDR prefix such as 10.0.0.0/8", item)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}

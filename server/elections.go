@@ -1,0 +1,419 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+)
+
+// ElectionsOptions configure the elections ("rooms") API: the wire contract of
+// ELECTIONS_API.md on top of a rooms.Manager. Zero limits take the defaults below.
+type ElectionsOptions struct {
+	// Rooms runs the rooms (required).
+	Rooms *rooms.Manager
+	// Disabled answers every elections endpoint with 403 forbidden.
+	Disabled bool
+	// AdmissionPerMinute is each client's budget of room creations and campaigns per minute
+	// (default DefaultAdmissionPerMinute; negative: unlimited). Status, renew and resign are
+	// exempt, so that load can never strand a current leader.
+	AdmissionPerMinute int
+	// MaxTrackedClients bounds the table of clients with a budget (default
+	// DefaultMaxTrackedClients).
+	MaxTrackedClients int
+	// TrustedProxies are the peers whose X-Forwarded-For header names the client; every other
+	// peer is the client itself (see ParseTrustedProxies).
+	TrustedProxies []netip.Prefix
+	// MaxWatchesPerClient and MaxWatches bound concurrent watch streams per client and in
+	// total (defaults DefaultMaxWatchesPerClient, DefaultMaxWatches).
+	MaxWatchesPerClient int
+	MaxWatches          int
+	// WatchLifetime ends a watch stream after this long (default DefaultWatchLifetime); the
+	// client reconnects.
+	WatchLifetime time.Duration
+}
+
+// Defaults of the elections API's limits (the seed service's where it has one).
+const (
+	DefaultAdmissionPerMinute  = 600
+	DefaultMaxTrackedClients   = 65_536
+	DefaultMaxWatchesPerClient = 32
+	DefaultMaxWatches          = 10_000
+	DefaultWatchLifetime       = 900 * time.Second
+)
+
+func (o *ElectionsOptions) applyDefaults() error {
+	if o.Rooms == nil {
+		return errors.New("server: the elections API needs a rooms manager")
+	}
+	if o.AdmissionPerMinute == 0 {
+		o.AdmissionPerMinute = DefaultAdmissionPerMinute
+	}
+	if o.MaxTrackedClients <= 0 {
+		o.MaxTrackedClients = DefaultMaxTrackedClients
+	}
+	if o.MaxWatchesPerClient <= 0 {
+		o.MaxWatchesPerClient = DefaultMaxWatchesPerClient
+	}
+	if o.MaxWatches <= 0 {
+		o.MaxWatches = DefaultMaxWatches
+	}
+	if o.WatchLifetime <= 0 {
+		o.WatchLifetime = DefaultWatchLifetime
+	}
+	return nil
+}
+
+// Wire types of the elections API. Field names, omissions and formats follow ELECTIONS_API.md
+// exactly: a client of the seed service works against this server by changing its base URL.
+
+// CreatedElection is the answer of POST /elections.
+type CreatedElection struct {
+	ElectionID   string `json:"election_id" doc:"The new room's id: 192 random bits, base64url without padding." example:"q3Zb0nJ8m1v0cJ2h0sZ8H1tU9a7yW4eR"`
+	CampaignPath string `json:"campaign_path" example:"/elections/q3Zb0nJ8m1v0cJ2h0sZ8H1tU9a7yW4eR/campaign"`
+	StatusPath   string `json:"status_path" example:"/elections/q3Zb0nJ8m1v0cJ2h0sZ8H1tU9a7yW4eR"`
+	WatchPath    string `json:"watch_path" example:"/elections/q3Zb0nJ8m1v0cJ2h0sZ8H1tU9a7yW4eR/watch"`
+}
+
+// ElectionLeader is a room's current leader. It never carries the token.
+type ElectionLeader struct {
+	CandidateID string `json:"candidate_id" doc:"The leader's candidate id." example:"worker-a"`
+	Metadata    string `json:"metadata,omitempty" doc:"The leader's metadata; omitted when it gave none."`
+	Term        uint64 `json:"term" doc:"The fencing term: strictly increasing within the room, never reused." example:"1842"`
+	ExpiresAt   string `json:"expires_at" format:"date-time" doc:"When the lease ends unless renewed (RFC 3339, UTC)." example:"2026-11-29T12:00:30.000Z"`
+}
+
+// CampaignRequest is the body of POST /elections/{id}/campaign. Unknown fields are ignored.
+type CampaignRequest struct {
+	_           struct{} `json:"-" additionalProperties:"true"`
+	CandidateID string   `json:"candidate_id,omitempty" doc:"Required: 1–64 bytes of [A-Za-z0-9._:@-]. Not a unique key." example:"worker-a"`
+	TTLSeconds  *int     `json:"ttl_seconds,omitempty" nullable:"true" doc:"Lease duration, 5–300 seconds (default 30)." example:"30"`
+	Metadata    *string  `json:"metadata,omitempty" nullable:"true" doc:"Optional, at most 1024 characters; shown to everyone who reads the room."`
+}
+
+// RenewRequest is the body of POST /elections/{id}/renew. Unknown fields are ignored.
+type RenewRequest struct {
+	_           struct{} `json:"-" additionalProperties:"true"`
+	LeaderToken string   `json:"leader_token,omitempty" doc:"The token of the term to renew."`
+	TTLSeconds  *int     `json:"ttl_seconds,omitempty" nullable:"true" doc:"New lease duration from now, 5–300 seconds (default 30, not the original TTL)." example:"30"`
+}
+
+// ResignRequest is the body of POST /elections/{id}/resign. Unknown fields are ignored.
+type ResignRequest struct {
+	_           struct{} `json:"-" additionalProperties:"true"`
+	LeaderToken string   `json:"leader_token,omitempty" doc:"The token of the term to end."`
+}
+
+// CampaignResult answers a campaign (leader or follower) and a renewal (always leader).
+type CampaignResult struct {
+	Status       string         `json:"status" enum:"leader,follower" doc:"leader: the caller holds the term; follower: someone else (or the caller itself, campaigning again) does."`
+	ElectionID   string         `json:"election_id"`
+	Leader       ElectionLeader `json:"leader"`
+	LeaderToken  string         `json:"leader_token,omitempty" doc:"Leaders only: the bearer capability for this term (256 bits, base64url). Keep it out of URLs and logs."`
+	RenewAfterMS *int64         `json:"renew_after_ms,omitempty" doc:"Leaders only: renew after this many milliseconds (half the TTL)." example:"15000"`
+	RetryAfterMS *int64         `json:"retry_after_ms,omitempty" doc:"Followers only: milliseconds until the leader's lease can be taken over." example:"29876"`
+}
+
+// ResignResult answers POST /elections/{id}/resign.
+type ResignResult struct {
+	ElectionID   string `json:"election_id"`
+	Status       string `json:"status" enum:"vacant"`
+	PreviousTerm uint64 `json:"previous_term" doc:"The term that ended."`
+}
+
+// ElectionStatus answers GET /elections/{id}; an unknown room is vacant.
+type ElectionStatus struct {
+	ElectionID   string          `json:"election_id"`
+	Status       string          `json:"status" enum:"leader,vacant"`
+	Leader       *ElectionLeader `json:"leader,omitempty" doc:"The live leader; omitted when vacant."`
+	RetryAfterMS int64           `json:"retry_after_ms" doc:"Milliseconds until the leader's lease can be taken over; 0 when vacant."`
+}
+
+type electionPath struct {
+	ID string `path:"id" doc:"Room id: 8–64 characters of [A-Za-z0-9_-]."`
+}
+
+type campaignInput struct {
+	ID   string `path:"id" doc:"Room id: 8–64 characters of [A-Za-z0-9_-]."`
+	Body CampaignRequest
+}
+
+type renewInput struct {
+	ID   string `path:"id" doc:"Room id: 8–64 characters of [A-Za-z0-9_-]."`
+	Body RenewRequest
+}
+
+type resignInput struct {
+	ID   string `path:"id" doc:"Room id: 8–64 characters of [A-Za-z0-9_-]."`
+	Body ResignRequest
+}
+
+type createdOutput struct {
+	CacheControl string `header:"Cache-Control"`
+	Location     string `header:"Location"`
+	Body         CreatedElection
+}
+
+// elections serves the elections API.
+type elections struct {
+	opts      ElectionsOptions
+	admission *admission
+	watches   *roomWatches
+	metrics   *Metrics
+	keepAlive time.Duration
+	closing   <-chan struct{}
+}
+
+// electionOp names an elections endpoint for the gate and the metrics.
+type electionOp string
+
+const (
+	opCreate   electionOp = "create"
+	opStatus   electionOp = "status"
+	opCampaign electionOp = "campaign"
+	opRenew    electionOp = "renew"
+	opResign   electionOp = "resign"
+	opWatch    electionOp = "watch"
+)
+
+// budgeted: the operations that spend the client's admission budget.
+func (op electionOp) budgeted() bool { return op == opCreate || op == opCampaign }
+
+// hasBody: the operations that take a JSON body.
+func (op electionOp) hasBody() bool { return op == opCampaign || op == opRenew || op == opResign }
+
+// gate runs the checks that precede the body, in the contract's order: disabled (403), budget
+// (429), room id (400), content type (415). It writes the error and returns false when one
+// fails.
+func (e *elections) gate(w http.ResponseWriter, r *http.Request, op electionOp, roomID string) bool {
+	fail := func(status int, code, msg, details string, retry time.Duration) bool {
+		e.metrics.electionRequest(string(op), code)
+		body := NewError(r.Context(), status, code, msg, details)
+		if retry > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(retry/time.Second)))
+			body.RetryAfterMS = retry.Milliseconds()
+		}
+		writeBody(w, status, body)
+		return false
+	}
+	if e.opts.Disabled {
+		return fail(http.StatusForbidden, "forbidden", "public elections are disabled on this server",
+			"the operator turned the elections API off", 0)
+	}
+	if op.budgeted() {
+		if ok, retry := e.admission.allow(clientKey(r, e.opts.TrustedProxies), time.Now()); !ok {
+			return fail(http.StatusTooManyRequests, "rate_limited", "too many room creations and campaigns from this client",
+				fmt.Sprintf("the budget is %d per minute per client; retry after the Retry-After delay", e.opts.AdmissionPerMinute), retry)
+		}
+	}
+	if op != opCreate {
+		if err := rooms.ValidateRoomID(roomID); err != nil {
+			return fail(http.StatusBadRequest, "invalid_input", "invalid election id", "the election id must be 8 to 64 letters, digits, '_' or '-'", 0)
+		}
+	}
+	if op.hasBody() {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			return fail(http.StatusUnsupportedMediaType, "invalid_input", "the body must be JSON",
+				"send Content-Type: application/json", 0)
+		}
+	}
+	return true
+}
+
+// hgate is gate as a huma operation middleware: it runs before huma reads the body.
+func (e *elections) hgate(op electionOp) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		r, w := humachi.Unwrap(ctx)
+		// chi's own parameter: huma's Param reads Request.PathValue, which chi does not fill for
+		// every route shape.
+		if e.gate(w, r, op, chi.URLParam(r, "id")) {
+			next(ctx)
+		}
+	}
+}
+
+// registerElections registers the elections endpoints.
+func (s *Server) registerElections(e *elections) {
+	api := s.api
+	tags := []string{"elections"}
+	op := func(id electionOp, method, path, summary, desc string, status int, errs ...int) huma.Operation {
+		return huma.Operation{
+			OperationID: string(id) + "Election", Method: method, Path: path, Tags: tags, Summary: summary,
+			Description: desc, DefaultStatus: status, Errors: errs, Middlewares: huma.Middlewares{e.hgate(id)},
+		}
+	}
+	huma.Register(api, op(opCreate, http.MethodPost, "/elections", "Create a room",
+		"Returns a fresh room id (192 random bits). Creating a room stores nothing: its state appears on the first campaign. "+
+			"Spends one request of the client's admission budget.",
+		http.StatusCreated, http.StatusForbidden, http.StatusTooManyRequests),
+		func(ctx context.Context, _ *struct{}) (*createdOutput, error) {
+			id := rooms.NewRoomID()
+			e.metrics.electionRequest(string(opCreate), "ok")
+			return &createdOutput{CacheControl: "no-store", Location: "/elections/" + id, Body: CreatedElection{
+				ElectionID: id, CampaignPath: "/elections/" + id + "/campaign", StatusPath: "/elections/" + id, WatchPath: "/elections/" + id + "/watch",
+			}}, nil
+		})
+	huma.Register(api, op(opStatus, http.MethodGet, "/elections/{id}", "A room's leader",
+		"Always 200 for a valid id: an unknown room is vacant. Never returns the token. Not rate-limited.",
+		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusServiceUnavailable),
+		func(ctx context.Context, in *electionPath) (*bodyOutput[ElectionStatus], error) {
+			st, err := e.opts.Rooms.Status(ctx, in.ID)
+			if err != nil {
+				return nil, e.fail(ctx, opStatus, err)
+			}
+			e.metrics.electionRequest(string(opStatus), "ok")
+			return noStore(statusBody(st)), nil
+		})
+	huma.Register(api, op(opCampaign, http.MethodPost, "/elections/{id}/campaign", "Campaign for a room's leadership",
+		"The first live campaign wins a new term and a leader token; everyone else — the live leader campaigning again included — "+
+			"is a follower told who leads and when to retry. Check order: 403, 429, then room id, candidate, metadata, ttl (400).",
+		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusUnsupportedMediaType,
+		http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable),
+		func(ctx context.Context, in *campaignInput) (*bodyOutput[CampaignResult], error) {
+			ttl := ttlOf(in.Body.TTLSeconds)
+			var metadata string
+			if in.Body.Metadata != nil {
+				metadata = *in.Body.Metadata
+			}
+			res, err := e.opts.Rooms.Campaign(ctx, in.ID, in.Body.CandidateID, ttl, metadata)
+			if err != nil {
+				return nil, e.fail(ctx, opCampaign, err)
+			}
+			e.metrics.electionRequest(string(opCampaign), string(res.Status))
+			return noStore(campaignBody(res)), nil
+		})
+	huma.Register(api, op(opRenew, http.MethodPost, "/elections/{id}/renew", "Renew a term",
+		"Extends the caller's term for ttl_seconds from now (default 30; it may shorten the lease), keeping the term. "+
+			"404 lease_not_current when the room is vacant or expired; 400 lease_not_current when another term holds it. Never rate-limited.",
+		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType,
+		http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
+		func(ctx context.Context, in *renewInput) (*bodyOutput[CampaignResult], error) {
+			res, err := e.opts.Rooms.Renew(ctx, in.ID, in.Body.LeaderToken, ttlOf(in.Body.TTLSeconds))
+			if err != nil {
+				return nil, e.fail(ctx, opRenew, err)
+			}
+			e.metrics.electionRequest(string(opRenew), "ok")
+			return noStore(campaignBody(res)), nil
+		})
+	huma.Register(api, op(opResign, http.MethodPost, "/elections/{id}/resign", "Resign a term",
+		"Ends the caller's term at once; the room is vacant and its next term is higher. Errors as for renew. Never rate-limited.",
+		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType,
+		http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
+		func(ctx context.Context, in *resignInput) (*bodyOutput[ResignResult], error) {
+			prev, err := e.opts.Rooms.Resign(ctx, in.ID, in.Body.LeaderToken)
+			if err != nil {
+				return nil, e.fail(ctx, opResign, err)
+			}
+			e.metrics.electionRequest(string(opResign), "ok")
+			return noStore(ResignResult{ElectionID: in.ID, Status: string(rooms.StatusVacant), PreviousTerm: prev}), nil
+		})
+	s.router.Get("/elections/{id}/watch", e.serveWatch)
+	s.documentWatch()
+}
+
+// ttlOf is the requested TTL, or the contract's default when the field is absent.
+func ttlOf(seconds *int) time.Duration {
+	if seconds == nil {
+		return rooms.DefaultTTL
+	}
+	// Bounded before multiplying, so that a huge value cannot wrap into the valid range.
+	if *seconds < 0 || *seconds > 1_000_000 {
+		return -1
+	}
+	return time.Duration(*seconds) * time.Second
+}
+
+// fail maps an engine error to the contract's status and code.
+func (e *elections) fail(ctx context.Context, op electionOp, err error) error {
+	var body *ErrorBody
+	var capacity *rooms.CapacityError
+	switch {
+	case errors.Is(err, rooms.ErrInvalidTTL):
+		body = NewError(ctx, http.StatusBadRequest, "invalid_ttl", "invalid ttl_seconds", "ttl_seconds must be a whole number from 5 to 300")
+	case errors.Is(err, rooms.ErrInvalidRoomID):
+		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "invalid election id", "the election id must be 8 to 64 letters, digits, '_' or '-'")
+	case errors.Is(err, rooms.ErrInvalidCandidate):
+		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "invalid candidate_id", "candidate_id is required: 1 to 64 letters, digits, '.', '_', ':', '@' or '-'")
+	case errors.Is(err, rooms.ErrInvalidMetadata):
+		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "invalid metadata", "metadata must be valid UTF-8 of at most 1024 characters")
+	case errors.Is(err, rooms.ErrInvalidToken):
+		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "malformed leader_token", "leader_token must be the 43-character token a winning campaign returned")
+	case errors.Is(err, rooms.ErrVacant):
+		body = NewError(ctx, http.StatusNotFound, "lease_not_current", "no current lease", "the room is vacant or the lease expired; campaign again")
+	case errors.Is(err, rooms.ErrNotCurrent):
+		body = NewError(ctx, http.StatusBadRequest, "lease_not_current", "the lease is not current", "another term holds the room; campaign again")
+	case errors.As(err, &capacity):
+		body = NewError(ctx, http.StatusConflict, "capacity_exceeded", "too many active rooms", capacityDetails(capacity))
+		body.retry(capacity.RetryAfter)
+	case errors.Is(err, context.Canceled):
+		body = NewError(ctx, 499, "canceled", "the request was canceled", "")
+	case errors.Is(err, lease.ErrUnavailable), errors.Is(err, lease.ErrNoQuorum), errors.Is(err, lease.ErrNotManager),
+		errors.Is(err, lease.ErrTooManyConflicts), errors.Is(err, lease.ErrAmbiguous), errors.Is(err, context.DeadlineExceeded):
+		// Store trouble: the outcome is unknown or the store is away; a retry is safe (a
+		// campaign that did win is answered as a follower seeing itself).
+		body = NewError(ctx, http.StatusServiceUnavailable, "unavailable", "the election store is unavailable", lease.ErrorKind(err))
+		body.retry(time.Second)
+	default:
+		// Corrupt shards and anything unexpected: no internals in the body; the log has them.
+		body = NewError(ctx, http.StatusInternalServerError, "internal_error", "internal error", "see the server log for "+RequestID(ctx))
+	}
+	e.metrics.electionRequest(string(op), body.Code)
+	return body
+}
+
+func capacityDetails(c *rooms.CapacityError) string {
+	if errors.Is(c, rooms.ErrShardFull) {
+		return "this room's shard is full; retry later"
+	}
+	return fmt.Sprintf("%d of %d rooms are active; retry later", c.Active, c.Max)
+}
+
+// retry sets Retry-After (whole seconds) and retry_after_ms to the same delay.
+func (b *ErrorBody) retry(d time.Duration) {
+	d = wholeSeconds(d)
+	b.RetryAfterMS = d.Milliseconds()
+	if b.headers == nil {
+		b.headers = http.Header{}
+	}
+	b.headers.Set("Retry-After", strconv.Itoa(int(d/time.Second)))
+}
+
+// wireTime is the contract's timestamp: RFC 3339, UTC, milliseconds, "Z".
+func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func leaderBody(l rooms.Leader) ElectionLeader {
+	return ElectionLeader{CandidateID: l.CandidateID, Metadata: l.Metadata, Term: l.Term, ExpiresAt: wireTime(l.ExpiresAt)}
+}
+
+func campaignBody(r rooms.Result) CampaignResult {
+	out := CampaignResult{Status: string(r.Status), ElectionID: r.RoomID, Leader: leaderBody(r.Leader)}
+	if r.Status == rooms.StatusLeader {
+		renew := r.RenewAfter.Milliseconds()
+		out.LeaderToken, out.RenewAfterMS = r.Token, &renew
+	} else {
+		retry := r.RetryAfter.Milliseconds()
+		out.RetryAfterMS = &retry
+	}
+	return out
+}
+
+func statusBody(st rooms.RoomState) ElectionStatus {
+	out := ElectionStatus{ElectionID: st.RoomID, Status: string(st.Status), RetryAfterMS: st.RetryAfter.Milliseconds()}
+	if st.Leader != nil {
+		l := leaderBody(*st.Leader)
+		out.Leader = &l
+	}
+	return out
+}

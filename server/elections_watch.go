@@ -1,0 +1,345 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+)
+
+// WatchFrame is the data of every event of GET /elections/{id}/watch.
+type WatchFrame struct {
+	SchemaVersion int             `json:"schema_version" enum:"1" doc:"The frame's schema version: 1."`
+	ElectionID    string          `json:"election_id"`
+	Status        string          `json:"status" enum:"leader,vacant"`
+	Leader        *ElectionLeader `json:"leader" doc:"The live leader, or null when vacant. Never the token."`
+	RetryAfterMS  int64           `json:"retry_after_ms" doc:"Milliseconds until the leader's lease can be taken over; 0 when vacant."`
+	ObservedAt    string          `json:"observed_at" format:"date-time" doc:"When this server read the state (RFC 3339, UTC)."`
+}
+
+// roomWatches shares store reads between the watch streams of the elections API. One loop per
+// shard with watched rooms reads that shard once per change notification, poll tick or lease
+// expiry — however many rooms and streams it has — and passes each watched room's state to its
+// streams when it changed. Per-client and global limits bound the streams.
+type roomWatches struct {
+	rooms        *rooms.Manager
+	poll         time.Duration
+	maxTotal     int
+	maxPerClient int
+	metrics      *Metrics
+	log          *slog.Logger
+
+	mu        sync.Mutex
+	total     int
+	perClient map[string]int
+	shards    map[int]*shardWatch
+}
+
+// shardWatch is the loop of one shard. Its rooms map is guarded by roomWatches.mu.
+type shardWatch struct {
+	rooms  map[string]map[*roomStream]struct{}
+	wake   chan struct{} // capacity 1: a room was added, read now
+	cancel context.CancelFunc
+}
+
+// roomStream is one watch stream's queue of states.
+type roomStream struct {
+	room, client string
+	ch           chan rooms.RoomState
+	// ended is closed when the stream must end: it lagged behind, or the store failed.
+	ended chan struct{}
+	once  sync.Once
+	cause error
+}
+
+// streamBuffer is how many states a stream may lag behind before it is closed.
+const streamBuffer = 8
+
+var (
+	errWatchLimit = errors.New("watch limit reached")
+	errLagged     = errors.New("the stream fell behind")
+)
+
+func newRoomWatches(m *rooms.Manager, poll time.Duration, maxTotal, maxPerClient int, metrics *Metrics, log *slog.Logger) *roomWatches {
+	return &roomWatches{rooms: m, poll: poll, maxTotal: maxTotal, maxPerClient: maxPerClient, metrics: metrics, log: log,
+		perClient: map[string]int{}, shards: map[int]*shardWatch{}}
+}
+
+func (s *roomStream) end(cause error) {
+	s.once.Do(func() { s.cause = cause; close(s.ended) })
+}
+
+// subscribe registers a stream of room for client, within the limits.
+func (w *roomWatches) subscribe(ctx context.Context, client, room string) (*roomStream, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.total >= w.maxTotal {
+		return nil, fmt.Errorf("%w: %d streams on this server", errWatchLimit, w.maxTotal)
+	}
+	if w.perClient[client] >= w.maxPerClient {
+		return nil, fmt.Errorf("%w: %d streams per client", errWatchLimit, w.maxPerClient)
+	}
+	s := &roomStream{room: room, client: client, ch: make(chan rooms.RoomState, streamBuffer), ended: make(chan struct{})}
+	index := w.rooms.ShardOf(room)
+	sw := w.shards[index]
+	if sw == nil {
+		loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		sw = &shardWatch{rooms: map[string]map[*roomStream]struct{}{}, wake: make(chan struct{}, 1), cancel: cancel}
+		w.shards[index] = sw
+		go w.loop(loopCtx, sw, room)
+	}
+	if sw.rooms[room] == nil {
+		sw.rooms[room] = map[*roomStream]struct{}{}
+		select {
+		case sw.wake <- struct{}{}:
+		default:
+		}
+	}
+	sw.rooms[room][s] = struct{}{}
+	w.total++
+	w.perClient[client]++
+	w.metrics.electionWatches.Inc()
+	return s, nil
+}
+
+// unsubscribe removes a stream; the shard's loop stops with its last stream.
+func (w *roomWatches) unsubscribe(s *roomStream) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	index := w.rooms.ShardOf(s.room)
+	sw := w.shards[index]
+	if sw == nil || sw.rooms[s.room] == nil {
+		return
+	}
+	if _, ok := sw.rooms[s.room][s]; !ok {
+		return
+	}
+	delete(sw.rooms[s.room], s)
+	if len(sw.rooms[s.room]) == 0 {
+		delete(sw.rooms, s.room)
+	}
+	if len(sw.rooms) == 0 {
+		sw.cancel()
+		delete(w.shards, index)
+	}
+	w.total--
+	if w.perClient[s.client]--; w.perClient[s.client] <= 0 {
+		delete(w.perClient, s.client)
+	}
+	w.metrics.electionWatches.Dec()
+}
+
+// loop reads the shard's watched rooms whenever they may have changed: on a store
+// notification (when the store has them), at every poll tick, and when a watched lease can
+// expire (expiry changes the state without any write).
+func (w *roomWatches) loop(ctx context.Context, sw *shardWatch, anyRoom string) {
+	notify, err := w.rooms.Notify(ctx, anyRoom)
+	if err != nil {
+		notify = nil // poll only
+	}
+	last := map[string]rooms.RoomState{}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-notify:
+			if !ok {
+				notify = nil
+			}
+		case <-sw.wake:
+		case <-timer.C:
+		}
+		w.mu.Lock()
+		ids := make([]string, 0, len(sw.rooms))
+		for id := range sw.rooms {
+			ids = append(ids, id)
+		}
+		w.mu.Unlock()
+		if len(ids) == 0 {
+			return
+		}
+		next := w.poll
+		readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		states, err := w.rooms.Statuses(readCtx, ids)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		w.mu.Lock()
+		if err != nil {
+			// The contract closes streams on failure; clients reconnect (retry: 1000).
+			w.log.Warn("elections watch: store read failed", "err", err)
+			for _, streams := range sw.rooms {
+				for s := range streams {
+					s.end(err)
+				}
+			}
+		}
+		for id, st := range states {
+			if st.Status == rooms.StatusLeader {
+				next = min(next, st.RetryAfter+time.Millisecond)
+			}
+			if prev, seen := last[id]; seen && sameRoomState(prev, st) {
+				continue
+			}
+			last[id] = st
+			for s := range sw.rooms[id] {
+				select {
+				case s.ch <- st:
+				default:
+					s.end(errLagged)
+				}
+			}
+		}
+		for id := range last {
+			if _, watched := sw.rooms[id]; !watched {
+				delete(last, id)
+			}
+		}
+		w.mu.Unlock()
+		timer.Reset(next)
+	}
+}
+
+// sameRoomState reports whether two reads show the same leadership (the time left differs
+// between reads by itself and is not a change).
+func sameRoomState(a, b rooms.RoomState) bool {
+	if a.Status != b.Status || (a.Leader == nil) != (b.Leader == nil) {
+		return false
+	}
+	if a.Leader == nil {
+		return true
+	}
+	x, y := a.Leader, b.Leader
+	return x.CandidateID == y.CandidateID && x.Metadata == y.Metadata && x.Term == y.Term && x.ExpiresAt.Equal(y.ExpiresAt)
+}
+
+// watchFrame encodes one SSE frame of a room's state.
+func watchFrame(st rooms.RoomState, observed time.Time) []byte {
+	body := statusBody(st)
+	data, err := json.Marshal(WatchFrame{SchemaVersion: 1, ElectionID: st.RoomID, Status: body.Status, Leader: body.Leader,
+		RetryAfterMS: body.RetryAfterMS, ObservedAt: wireTime(observed)})
+	if err != nil { // plain fields only: cannot happen
+		panic("server: encode watch frame: " + err.Error())
+	}
+	return fmt.Appendf(nil, "event: state\nretry: 1000\ndata: %s\n\n", data)
+}
+
+// serveWatch is GET /elections/{id}/watch: a snapshot frame, then a frame per change, a
+// keep-alive comment every keep-alive interval, until the client leaves, the stream lags, the
+// store fails, the server shuts down or the stream's lifetime ends.
+func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if !e.gate(w, r, opWatch, id) {
+		return
+	}
+	ctx := r.Context()
+	sub, err := e.watches.subscribe(ctx, clientKey(r, e.opts.TrustedProxies), id)
+	if err != nil {
+		body := NewError(ctx, http.StatusTooManyRequests, "rate_limited", "too many watch streams", err.Error())
+		body.retry(time.Second)
+		w.Header().Set("Retry-After", body.headers.Get("Retry-After"))
+		e.metrics.electionRequest(string(opWatch), body.Code)
+		writeBody(w, http.StatusTooManyRequests, body)
+		return
+	}
+	defer e.watches.unsubscribe(sub)
+	st, err := e.opts.Rooms.Status(ctx, id)
+	if err != nil {
+		var body *ErrorBody
+		if !errors.As(e.fail(ctx, opWatch, err), &body) {
+			return
+		}
+		for k, v := range body.headers {
+			w.Header()[k] = v
+		}
+		writeBody(w, body.status, body)
+		return
+	}
+	e.metrics.electionRequest(string(opWatch), "ok")
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	if writeFrame(w, rc, watchFrame(st, time.Now())) != nil {
+		return
+	}
+	lifetime := time.NewTimer(e.opts.WatchLifetime)
+	defer lifetime.Stop()
+	keepAlive := time.NewTicker(e.keepAlive)
+	defer keepAlive.Stop()
+	for {
+		var frame []byte
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.closing:
+			return
+		case <-lifetime.C:
+			return
+		case <-sub.ended:
+			return
+		case st := <-sub.ch:
+			frame = watchFrame(st, time.Now())
+		case <-keepAlive.C:
+			frame = keepAliveFrame
+		}
+		if writeFrame(w, rc, frame) != nil {
+			return
+		}
+	}
+}
+
+// writeFrame writes one SSE frame and flushes it, within sseWriteTimeout.
+func writeFrame(w http.ResponseWriter, rc *http.ResponseController, frame []byte) error {
+	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	if _, err := w.Write(frame); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// documentWatch adds GET /elections/{id}/watch to the contract; like /v1/events it is a plain
+// handler whose contract comes from the WatchFrame type.
+func (s *Server) documentWatch() {
+	oapi := s.api.OpenAPI()
+	frameSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[WatchFrame](), true, "WatchFrame")
+	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[ErrorBody](), true, "ErrorBody")
+	errResp := func(desc string) *huma.Response {
+		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: errorSchema}}}
+	}
+	oapi.AddOperation(&huma.Operation{
+		OperationID: "watchElection", Method: http.MethodGet, Path: "/elections/{id}/watch", Tags: []string{"elections"},
+		Summary: "Server-sent events of a room",
+		Description: "`text/event-stream`. Every event is `event: state` with `retry: 1000` and a WatchFrame as data. The first " +
+			"frame is the current snapshot; later frames follow changes (duplicates are possible). No event ids; `Last-Event-ID` " +
+			"is ignored. A comment line is sent every keep-alive interval (15 s). The stream closes when the client lags, on a " +
+			"store failure, and after the server's maximum stream lifetime (900 s by default); clients reconnect.",
+		Parameters: []*huma.Param{{Name: "id", In: "path", Required: true, Description: "Room id: 8–64 characters of [A-Za-z0-9_-].",
+			Schema: &huma.Schema{Type: huma.TypeString}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The event stream; each event's data is a WatchFrame.", Content: map[string]*huma.MediaType{
+				"text/event-stream": {Schema: frameSchema},
+			}},
+			"400": errResp("Invalid room id (invalid_input)."),
+			"403": errResp("Public elections are disabled (forbidden)."),
+			"429": errResp("Too many watch streams from this client or on this server (rate_limited, with Retry-After)."),
+			"503": errResp("The store is unavailable."),
+		},
+	})
+}
