@@ -28,6 +28,9 @@ type session struct {
 func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	loader := config.Loader{
 		ObserverOnly: cmd.Name() == "serve",
+		// serve works without an election (elections API only) and defaults to the
+		// embedded file store.
+		NamespaceOptional: cmd.Name() == "serve",
 		EnvPrefix:    a.envPrefix,
 		Flags:        cmd.Flags(),
 		Environ:      a.Environ,
@@ -43,6 +46,9 @@ func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 			}
 			return config.Task{ServiceName: t.ServiceName, NodeID: t.NodeID, TaskID: t.TaskID, Labels: t.Labels}, nil
 		},
+	}
+	if cmd.Name() == "serve" {
+		loader.StoreDefault = "file://" + DefaultDataDir()
 	}
 	cfg, err := loader.Load(cmd.Context())
 	if err != nil {

@@ -7,54 +7,114 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 )
 
 func (a *App) newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the election over HTTP without contending (observation only)",
-		Long: `Serve the controller endpoints of the election — /healthz, /readyz, /v1/info, /v1/state,
-/v1/events (SSE), /docs, /openapi.json, /metrics — on the listen address, without contending.`,
+		Short: "Serve the elections API, and with a namespace the election's endpoints, over HTTP",
+		Long: `Serve the elections (rooms) API — POST /elections, GET /elections/{id}, POST
+/elections/{id}/campaign, /renew, /resign, GET /elections/{id}/watch — for processes without
+Docker access, together with /healthz, /readyz, /docs, /openapi.json and /metrics. With a
+namespace configured (or discovered in a Swarm task) it also serves that election's controller
+endpoints — /v1/info, /v1/state, /v1/events — without contending.
+
+With no store configured, rooms live in the embedded file store under the default data
+directory (` + "`$XDG_DATA_HOME/lfp-swarm-lease`" + `, else ` + "`~/.local/share/lfp-swarm-lease`" + `):
+one host only. With store=swarm, every replica of the service serves every room and rooms
+survive the loss of any replica.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.loadConfig(cmd)
 			if err != nil {
 				return err
 			}
-			if cfg.Identity.HolderID == "" {
-				// An observer never writes; it still needs an identity to open the election.
-				cfg.Identity.HolderID = "observer"
-			}
 			if cfg.Listen == config.ListenOff {
 				return &usageError{errors.New("serve needs a listen address; listen is off")}
 			}
-			metrics := server.NewMetrics()
-			s, err := a.openElection(cfg, lease.WithObserver(metrics))
+			ln, err := net.Listen("tcp", cfg.Listen)
 			if err != nil {
-				return err
+				return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err)}
 			}
-			defer s.close()
+			defer ln.Close()
 			log := slog.New(slog.NewTextHandler(a.Err, nil))
-			return a.serveHTTP(cmd.Context(), s, metrics, log)
+			return a.serve(cmd.Context(), cfg, ln, log)
 		},
 	}
-	config.RegisterFlags(cmd.Flags(), config.KeyListen, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis)
+	config.RegisterFlags(cmd.Flags(), config.KeyListen, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis,
+		config.KeyElections, config.KeyElectionsNamespace, config.KeyRoomShards, config.KeyMaxActiveRooms,
+		config.KeyAdmissionPerMinute, config.KeyMaxTrackedClients, config.KeyTrustedProxies,
+		config.KeyMaxWatchesPerClient, config.KeyMaxWatches, config.KeyWatchLifetimeMs)
 	return cmd
 }
 
-// serveHTTP serves the election's HTTP API on the configured address until ctx ends.
-func (a *App) serveHTTP(ctx context.Context, s *session, metrics *server.Metrics, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, s.cfg.Source(config.KeyListen), err)}
+// DefaultDataDir is where serve keeps its embedded file store when no store is configured.
+func DefaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "lfp-swarm-lease")
 	}
-	return a.serveOn(ctx, s, metrics, log, ln, nil)
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "share", "lfp-swarm-lease")
+	}
+	return "/var/lib/lfp-swarm-lease"
+}
+
+// serve runs the server of the serve command on ln until ctx ends.
+func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
+	metrics := server.NewMetrics()
+	opts := server.Options{Version: Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log}
+	store, closeStore, err := OpenStore(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if cfg.Namespace != "" {
+		if cfg.Identity.HolderID == "" {
+			// An observer never writes; it still needs an identity to open the election.
+			cfg.Identity.HolderID = "observer"
+		}
+		if err := cfg.RequireElection(); err != nil {
+			return &usageError{err}
+		}
+		e, err := lease.New(store, cfg.Namespace, cfg.Identity, lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries),
+			lease.WithMaxClockSkew(cfg.MaxClockSkew), lease.WithObserver(metrics))
+		if err != nil {
+			return &usageError{err}
+		}
+		opts.Election = e
+	}
+	roomStore, ok := store.(rooms.Store)
+	if !ok { // the memory store keeps elections and rooms apart
+		roomStore = rooms.NewMemoryStore()
+	}
+	el := cfg.Elections
+	m, err := rooms.New(roomStore, el.Namespace, rooms.WithShards(el.Shards), rooms.WithMaxActiveRooms(el.MaxActiveRooms),
+		rooms.WithMaxClockSkew(cfg.MaxClockSkew), rooms.WithMaxCASRetries(cfg.MaxCASRetries))
+	if err != nil {
+		return &usageError{fmt.Errorf("invalid elections settings: %w", err)}
+	}
+	admission := el.AdmissionPerMinute
+	if admission == 0 {
+		admission = -1 // no limit
+	}
+	opts.Elections = &server.ElectionsOptions{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
+		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: el.TrustedProxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
+		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}
+	srv, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "store", store.Describe(), "elections", el.Enabled,
+		"elections_namespace", el.Namespace, "namespace", cfg.Namespace)
+	return srv.Serve(ctx, ln)
 }
 
 // serveOn serves the election's HTTP API on ln until ctx ends, from snaps when set (else the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/server"
 )
 
 // ListenOff as the listen setting disables the HTTP server of `run`.
@@ -59,6 +62,12 @@ type Config struct {
 	// Task is the discovered Swarm task, when discovery ran and found one.
 	Task *Task
 
+	// Elections configures the elections API of serve.
+	Elections Elections
+	// Server and ElectionID name the remote elections server and room of `run --server`.
+	Server     string
+	ElectionID string
+
 	sources map[string]Source
 }
 
@@ -70,6 +79,20 @@ type Task struct {
 	ServiceName, NodeID, TaskID string
 	// Labels are the container's labels.
 	Labels map[string]string
+}
+
+// Elections are the settings of the elections (rooms) API.
+type Elections struct {
+	Enabled             bool
+	Namespace           string
+	Shards              int
+	MaxActiveRooms      int
+	AdmissionPerMinute  int
+	MaxTrackedClients   int
+	TrustedProxies      []netip.Prefix
+	MaxWatchesPerClient int
+	MaxWatches          int
+	WatchLifetime       time.Duration
 }
 
 // ErrDiscovery wraps every failure to learn the namespace or identity from the Swarm task.
@@ -90,6 +113,11 @@ type Loader struct {
 	Discover func(ctx context.Context) (Task, error)
 	// ObserverOnly: the command never contends, so a missing holder ID needs no discovery.
 	ObserverOnly bool
+	// NamespaceOptional: the command works without an election (serve without a namespace
+	// serves only the elections API), so failed discovery is not an error.
+	NamespaceOptional bool
+	// StoreDefault replaces the store setting's default (serve: the embedded file store).
+	StoreDefault string
 }
 
 // FlagName returns the flag of a key.
@@ -144,6 +172,10 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 			sources[s.Key] = Source{Kind: FromDefault}
 		}
 	}
+	if l.StoreDefault != "" {
+		defaults[KeyStore] = l.StoreDefault
+		sources[KeyStore] = Source{Kind: FromDefault}
+	}
 	envLayer, envSources, err := loadEnv(prefix, environ(), readFile)
 	if err != nil {
 		return nil, err
@@ -165,7 +197,7 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 		case err == nil:
 			task = &t
 			labelLayer, labelSources = loadLabels(prefix, t)
-		case needIdentity:
+		case needIdentity && !l.NamespaceOptional:
 			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s",
 				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID))
 		}
@@ -296,6 +328,14 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 		bad(KeyListen, "want host:port, e.g. 0.0.0.0:8080 or 127.0.0.1:9000, or off")
 	}
 
+	c.Elections = buildElections(k, bad)
+	c.Server, c.ElectionID = strings.TrimRight(k.String(KeyServer), "/"), k.String(KeyElectionID)
+	if c.Server != "" {
+		if u, err := url.Parse(c.Server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			bad(KeyServer, "want an http:// or https:// base URL without credentials, e.g. http://elections:8080")
+		}
+	}
+
 	switch store := k.String(KeyStore); {
 	case store == string(StoreSwarm):
 		c.Store = StoreSwarm
@@ -336,4 +376,40 @@ func validPrefix(p string) bool {
 		}
 	}
 	return p != ""
+}
+
+// buildElections reads the elections API's settings.
+func buildElections(k *koanf.Koanf, bad func(key, want string)) Elections {
+	whole := func(key string, lo, hi int) int {
+		n, err := strconv.Atoi(strings.TrimSpace(k.String(key)))
+		if err != nil || n < lo || n > hi {
+			bad(key, fmt.Sprintf("want a whole number from %d to %d", lo, hi))
+		}
+		return n
+	}
+	e := Elections{Namespace: k.String(KeyElectionsNamespace)}
+	switch k.String(KeyElections) {
+	case "on":
+		e.Enabled = true
+	case "off":
+	default:
+		bad(KeyElections, "want on or off")
+	}
+	if err := lease.ValidateNamespace(e.Namespace); err != nil {
+		bad(KeyElectionsNamespace, err.Error())
+	}
+	e.Shards = whole(KeyRoomShards, 1, 256)
+	e.MaxActiveRooms = whole(KeyMaxActiveRooms, 0, 10_000_000)
+	e.AdmissionPerMinute = whole(KeyAdmissionPerMinute, 0, 1_000_000)
+	e.MaxTrackedClients = whole(KeyMaxTrackedClients, 1, 10_000_000)
+	e.MaxWatchesPerClient = whole(KeyMaxWatchesPerClient, 1, 1_000_000)
+	e.MaxWatches = whole(KeyMaxWatches, 1, 1_000_000)
+	lifetime := whole(KeyWatchLifetimeMs, 1000, 24*3600*1000)
+	e.WatchLifetime = time.Duration(lifetime) * time.Millisecond
+	proxies, err := server.ParseTrustedProxies(k.String(KeyTrustedProxies))
+	if err != nil {
+		bad(KeyTrustedProxies, err.Error()+"; separate several with commas")
+	}
+	e.TrustedProxies = proxies
+	return e
 }

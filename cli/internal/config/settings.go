@@ -30,6 +30,20 @@ const (
 	KeyKeepAliveMillis   = "keep_alive_ms"
 	KeyShutdownTimeoutMs = "shutdown_timeout_ms"
 	KeyRenewIntervalMs   = "renew_interval_ms"
+
+	KeyElections           = "elections"
+	KeyElectionsNamespace  = "elections_namespace"
+	KeyRoomShards          = "room_shards"
+	KeyMaxActiveRooms      = "max_active_rooms"
+	KeyAdmissionPerMinute  = "admission_per_minute"
+	KeyMaxTrackedClients   = "max_tracked_clients"
+	KeyTrustedProxies      = "trusted_proxies"
+	KeyMaxWatchesPerClient = "max_watches_per_client"
+	KeyMaxWatches          = "max_watches"
+	KeyWatchLifetimeMs     = "watch_lifetime_ms"
+
+	KeyServer     = "server"
+	KeyElectionID = "election"
 )
 
 // DefaultEnvPrefix is the prefix of every variable unless --env-prefix changes it.
@@ -50,4 +64,18 @@ var Settings = []Setting{
 	{KeyKeepAliveMillis, "15000", "SSE keep-alive interval in milliseconds"},
 	{KeyShutdownTimeoutMs, "10000", "grace period for the child between SIGTERM and SIGKILL, in milliseconds"},
 	{KeyRenewIntervalMs, "", "how often the leader renews, in milliseconds (default: a third of the TTL)"},
+
+	{KeyElections, "on", "serve the elections (rooms) API: on, or off to answer every elections endpoint 403 (serve)"},
+	{KeyElectionsNamespace, "lfp-elections", "where the rooms live in the store; every server of one elections service uses the same (serve)"},
+	{KeyRoomShards, "64", "shards the rooms are spread over, 1 to 256; the same on every server of the namespace (serve)"},
+	{KeyMaxActiveRooms, "10000", "rooms with a live lease at once; 0 for no limit (serve)"},
+	{KeyAdmissionPerMinute, "600", "room creations and campaigns per minute per client; 0 for no limit (serve)"},
+	{KeyMaxTrackedClients, "65536", "clients whose admission budget is remembered; the least recently seen is forgotten first (serve)"},
+	{KeyTrustedProxies, "", "comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (serve)"},
+	{KeyMaxWatchesPerClient, "32", "concurrent elections watch streams per client (serve)"},
+	{KeyMaxWatches, "10000", "concurrent elections watch streams in total (serve)"},
+	{KeyWatchLifetimeMs, "900000", "an elections watch stream ends after this many milliseconds; clients reconnect (serve)"},
+
+	{KeyServer, "", "base URL of an elections server to contend through instead of Swarm, e.g. http://elect:8080 (run)"},
+	{KeyElectionID, "", "the room to contend for on the elections server: 8 to 64 of [A-Za-z0-9_-] (run)"},
 }
