@@ -51,3 +51,12 @@ step "go test"
 for m in $modules; do
   (cd "$m" && go test -race -count=1 -timeout 20m ./...)
 done
+
+# Each fuzz target runs briefly on top of its seed corpus (which `go test` above already ran);
+# FUZZTIME=1m scripts/test.sh fuzzes longer.
+step "fuzz (${FUZZTIME:-10s} each)"
+for target in lease/rooms:FuzzRoomID lease/rooms:FuzzToken server:FuzzElectionBodies; do
+  pkg=${target%%:*} name=${target##*:}
+  mod=${pkg%%/*} rel=${pkg#"$mod"}
+  (cd "$mod" && go test -run '^$' -fuzz "^$name\$" -fuzztime "${FUZZTIME:-10s}" "./${rel#/}")
+done

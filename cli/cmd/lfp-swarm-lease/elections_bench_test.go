@@ -1,0 +1,228 @@
+package main_test
+
+// Benchmarks of the elections API, recorded in BENCHMARKS.md ("Elections API"):
+//
+//   - BenchmarkElectionsThroughput/store={memory,file,swarm}: electionsClients concurrent
+//     clients over loopback HTTP against one real `lfp-swarm-lease serve` process. Each client
+//     owns a room and repeats the cycle campaign (wins a new term) → renew → renew → resign:
+//     every request changes state (one write each). One iteration is one request; it reports
+//     ops/s and the p50/p99 latency of each operation. The admission budget and the active-room
+//     limit are off (every client is 127.0.0.1).
+//   - BenchmarkElectionsRSS/rooms={1000,10000}/store={memory,file}: the serve process's VmRSS
+//     after that many rooms each have a live leader (campaigns by 64 clients, TTL 300 s), next
+//     to its VmRSS before the first campaign.
+//
+// The load generator is this benchmark process, on the same two vCPUs as the server.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
+)
+
+// electionsClients is the number of concurrent clients of the throughput benchmark.
+const electionsClients = 64
+
+// electionsStore is a store for a serve process: its settings.
+type electionsStore struct {
+	name string
+	env  func(testing.TB) []string
+}
+
+var electionsStores = []electionsStore{
+	{"memory", func(testing.TB) []string { return []string{"SWARM_LEASE_STORE=memory"} }},
+	{"file", func(tb testing.TB) []string { return []string{"SWARM_LEASE_STORE=file://" + tb.TempDir()} }},
+	{"swarm", func(tb testing.TB) []string {
+		return []string{"SWARM_LEASE_STORE=swarm", "DOCKER_HOST=" + leasetest.SwarmHost(tb)}
+	}},
+}
+
+// startElectionsServe starts serve on st with the limits off and its rooms in a fresh
+// namespace, whose Swarm shards are removed at the end.
+func startElectionsServe(b *testing.B, st electionsStore) *sseServeProc {
+	ns := leasetest.Namespace(b)
+	storeEnv := st.env(b)
+	env := append([]string{"SWARM_LEASE_LISTEN=127.0.0.1:0", "SWARM_LEASE_NAMESPACE=" + ns,
+		"SWARM_LEASE_ELECTIONS_NAMESPACE=" + ns, "SWARM_LEASE_ADMISSION_PER_MINUTE=0", "SWARM_LEASE_MAX_ACTIVE_ROOMS=0",
+		"GOMAXPROCS=" + strconv.Itoa(runtime.NumCPU())}, storeEnv...)
+	if st.name == "swarm" {
+		b.Cleanup(func() { removeRoomShards(b, envValue(storeEnv, "DOCKER_HOST"), ns) })
+	}
+	return sseStartServe(b, env)
+}
+
+// removeRoomShards removes the shard services of rooms namespace ns on the Swarm at host.
+func removeRoomShards(tb testing.TB, host, ns string) {
+	args := []string{"-H", host, "service", "rm"}
+	for i := range rooms.DefaultShards {
+		args = append(args, swarmstore.RoomsShardName(ns, i))
+	}
+	// Shards never written do not exist: docker reports them and removes the others.
+	_ = exec.Command("docker", args...).Run()
+}
+
+// electionsClient sends the benchmark's requests over one shared keep-alive transport.
+type electionsClient struct {
+	base string
+	http *http.Client
+}
+
+func newElectionsClient(base string) *electionsClient {
+	tr := &http.Transport{MaxIdleConns: 2 * electionsClients, MaxIdleConnsPerHost: 2 * electionsClients, IdleConnTimeout: time.Minute}
+	return &electionsClient{base: base, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+}
+
+// post sends one request and decodes a 200 answer into out.
+func (c *electionsClient) post(path string, body []byte, out any) error {
+	resp, err := c.http.Post(c.base+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, data)
+	}
+	return json.Unmarshal(data, out)
+}
+
+// BenchmarkElectionsThroughput: see the file comment. Goals: memory ≥ 20,000 ops/s, file ≥
+// 5,000 ops/s, Swarm ≥ 100 state-changing ops/s.
+func BenchmarkElectionsThroughput(b *testing.B) {
+	for _, st := range electionsStores {
+		b.Run("store="+st.name, func(b *testing.B) { benchElectionsThroughput(b, st) })
+	}
+}
+
+func benchElectionsThroughput(b *testing.B, st electionsStore) {
+	srv := startElectionsServe(b, st)
+	c := newElectionsClient(srv.base)
+	ops := []string{"campaign", "renew", "renew", "resign"}
+	lat := make([][][]time.Duration, electionsClients) // client → op index in the cycle → latencies
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for i := range electionsClients {
+		lat[i] = make([][]time.Duration, len(ops))
+		wg.Go(func() {
+			room := fmt.Sprintf("bench-%s-%03d", st.name, i)
+			campaign := []byte(`{"candidate_id":"c` + strconv.Itoa(i) + `","ttl_seconds":30}`)
+			var token string
+			for step := 0; next.Add(1) <= int64(b.N); step++ {
+				k := step % len(ops)
+				var body []byte
+				switch ops[k] {
+				case "campaign":
+					body = campaign
+				case "renew":
+					body = []byte(`{"leader_token":"` + token + `","ttl_seconds":30}`)
+				case "resign":
+					body = []byte(`{"leader_token":"` + token + `"}`)
+				}
+				var out struct {
+					Status string `json:"status"`
+					Token  string `json:"leader_token"`
+				}
+				t0 := time.Now()
+				err := c.post("/elections/"+room+"/"+ops[k], body, &out)
+				lat[i][k] = append(lat[i][k], time.Since(t0))
+				if err == nil && ops[k] == "campaign" && out.Status != "leader" {
+					err = fmt.Errorf("campaign in %s: %s, not leader", room, out.Status)
+				}
+				if err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+				if ops[k] == "campaign" {
+					token = out.Token
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+	byOp := map[string][]time.Duration{}
+	var all []time.Duration
+	for _, perClient := range lat {
+		for k, ds := range perClient {
+			byOp[ops[k]] = append(byOp[ops[k]], ds...)
+			all = append(all, ds...)
+		}
+	}
+	sseReportPercentiles(b, all, "all-")
+	for _, op := range []string{"campaign", "renew", "resign"} {
+		sseReportPercentiles(b, byOp[op], op+"-")
+	}
+}
+
+// BenchmarkElectionsRSS: see the file comment.
+func BenchmarkElectionsRSS(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, st := range electionsStores[:2] {
+			b.Run(fmt.Sprintf("rooms=%d/store=%s", n, st.name), func(b *testing.B) {
+				for range b.N {
+					benchElectionsRSS(b, st, n)
+				}
+			})
+		}
+	}
+}
+
+func benchElectionsRSS(b *testing.B, st electionsStore, rooms int) {
+	srv := startElectionsServe(b, st)
+	base := sseProcMem(b, srv.cmd.Process.Pid)
+	c := newElectionsClient(srv.base)
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	for range electionsClients {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(rooms) {
+					return
+				}
+				var out struct {
+					Status string `json:"status"`
+				}
+				body := []byte(`{"candidate_id":"worker-` + strconv.FormatInt(i, 10) + `","ttl_seconds":300,"metadata":"host-` + strconv.FormatInt(i, 10) + `"}`)
+				if err := c.post(fmt.Sprintf("/elections/rss-room-%06d/campaign", i), body, &out); err != nil || out.Status != "leader" {
+					failed.CompareAndSwap(nil, fmt.Errorf("campaign %d: %s %v", i, out.Status, err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	loaded := sseProcMem(b, srv.cmd.Process.Pid)
+	b.ReportMetric(base.rssMB(), "base-rss-MB")
+	b.ReportMetric(loaded.rssMB(), "rss-MB")
+	b.ReportMetric(loaded.hwmMB(), "hwm-MB")
+	b.Logf("%d live rooms on %s: before %v; after %v", rooms, st.name, base, loaded)
+}
