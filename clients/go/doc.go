@@ -1,6 +1,12 @@
-// Package swarmlease is the Go observer of an lfp-swarm-lease election: it follows the
-// election's state through the controller's server-sent events (GET /v1/events) of any
-// replica, using only the standard library.
+// Package swarmlease is the Go client of lfp-swarm-lease, using only the standard library. It
+// has two parts: an Observer that follows a Swarm election through a controller's event stream,
+// and an Elections client of the elections ("rooms") API, with which any process — no Docker
+// access needed — can elect a leader.
+//
+// # Observing a Swarm election
+//
+// An Observer follows the election's state through the controller's server-sent events
+// (GET /v1/events) of any replica:
 //
 //	obs := swarmlease.Connect("http://leases:8080")
 //	for st, err := range obs.Watch(ctx) {
@@ -23,4 +29,33 @@
 // Trust model: states are what a controller observed in the store. The timestamps in a State
 // come from the holder's clock and are informational; a consumer that must act safely on
 // leadership compares fences, never times.
+//
+// # Electing a leader through the elections API
+//
+// Elections speaks the wire contract of the elections API (POST /elections, campaign, renew,
+// resign, status, watch) of `lfp-swarm-lease serve` or of any service with the same contract.
+// Create, Campaign, Renew, Resign and Status are single requests; WatchRoom follows a room and
+// reconnects like Watch. Hold is the loop a leader-only worker needs:
+//
+//	el, err := swarmlease.NewElections("http://elect:8080")
+//	...
+//	l, err := el.Hold(ctx, "nightly-report", swarmlease.CampaignRequest{CandidateID: host, TTL: 15 * time.Second})
+//	if err != nil {
+//		return err // ctx ended, or an input the server refuses
+//	}
+//	defer l.Resign(context.WithoutCancel(ctx))
+//	work(l.Context(), l.Term()) // the term is the fencing token of every write
+//
+// Hold campaigns until it wins (following the room while another candidate leads), renews
+// the term in the background, and ends it — Done, Context, Cause — when the server says it is
+// over or when its safety deadline passes without a successful renewal. The deadline is measured
+// by this process's monotonic clock from the start of the last request that succeeded, never
+// from the server's expires_at, so a leader that cannot reach the server stops in time on its
+// own. The term number is the fence: it strictly increases within a room.
+//
+// Errors of the API are *HTTPError values carrying the contract's code, request id and
+// Retry-After; errors.Is matches them against ErrLeaseNotCurrent (and its two cases ErrVacant
+// and ErrHeldByOther), ErrRateLimited, ErrCapacityExceeded, ErrInvalidInput, ErrInvalidTTL and
+// ErrForbidden. Leader tokens (type Token) travel only in request bodies and print redacted:
+// they never appear in a URL, an error or a log line.
 package swarmlease

@@ -18,13 +18,40 @@ var ErrInitialTimeout = errors.New("swarmlease: no state within the initial time
 // ErrNoHolder is returned by WaitForHolder when the election had no holder within the timeout.
 var ErrNoHolder = errors.New("swarmlease: no holder within the timeout")
 
-// HTTPError is a response other than the event stream. Its fields come from the server's error
-// JSON ({"error", "code", "details", "request_id", "retry_after_ms"}) when the body has that
-// shape; a proxy's answer in front of the controller leaves them empty.
+// Errors of the elections API, matched with errors.Is against the *HTTPError a call returns
+// (by its code, and for ErrVacant and ErrHeldByOther also its status) and against the errors
+// of arguments the client refuses before sending anything.
+var (
+	// ErrLeaseNotCurrent: the token's term no longer holds the room (code lease_not_current):
+	// either ErrVacant or ErrHeldByOther.
+	ErrLeaseNotCurrent = errors.New("swarmlease: lease not current")
+	// ErrVacant: 404 lease_not_current — the room is vacant or the lease expired.
+	ErrVacant = errors.New("swarmlease: the room is vacant or the lease expired")
+	// ErrHeldByOther: 400 lease_not_current — another term holds the room now.
+	ErrHeldByOther = errors.New("swarmlease: another term holds the room")
+	// ErrRateLimited: 429 rate_limited; HTTPError.RetryAfter says when to retry.
+	ErrRateLimited = errors.New("swarmlease: rate limited")
+	// ErrCapacityExceeded: 409 capacity_exceeded — the server's active-room limit is reached;
+	// HTTPError.RetryAfter says when to retry.
+	ErrCapacityExceeded = errors.New("swarmlease: capacity exceeded")
+	// ErrInvalidInput: invalid_input — a malformed room id, candidate id, metadata or token.
+	ErrInvalidInput = errors.New("swarmlease: invalid input")
+	// ErrInvalidTTL: invalid_ttl — the TTL is not a whole number of seconds from 5 to 300.
+	ErrInvalidTTL = errors.New("swarmlease: invalid ttl")
+	// ErrForbidden: 403 forbidden — the server's elections API is disabled.
+	ErrForbidden = errors.New("swarmlease: elections are disabled on the server")
+)
+
+// HTTPError is a response other than the expected one: a non-2xx answer of an elections call,
+// or an answer other than the event stream. Its fields come from the server's error JSON
+// ({"error", "code", "details", "request_id", "retry_after_ms"}) when the body has that shape;
+// a proxy's answer in front of the server leaves them empty. It never contains a leader token:
+// the server never echoes one.
 type HTTPError struct {
 	// StatusCode is the HTTP status.
 	StatusCode int
-	// Code is the server's stable, machine-readable error code ("too_many_clients", ...).
+	// Code is the server's stable, machine-readable error code ("lease_not_current",
+	// "rate_limited", ...). errors.Is matches the package's sentinels against it.
 	Code string
 	// Message says what went wrong, for people.
 	Message string
@@ -53,6 +80,43 @@ func (e *HTTPError) Error() string {
 		fmt.Fprintf(&b, " [request %s]", e.RequestID)
 	}
 	return b.String()
+}
+
+// Is reports whether the error is target, one of the elections sentinels (ErrLeaseNotCurrent,
+// ErrVacant, ErrHeldByOther, ErrRateLimited, ErrCapacityExceeded, ErrInvalidInput, ErrInvalidTTL,
+// ErrForbidden), by the contract's code and status.
+func (e *HTTPError) Is(target error) bool {
+	switch target {
+	case ErrLeaseNotCurrent:
+		return e.Code == "lease_not_current"
+	case ErrVacant:
+		return e.Code == "lease_not_current" && e.StatusCode == http.StatusNotFound
+	case ErrHeldByOther:
+		return e.Code == "lease_not_current" && e.StatusCode != http.StatusNotFound
+	case ErrRateLimited:
+		return e.Code == "rate_limited" || (e.Code == "" && e.StatusCode == http.StatusTooManyRequests)
+	case ErrCapacityExceeded:
+		return e.Code == "capacity_exceeded"
+	case ErrInvalidInput:
+		return e.Code == "invalid_input"
+	case ErrInvalidTTL:
+		return e.Code == "invalid_ttl"
+	case ErrForbidden:
+		return e.Code == "forbidden"
+	}
+	return false
+}
+
+// temporary reports whether retrying the same request later can succeed: rate and capacity
+// limits, timeouts, and server-side or proxy failures. Every other answer (a refused input,
+// disabled elections, an unknown route) stays the same however often it is asked.
+func (e *HTTPError) temporary() bool {
+	switch {
+	case e.StatusCode == http.StatusTooManyRequests, e.StatusCode == http.StatusRequestTimeout,
+		e.Code == "capacity_exceeded", e.StatusCode >= 500:
+		return true
+	}
+	return false
 }
 
 // maxErrorBody bounds how much of an error response is read: enough for the server's JSON,

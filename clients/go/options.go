@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Defaults of an Observer.
+// Defaults of an Observer and of an Elections client.
 const (
 	// DefaultInitialTimeout is how long Watch waits for the first state: long enough for a
 	// controller starting together with its observers.
@@ -21,14 +21,19 @@ const (
 	// DefaultIdleTimeout is how long a stream may stay silent before the observer assumes the
 	// connection is dead: three of the server's default 15 s keep-alives.
 	DefaultIdleTimeout = 45 * time.Second
+	// DefaultRequestTimeout bounds each request of an Elections client other than a watch.
+	DefaultRequestTimeout = 10 * time.Second
 )
 
-// Option configures an Observer.
+// Option configures an Observer or an Elections client; each option says which settings of the
+// two it concerns.
 type Option func(*config)
 
-// config is an Observer's settings; defaults are set before the options apply.
+// config is the settings of an Observer or Elections client; defaults are set before the
+// options apply.
 type config struct {
 	client         *http.Client
+	requestTimeout time.Duration
 	initialTimeout time.Duration
 	minBackoff     time.Duration
 	maxBackoff     time.Duration
@@ -42,6 +47,7 @@ func defaultConfig() config {
 	return config{
 		// No client timeout: it would cut every long-lived stream.
 		client:         &http.Client{},
+		requestTimeout: DefaultRequestTimeout,
 		initialTimeout: DefaultInitialTimeout,
 		minBackoff:     DefaultMinBackoff,
 		maxBackoff:     DefaultMaxBackoff,
@@ -71,8 +77,21 @@ func WithHTTPClient(c *http.Client) Option {
 	}
 }
 
-// WithInitialTimeout sets how long Watch waits for the first state before it yields
-// ErrInitialTimeout (default 60 s).
+// WithRequestTimeout bounds each request of an Elections client — create, campaign, renew,
+// resign, status — from sending to the end of the answer (default 10 s). Watch streams are not
+// bounded by it; see WithIdleTimeout.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(cfg *config) {
+		if d <= 0 {
+			cfg.fail("WithRequestTimeout: %v is not positive", d)
+			return
+		}
+		cfg.requestTimeout = d
+	}
+}
+
+// WithInitialTimeout sets how long Watch and WatchRoom wait for the first state before they
+// yield ErrInitialTimeout (default 60 s).
 func WithInitialTimeout(d time.Duration) Option {
 	return func(cfg *config) {
 		if d <= 0 {
@@ -83,7 +102,8 @@ func WithInitialTimeout(d time.Duration) Option {
 	}
 }
 
-// WithBackoff sets the bounds of the wait before a reconnect (defaults 250 ms and 30 s). After
+// WithBackoff sets the bounds of the wait before a reconnect, and before Hold retries a failed
+// campaign (defaults 250 ms and 30 s). After
 // the n-th consecutive failure the wait is random between min and min·2^n (at most max): the
 // ceiling doubles to back off from a controller that stays away, the spread keeps the clients
 // of a restarted controller from all coming back at once, and the count starts again after a
@@ -111,8 +131,9 @@ func WithIdleTimeout(d time.Duration) Option {
 	}
 }
 
-// WithLogger logs connection attempts, failures and reconnect delays (default: nothing is
-// logged). Connection failures are logged, not yielded: the observer retries them itself.
+// WithLogger logs connection attempts, failures and reconnect delays, and Hold's transitions
+// and failed requests (default: nothing is logged). Connection failures are logged, not
+// yielded: the observer retries them itself. Leader tokens are never logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(cfg *config) {
 		if l == nil {
@@ -123,8 +144,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithJitter replaces the random source of the back-off jitter (default math/rand/v2's
-// Float64). f must return values in [0, 1); tests pass a fixed value to get exact delays.
+// WithJitter replaces the random source of the back-off jitter and of Hold's renewal jitter
+// (default math/rand/v2's Float64). f must return values in [0, 1); tests pass a fixed value to get exact delays.
 func WithJitter(f func() float64) Option {
 	return func(cfg *config) {
 		if f == nil {

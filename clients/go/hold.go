@@ -1,0 +1,406 @@
+package swarmlease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Reasons a Leadership ends, as its Cause.
+var (
+	// ErrLost: the server says the term is over — another term holds the room (the cause also
+	// matches ErrHeldByOther) or the lease expired or was resigned (ErrVacant) — or refuses to
+	// renew it for good (ErrForbidden, ...). The cause wraps the server's *HTTPError.
+	ErrLost = errors.New("swarmlease: leadership lost")
+	// ErrDeadline: the safety deadline (minus the stop time) came without a successful renewal:
+	// the server was unreachable or failing for that long. The lease may be taken over from then.
+	ErrDeadline = errors.New("swarmlease: deadline passed without a successful renewal")
+	// ErrResigned: the holder called Resign.
+	ErrResigned = errors.New("swarmlease: resigned")
+)
+
+// SafetyMargin is how much earlier than the TTL Hold's safety deadline falls: a tenth of the
+// TTL, at most two seconds. It absorbs clock-rate differences between the holder and the server.
+func SafetyMargin(ttl time.Duration) time.Duration { return min(ttl/10, 2*time.Second) }
+
+// HoldOption configures Hold.
+type HoldOption func(*holdConfig)
+
+type holdConfig struct {
+	stopBefore    time.Duration
+	renewInterval time.Duration // 0: the server's renew_after_ms
+	err           error
+}
+
+// WithStopBefore ends each Leadership this long before its safety deadline when renewals fail,
+// so that the leader's work — a child process given a grace period — is over by the deadline
+// (default 0).
+func WithStopBefore(d time.Duration) HoldOption {
+	return func(c *holdConfig) {
+		if d < 0 {
+			c.err = fmt.Errorf("swarmlease: WithStopBefore: %v is negative", d)
+			return
+		}
+		c.stopBefore = d
+	}
+}
+
+// WithRenewInterval sets how often the leader renews (default: the server's renew_after_ms,
+// half the TTL). Each wait is shortened by up to a fifth at random, so that many leaders do not
+// renew in step.
+func WithRenewInterval(d time.Duration) HoldOption {
+	return func(c *holdConfig) {
+		if d <= 0 {
+			c.err = fmt.Errorf("swarmlease: WithRenewInterval: %v is not positive", d)
+			return
+		}
+		c.renewInterval = d
+	}
+}
+
+// Hold campaigns in the room until it wins, then keeps the term renewed in the background and
+// returns it as a Leadership; the Leadership ends (Done) when the term is lost, when its safety
+// deadline comes without a successful renewal, on Resign, or when ctx ends.
+//
+// While the room has another leader, Hold waits for the retry_after_ms the server names, and
+// follows the room's watch stream in the meantime so that it campaigns as soon as the room is
+// vacant (a resigning leader is replaced at once). Rate and capacity limits are waited out for
+// their Retry-After; network and server failures are retried with jittered exponential
+// back-off (WithBackoff). An answer that retrying cannot change — an invalid room, candidate,
+// metadata or TTL, disabled elections — is returned as an error, as is ctx's error when ctx ends
+// first.
+//
+// req.TTL must be whole seconds from 5 s to 300 s (zero: DefaultTTL). Safety rests on the
+// holder's own monotonic clock only: the safety deadline is the start of the last request that
+// succeeded (the winning campaign, then each renewal) plus the TTL minus SafetyMargin — the
+// server cannot have written the lease before the request started, so it cannot expire it
+// earlier — and never the server's expires_at. The renew interval plus the stop time must be
+// below TTL − SafetyMargin(TTL).
+func (c *Elections) Hold(ctx context.Context, roomID string, req CampaignRequest, opts ...HoldOption) (*Leadership, error) {
+	var hc holdConfig
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&hc)
+		}
+	}
+	if hc.err != nil {
+		return nil, hc.err
+	}
+	if err := checkRoomID(roomID); err != nil {
+		return nil, err
+	}
+	if req.TTL == 0 {
+		req.TTL = DefaultTTL
+	}
+	if req.TTL < MinTTL || req.TTL > MaxTTL || req.TTL%time.Second != 0 {
+		return nil, fmt.Errorf("%w: %v: want a whole number of seconds from %d to %d", ErrInvalidTTL, req.TTL, int(MinTTL/time.Second), int(MaxTTL/time.Second))
+	}
+	window := req.TTL - SafetyMargin(req.TTL)
+	interval := hc.renewInterval
+	if interval == 0 {
+		interval = req.TTL / 2
+	}
+	if interval+hc.stopBefore >= window {
+		return nil, fmt.Errorf("swarmlease: hold: the renew interval (%v) plus the stop time (%v) must be below the TTL minus its safety margin (%v): lower them or raise the TTL",
+			interval, hc.stopBefore, window)
+	}
+	h := &holder{c: c, room: roomID, req: req, cfg: hc, window: window,
+		log: c.cfg.logger.With("election_id", roomID, "candidate_id", req.CandidateID)}
+	return h.campaign(ctx)
+}
+
+// holder is one call of Hold.
+type holder struct {
+	c      *Elections
+	room   string
+	req    CampaignRequest
+	cfg    holdConfig
+	window time.Duration // TTL − safety margin
+	log    *slog.Logger
+}
+
+// minFollowerWait keeps a follower told to retry "now" (its leader's lease is just ending)
+// from campaigning in a tight loop.
+const minFollowerWait = 20 * time.Millisecond
+
+// campaign campaigns until it wins, a permanent answer comes, or ctx ends.
+func (h *holder) campaign(ctx context.Context) (*Leadership, error) {
+	cfg := &h.c.cfg
+	bo := backoff{min: cfg.minBackoff, max: cfg.maxBackoff, jitter: cfg.jitter}
+	var (
+		vacant   *vacancyWatch
+		followed Leader
+		lastErr  string
+	)
+	defer func() { vacant.stop() }()
+	for {
+		start := time.Now()
+		res, err := h.c.Campaign(ctx, h.room, h.req)
+		if ctx.Err() != nil {
+			if err == nil && res.IsLeader() {
+				// Won while being cancelled: hand the term back rather than leave it to expire.
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.requestTimeout)
+				_, _ = h.c.Resign(rctx, h.room, res.Token)
+				cancel()
+			}
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			var httpErr *HTTPError
+			if errors.As(err, &httpErr) && !httpErr.temporary() {
+				return nil, err
+			}
+			delay := bo.next()
+			if httpErr != nil && httpErr.RetryAfter > delay {
+				delay = httpErr.RetryAfter // a rate or capacity limit: the server says when
+			}
+			if err.Error() != lastErr { // one line per distinct failure, not per attempt
+				h.log.Warn("swarmlease: campaign failed; retrying", "err", err, "delay", delay.Round(time.Millisecond))
+				lastErr = err.Error()
+			}
+			if h.c.sleep(ctx, delay) != nil {
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		bo.reset()
+		lastErr = ""
+		if res.IsLeader() {
+			return h.lead(ctx, start, res), nil
+		}
+		if res.Leader.Term != followed.Term || res.Leader.CandidateID != followed.CandidateID {
+			h.log.Info("swarmlease: following", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term,
+				"retry_after", res.RetryAfter.Round(time.Millisecond))
+			followed = res.Leader
+		}
+		if vacant == nil {
+			vacant = h.c.watchVacancy(ctx, h.room)
+		}
+		vacant.drain() // a vacancy seen before this answer is already out of date
+		t := time.NewTimer(max(res.RetryAfter, minFollowerWait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		case <-vacant.ch:
+			t.Stop()
+		}
+	}
+}
+
+// vacancyWatch follows a room's watch stream while its holder is a follower, and signals when
+// the room is vacant. Its failures are not errors: the follower's timer still bounds the wait.
+type vacancyWatch struct {
+	ch     chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (c *Elections) watchVacancy(ctx context.Context, roomID string) *vacancyWatch {
+	wctx, cancel := context.WithCancel(ctx)
+	v := &vacancyWatch{ch: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	w := &roomWatch{c: c, url: c.base.JoinPath("elections", roomID, "watch").String(), emit: func(s RoomState) bool {
+		if s.Status == StatusVacant {
+			select {
+			case v.ch <- struct{}{}:
+			default:
+			}
+		}
+		return true
+	}}
+	go func() {
+		defer close(v.done)
+		_ = w.run(wctx)
+	}()
+	return v
+}
+
+func (v *vacancyWatch) drain() {
+	select {
+	case <-v.ch:
+	default:
+	}
+}
+
+func (v *vacancyWatch) stop() {
+	if v != nil {
+		v.cancel()
+		<-v.done
+	}
+}
+
+// Leadership is one term won by Hold, alive until Done is closed. Its accessors never reveal
+// the token; Resign uses it.
+type Leadership struct {
+	c          *Elections
+	room       string
+	token      Token
+	term       uint64
+	ttl        time.Duration
+	stopBefore time.Duration
+	ctx        context.Context
+	end        context.CancelCauseFunc
+	renewing   chan struct{} // closed when the renewal loop has returned
+
+	mu       sync.Mutex
+	leader   Leader
+	deadline time.Time // safety deadline (monotonic)
+	stopAt   *time.Timer
+
+	resignOnce sync.Once
+	resigned   uint64
+	resignErr  error
+}
+
+// RoomID is the room the term is of.
+func (l *Leadership) RoomID() string { return l.room }
+
+// Term is the fencing term: strictly increasing within the room, never reused. It never changes
+// within a Leadership.
+func (l *Leadership) Term() uint64 { return l.term }
+
+// Leader is the term as the server last answered it (the winning campaign, then each successful
+// renewal): candidate, metadata, term and the server's expires_at.
+func (l *Leadership) Leader() Leader {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.leader
+}
+
+// Deadline is the safety deadline: the start of the last successful request of the term plus
+// the TTL minus SafetyMargin(TTL), by this process's monotonic clock. Unless a renewal succeeds
+// first, Done is closed the stop time (WithStopBefore) before it.
+func (l *Leadership) Deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+// Done is closed when the term ends; Cause tells why.
+func (l *Leadership) Done() <-chan struct{} { return l.ctx.Done() }
+
+// Context is cancelled when the term ends: leader work run under it stops with the term.
+func (l *Leadership) Context() context.Context { return l.ctx }
+
+// Cause is nil while the term lasts, then why it ended: ErrLost (wrapping the server's answer),
+// ErrDeadline, ErrResigned, or the cause of Hold's context.
+func (l *Leadership) Cause() error { return context.Cause(l.ctx) }
+
+// Resign ends the term — renewals stop at once — and tells the server, so that a follower can
+// win the room without waiting for the lease to expire; it returns the term that ended. After
+// ErrLost there is nothing to resign: it returns (0, nil) without a request. Otherwise the
+// server's refusal is returned (ErrLeaseNotCurrent: the lease had already expired). ctx bounds
+// the request: after a shutdown, pass a fresh one (context.WithoutCancel with a timeout). Only
+// the first call sends anything; later calls return its result.
+func (l *Leadership) Resign(ctx context.Context) (previousTerm uint64, err error) {
+	l.resignOnce.Do(func() {
+		l.end(ErrResigned)
+		<-l.renewing // no renewal races the resignation
+		if errors.Is(l.Cause(), ErrLost) {
+			return
+		}
+		l.resigned, l.resignErr = l.c.Resign(ctx, l.room, l.token)
+	})
+	return l.resigned, l.resignErr
+}
+
+// lead starts the term that the campaign started at start won.
+func (h *holder) lead(ctx context.Context, start time.Time, res CampaignResult) *Leadership {
+	lctx, end := context.WithCancelCause(ctx)
+	l := &Leadership{c: h.c, room: h.room, token: res.Token, term: res.Leader.Term, ttl: h.req.TTL,
+		stopBefore: h.cfg.stopBefore, ctx: lctx, end: end, renewing: make(chan struct{}), leader: res.Leader,
+		deadline: start.Add(h.window)}
+	l.stopAt = time.AfterFunc(time.Until(l.deadline)-l.stopBefore, func() { end(ErrDeadline) })
+	interval := h.cfg.renewInterval
+	if interval == 0 {
+		interval = res.RenewAfter
+	}
+	if limit := h.window - h.cfg.stopBefore; interval <= 0 || interval >= limit {
+		interval = limit / 2 // a server's renew_after that would miss the deadline
+	}
+	go l.keepRenewed(interval, h.log.With("term", l.term))
+	return l
+}
+
+// renewed moves the deadline after a renewal that started at start succeeded; false when the
+// term had already ended.
+func (l *Leadership) renewed(start time.Time, leader Leader) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.stopAt.Stop() {
+		return false // the deadline fired: a late success does not revive the term
+	}
+	l.leader = leader
+	l.deadline = start.Add(l.ttl - SafetyMargin(l.ttl))
+	l.stopAt.Reset(time.Until(l.deadline) - l.stopBefore)
+	return true
+}
+
+// keepRenewed renews every interval (shortened by up to a fifth at random) until the term ends,
+// retrying failures with back-off until the deadline does.
+func (l *Leadership) keepRenewed(interval time.Duration, log *slog.Logger) {
+	defer close(l.renewing)
+	defer l.stopAt.Stop()
+	cfg := &l.c.cfg
+	jittered := func() time.Duration { return interval - time.Duration(float64(interval/5)*jitter(cfg.jitter)) }
+	// Failed renewals are retried well within the interval: a few tries fit before the deadline.
+	bo := backoff{min: cfg.minBackoff, max: max(cfg.minBackoff, min(cfg.maxBackoff, interval/4)), jitter: cfg.jitter}
+	next := time.NewTimer(jittered())
+	defer next.Stop()
+	failing := false
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-next.C:
+		}
+		start := time.Now()
+		// No attempt outlives the term: past its end, a success could not extend it.
+		rctx, cancel := context.WithDeadline(l.ctx, l.Deadline().Add(-l.stopBefore))
+		res, err := l.c.Renew(rctx, l.room, l.token, l.ttl)
+		cancel()
+		if l.ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err == nil:
+			if !l.renewed(start, res.Leader) {
+				return
+			}
+			if failing {
+				log.Info("swarmlease: renewed after failures", "deadline_in", time.Until(l.Deadline()).Round(time.Millisecond))
+			}
+			failing = false
+			bo.reset()
+			next.Reset(jittered())
+		case errors.Is(err, ErrLeaseNotCurrent), isPermanent(err):
+			l.end(fmt.Errorf("%w: %w", ErrLost, err))
+			return
+		default:
+			if !failing {
+				log.Warn("swarmlease: renewal failed; retrying until the deadline", "err", err,
+					"deadline_in", time.Until(l.Deadline()).Round(time.Millisecond))
+			}
+			failing = true
+			next.Reset(bo.next())
+		}
+	}
+}
+
+// isPermanent reports a server answer that retrying cannot change.
+func isPermanent(err error) bool {
+	var httpErr *HTTPError
+	return errors.As(err, &httpErr) && !httpErr.temporary()
+}
+
+// jitter returns f() if it is in [0, 1), else 0.
+func jitter(f func() float64) float64 {
+	if j := f(); j >= 0 && j < 1 {
+		return j
+	}
+	return 0
+}
