@@ -23,7 +23,7 @@ func (s *Store) Notify(ctx context.Context, namespace string) (<-chan struct{}, 
 
 // watchFile notifies every replacement or removal of path (a file in the store's directory)
 // until ctx ends.
-func (s *Store) watchFile(ctx context.Context, path string) (<-chan struct{}, error) {
+func (s *Store) watchFile(ctx context.Context, paths ...string) (<-chan struct{}, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("file store: watch: %w", err)
@@ -34,7 +34,10 @@ func (s *Store) watchFile(ctx context.Context, path string) (<-chan struct{}, er
 		w.Close()
 		return nil, fmt.Errorf("file store: watch %s: %w", s.dir, err)
 	}
-	target := filepath.Clean(path)
+	targets := map[string]bool{}
+	for _, p := range paths {
+		targets[filepath.Clean(p)] = true
+	}
 	ch := make(chan struct{}, 1)
 	go func() {
 		defer close(ch)
@@ -47,7 +50,7 @@ func (s *Store) watchFile(ctx context.Context, path string) (<-chan struct{}, er
 				if !ok {
 					return
 				}
-				if filepath.Clean(ev.Name) == target {
+				if targets[filepath.Clean(ev.Name)] {
 					lease.Signal(ch)
 				}
 			case _, ok := <-w.Errors:

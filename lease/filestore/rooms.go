@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -40,48 +41,27 @@ type roomsFile struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-func (s *Store) shardPath(key rooms.ShardKey) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%s.rooms-%02d.json", key.Namespace, key.Index))
-}
-
 func (s *Store) shardLockPath(key rooms.ShardKey) string {
 	return filepath.Join(s.dir, fmt.Sprintf("%s.rooms-%02d.lock", key.Namespace, key.Index))
 }
 
-// LoadShard implements rooms.Store. It takes no lock: rename makes every read see a whole file.
+// LoadShard implements rooms.Store. It reads without the lock (see slots.go); only when no slot
+// is whole — a write may be under way — it reads again under the lock.
 func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.Version, error) {
 	if err := lease.ValidateNamespace(key.Namespace); err != nil {
 		return nil, 0, err
 	}
-	f, err := s.readShard(s.shardPath(key))
+	f, _, err := s.readSlots(key)
+	if errors.Is(err, errTornShard) {
+		err = lockedPath(s.shardLockPath(key), func() error {
+			f, _, err = s.readSlotsLocked(key)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, 0, err
 	}
-	if f.Namespace != key.Namespace || f.Shard != key.Index {
-		return nil, 0, &lease.CorruptError{Where: fmt.Sprintf("file %q", s.shardPath(key)), Field: "namespace/shard",
-			Value: fmt.Sprintf("%s/%d", f.Namespace, f.Shard), Reason: "the file belongs to another shard"}
-	}
 	return f.Data, lease.Version(f.Version), nil
-}
-
-func (s *Store) readShard(path string) (roomsFile, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return roomsFile{}, fmt.Errorf("file store: %s: %w", filepath.Base(path), lease.ErrNotFound)
-	}
-	if err != nil {
-		return roomsFile{}, fmt.Errorf("file store: read %s: %w: %w", path, lease.ErrUnavailable, err)
-	}
-	var f roomsFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return roomsFile{}, &lease.CorruptError{Where: fmt.Sprintf("file %q", path),
-			Reason: fmt.Sprintf("not a rooms shard (%v); repair or remove it", err)}
-	}
-	if f.Schema != roomsSchema || f.Version == 0 {
-		return roomsFile{}, &lease.CorruptError{Where: fmt.Sprintf("file %q", path), Field: "schema",
-			Value: fmt.Sprint(f.Schema), Reason: fmt.Sprintf("this version reads schema %d with a positive version only", roomsSchema)}
-	}
-	return f, nil
 }
 
 // CreateShard implements rooms.Store.
@@ -91,16 +71,16 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		_, err := s.readShard(s.shardPath(key))
+		_, _, err := s.readSlotsLocked(key)
 		switch {
 		case err == nil:
-			return fmt.Errorf("file store: %s: %w", filepath.Base(s.shardPath(key)), lease.ErrExists)
+			return fmt.Errorf("file store: %s: %w", filepath.Base(s.slotPath(key, 0)), lease.ErrExists)
 		case !errors.Is(err, lease.ErrNotFound):
 			return err
 		}
 		// A time-based first version keeps versions rising across removal and re-creation.
 		ver = lease.Version(time.Now().UnixNano())
-		return s.writeShard(key, data, ver)
+		return s.writeSlot(key, 0, data, ver)
 	})
 	return ver, err
 }
@@ -112,58 +92,84 @@ func (s *Store) UpdateShard(_ context.Context, key rooms.ShardKey, data []byte, 
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		f, err := s.readShard(s.shardPath(key))
+		f, at, err := s.readSlotsLocked(key)
 		if err != nil {
 			return err
 		}
 		if lease.Version(f.Version) != expected {
-			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.shardPath(key)), f.Version, expected, lease.ErrConflict)
+			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, at)), f.Version, expected, lease.ErrConflict)
 		}
 		ver = lease.Version(f.Version + 1)
-		return s.writeShard(key, data, ver)
+		return s.writeSlot(key, 1-at, data, ver) // never over the current version
 	})
 	return ver, err
 }
 
 // ListShards implements rooms.Store.
-func (s *Store) ListShards(_ context.Context, namespace string) ([]rooms.Shard, error) {
-	if err := lease.ValidateNamespace(namespace); err != nil {
+func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard, error) {
+	indexes, err := s.shardIndexes(namespace)
+	if err != nil {
 		return nil, err
 	}
-	// A namespace holds no glob metacharacters (ValidateNamespace). Another namespace can match
-	// the pattern ("a" matches "a.rooms-x.rooms-01.json"); the envelope tells them apart.
-	paths, err := filepath.Glob(filepath.Join(s.dir, namespace+".rooms-*.json"))
-	if err != nil {
-		return nil, fmt.Errorf("file store: list shards: %w", err)
-	}
 	var out []rooms.Shard
-	for _, p := range paths {
-		f, err := s.readShard(p)
-		if errors.Is(err, lease.ErrNotFound) { // removed since the glob
+	for _, i := range indexes {
+		data, ver, err := s.LoadShard(ctx, rooms.ShardKey{Namespace: namespace, Index: i})
+		if errors.Is(err, lease.ErrNotFound) { // removed since the listing
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		if f.Namespace == namespace && p == s.shardPath(rooms.ShardKey{Namespace: namespace, Index: f.Shard}) {
-			out = append(out, rooms.Shard{Index: f.Shard, Data: f.Data, Version: lease.Version(f.Version)})
+		out = append(out, rooms.Shard{Index: i, Data: data, Version: ver})
+	}
+	return out, nil
+}
+
+// shardIndexes lists the shards of namespace that have a slot file.
+func (s *Store) shardIndexes(namespace string) ([]int, error) {
+	if err := lease.ValidateNamespace(namespace); err != nil {
+		return nil, err
+	}
+	// A namespace holds no glob metacharacters (ValidateNamespace). Another namespace can match
+	// the pattern ("a" matches "a.rooms-x.rooms-01.a"): only names this namespace would give
+	// count.
+	paths, err := filepath.Glob(filepath.Join(s.dir, namespace+".rooms-*.[ab]"))
+	if err != nil {
+		return nil, fmt.Errorf("file store: list shards: %w", err)
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, p := range paths {
+		// <namespace>.rooms-NN.a → NN
+		number := strings.TrimPrefix(filepath.Base(p), namespace+".rooms-")
+		i, err := strconv.Atoi(number[:max(len(number)-len(".a"), 0)])
+		if err != nil || seen[i] || i < 0 || i >= rooms.MaxShards {
+			continue
+		}
+		key := rooms.ShardKey{Namespace: namespace, Index: i}
+		if p == s.slotPath(key, 0) || p == s.slotPath(key, 1) {
+			seen[i] = true
+			out = append(out, i)
 		}
 	}
 	return out, nil
 }
 
-// DeleteShards implements rooms.Store. Lock files stay, as for elections: removing one could let
-// two processes lock two different inodes of the same name.
-func (s *Store) DeleteShards(ctx context.Context, namespace string) error {
-	shards, err := s.ListShards(ctx, namespace)
+// DeleteShards implements rooms.Store: it removes both slots of every shard, damaged ones
+// too. Lock files stay, as for elections: removing one could let two processes lock two
+// different inodes of the same name.
+func (s *Store) DeleteShards(_ context.Context, namespace string) error {
+	indexes, err := s.shardIndexes(namespace)
 	if err != nil {
 		return err
 	}
-	for _, sh := range shards {
-		key := rooms.ShardKey{Namespace: namespace, Index: sh.Index}
+	for _, i := range indexes {
+		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		err := lockedPath(s.shardLockPath(key), func() error {
-			if err := os.Remove(s.shardPath(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("file store: remove %s: %w", s.shardPath(key), err)
+			for slot := range slotNames {
+				if err := os.Remove(s.slotPath(key, slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("file store: remove %s: %w", s.slotPath(key, slot), err)
+				}
 			}
 			return nil
 		})
@@ -206,40 +212,6 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 		}()
 		return nil, ctx.Err()
 	}
-}
-
-// writeShard replaces the shard's file atomically and durably (temporary file, fsync, rename,
-// fsync of the directory).
-func (s *Store) writeShard(key rooms.ShardKey, data []byte, ver lease.Version) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Keep the document byte for byte: HTML escaping would rewrite '<' in metadata.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomsFile{Schema: roomsSchema, Version: uint64(ver), Namespace: key.Namespace,
-		Shard: key.Index, Data: data}); err != nil {
-		return fmt.Errorf("file store: encode shard: %w", err)
-	}
-	path := s.shardPath(key)
-	tmp, err := os.CreateTemp(s.dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("file store: %w: %w", lease.ErrUnavailable, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("file store: write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("file store: sync %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("file store: close %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("file store: replace %s: %w", path, err)
-	}
-	return syncDir(s.dir)
 }
 
 // lockedPath runs fn while holding an exclusive flock of the lock file at path.

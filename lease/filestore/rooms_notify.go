@@ -8,10 +8,10 @@ import (
 )
 
 // NotifyShard implements rooms.ShardNotifier with the platform's file notification: every
-// replacement or removal of the shard's file notifies.
+// write, creation or removal of one of the shard's slot files notifies.
 func (s *Store) NotifyShard(ctx context.Context, key rooms.ShardKey) (<-chan struct{}, error) {
 	if err := lease.ValidateNamespace(key.Namespace); err != nil {
 		return nil, err
 	}
-	return s.watchFile(ctx, s.shardPath(key))
+	return s.watchFile(ctx, s.slotPath(key, 0), s.slotPath(key, 1))
 }
