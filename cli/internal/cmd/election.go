@@ -31,9 +31,11 @@ func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 		// serve works without an election (elections API only) and defaults to the
 		// embedded file store.
 		NamespaceOptional: cmd.Name() == "serve",
-		EnvPrefix:    a.envPrefix,
-		Flags:        cmd.Flags(),
-		Environ:      a.Environ,
+		// run with a server contends through the elections API: no Docker access needed.
+		Remote:    cmd.Name() == "run",
+		EnvPrefix: a.envPrefix,
+		Flags:     cmd.Flags(),
+		Environ:   a.Environ,
 		Discover: func(ctx context.Context) (config.Task, error) {
 			docker, err := client.New(client.FromEnv)
 			if err != nil {

@@ -37,9 +37,22 @@ passed — so it is gone by the deadline. On SIGTERM or SIGINT, run stops CMD th
 releases the lease (a follower takes over at once) and exits 0. When CMD exits by itself the
 lease is released and run contends again (--exit-on-child-exit: exits with CMD's code).
 
+With --server URL (server) and --election ID (election), run contends for the room ID of the
+elections server at URL instead of the Swarm lease — no Docker access, no discovery — with the
+same child, signals and step-down: <PREFIX>_FENCE is the room's term, <PREFIX>_HOLDER_ID the
+candidate id (holder_id, else the hostname reduced to [A-Za-z0-9._:@-], at most 64),
+<PREFIX>_NAMESPACE the election id. ttl_ms must then be whole seconds from 5000 to 300000. The
+term ends shutdown_timeout_ms before its safety deadline — the start of the last successful
+request plus the TTL minus a tenth of it (at most 2 s), by this host's monotonic clock — when
+the server cannot be reached, so CMD is gone by then. On SIGTERM/SIGINT and when CMD exits,
+run resigns the term so a follower takes over at once; followers watch the room and campaign
+as soon as it is vacant. In this mode run serves no HTTP API (listen is ignored): observe the
+room on the elections server (GET /elections/ID, /elections/ID/watch).
+
 Exit codes: 0 after SIGTERM/SIGINT; CMD's exit code (128+N for signal N) when run exits because
 CMD exited (--once, --exit-on-child-exit); 10 when --once's term was lost; 2 invalid
-configuration; 4 corrupt election; 6 not a Swarm manager. Other store errors are retried.`,
+configuration (or an input the elections server refuses); 4 corrupt election; 6 not a Swarm
+manager. Other store errors, and unreachable or failing elections servers, are retried.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &usageError{errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]")}
@@ -47,8 +60,15 @@ configuration; 4 corrupt election; 6 not a Swarm manager. Other store errors are
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if cfg.Server != "" {
+				return a.runRemote(cmd.Context(), cfg, args, once, exitOnChildExit)
+			}
 			metrics := server.NewMetrics()
-			s, err := a.openSession(cmd, lease.WithObserver(metrics))
+			s, err := a.openElection(cfg, lease.WithObserver(metrics))
 			if err != nil {
 				return err
 			}
@@ -59,7 +79,7 @@ configuration; 4 corrupt election; 6 not a Swarm manager. Other store errors are
 	cmd.Flags().BoolVar(&once, "once", false, "exit after the first leadership term")
 	cmd.Flags().BoolVar(&exitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
 	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
-		config.KeyListen, config.KeyKeepAliveMillis)
+		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID)
 	return cmd
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
+	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 )
 
@@ -118,6 +120,9 @@ type Loader struct {
 	NamespaceOptional bool
 	// StoreDefault replaces the store setting's default (serve: the embedded file store).
 	StoreDefault string
+	// Remote: the command contends through an elections server when the server setting is
+	// set (run); then it needs no Docker access, and discovery never runs.
+	Remote bool
 }
 
 // FlagName returns the flag of a key.
@@ -191,7 +196,8 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	var task *Task
 	labelLayer, labelSources := map[string]any{}, map[string]Source{}
 	needIdentity := upper.String(KeyNamespace) == "" || (!l.ObserverOnly && upper.String(KeyHolderID) == "")
-	if l.Discover != nil && (upper.String(KeyStore) == string(StoreSwarm) || needIdentity) {
+	remote := l.Remote && upper.String(KeyServer) != ""
+	if l.Discover != nil && !remote && (upper.String(KeyStore) == string(StoreSwarm) || needIdentity) {
 		t, err := l.Discover(ctx)
 		switch {
 		case err == nil:
@@ -362,6 +368,41 @@ func (c *Config) RequireElection() error {
 		errs = append(errs, fmt.Errorf("no holder ID: set %s or --%s (in a Swarm task it defaults to the node ID)", EnvName(c.EnvPrefix, KeyHolderID), FlagName(KeyHolderID)))
 	} else if len(c.Identity.HolderID) > 200 {
 		errs = append(errs, fmt.Errorf("invalid %s (from %s): at most 200 characters", KeyHolderID, c.sources[KeyHolderID]))
+	}
+	return errors.Join(errs...)
+}
+
+// RequireRemote checks the settings of `run` through an elections server (server set): the
+// room to contend for, a TTL the elections API accepts (whole seconds from 5 to 300), a holder
+// ID usable as a candidate id when one is set, and the timing order of the renewals and the
+// child's grace period within the TTL.
+func (c *Config) RequireRemote() error {
+	var errs []error
+	if c.ElectionID == "" {
+		errs = append(errs, fmt.Errorf("no election: with %s set, name the room to contend for with %s or --%s (8 to 64 letters, digits, '_' or '-')",
+			KeyServer, EnvName(c.EnvPrefix, KeyElectionID), FlagName(KeyElectionID)))
+	} else if rooms.ValidateRoomID(c.ElectionID) != nil {
+		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): want 8 to 64 letters, digits, '_' or '-'", KeyElectionID, c.ElectionID, c.sources[KeyElectionID]))
+	}
+	if h := c.Identity.HolderID; h != "" && rooms.ValidateCandidateID(h) != nil {
+		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): with %s, it is the candidate id: 1 to 64 letters, digits, '.', '_', ':', '@' or '-'",
+			KeyHolderID, h, c.sources[KeyHolderID], KeyServer))
+	}
+	if c.TTL == 0 { // already reported as invalid
+		return errors.Join(errs...)
+	}
+	if rooms.ValidateTTL(c.TTL) != nil {
+		errs = append(errs, fmt.Errorf("invalid %s %d (from %s): with %s, the TTL must be whole seconds from %d to %d ms (the elections API's ttl_seconds)",
+			KeyTTLMillis, c.TTL.Milliseconds(), c.sources[KeyTTLMillis], KeyServer, rooms.MinTTL.Milliseconds(), rooms.MaxTTL.Milliseconds()))
+		return errors.Join(errs...)
+	}
+	renew := c.RenewInterval
+	if renew == 0 {
+		renew = c.TTL / 2 // the server's renew_after_ms
+	}
+	if window := c.TTL - swarmlease.SafetyMargin(c.TTL); renew+c.ShutdownTimeout >= window {
+		errs = append(errs, fmt.Errorf("the renew interval (%s = %d) plus the child's grace period (%s = %d) must be below %s minus its safety margin (%d ms): lower them or raise %s",
+			KeyRenewIntervalMs, renew.Milliseconds(), KeyShutdownTimeoutMs, c.ShutdownTimeout.Milliseconds(), KeyTTLMillis, window.Milliseconds(), KeyTTLMillis))
 	}
 	return errors.Join(errs...)
 }

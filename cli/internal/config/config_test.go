@@ -142,3 +142,51 @@ func TestRequireElection(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestRemoteSkipsDiscoveryAndValidates: with a server set, run needs no Docker access (no
+// discovery, even on the default Swarm store), and RequireRemote names each setting that the
+// elections API cannot take.
+func TestRemoteSkipsDiscoveryAndValidates(t *testing.T) {
+	noDocker := func(context.Context) (config.Task, error) {
+		t.Fatal("discovery ran with a server configured")
+		return config.Task{}, nil
+	}
+	load := func(vars ...string) *config.Config {
+		t.Helper()
+		c, err := config.Loader{Remote: true, Environ: env(append([]string{"SWARM_LEASE_SERVER=http://elect:8080"}, vars...)...), Discover: noDocker}.Load(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if err := load("SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=5000", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=1000").RequireRemote(); err != nil {
+		t.Fatalf("valid remote settings: %v", err)
+	}
+	if err := load("SWARM_LEASE_ELECTION=nightly-report").RequireRemote(); err != nil {
+		t.Fatalf("the defaults (TTL 30 s, grace 10 s): %v", err)
+	}
+	for _, tc := range []struct {
+		vars []string
+		want []string
+	}{
+		{nil, []string{"no election", "SWARM_LEASE_ELECTION", "--election"}},
+		{[]string{"SWARM_LEASE_ELECTION=short"}, []string{"invalid election", "SWARM_LEASE_ELECTION"}},
+		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=2500"}, []string{"invalid ttl_ms 2500", "whole seconds", "SWARM_LEASE_TTL_MS"}},
+		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=301000"}, []string{"invalid ttl_ms"}},
+		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_HOLDER_ID=agent/a"}, []string{"invalid holder_id", "candidate id"}},
+		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=5000"}, []string{"renew_interval_ms", "shutdown_timeout_ms", "ttl_ms"}},
+		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=5000", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=100", "SWARM_LEASE_RENEW_INTERVAL_MS=4500"},
+			[]string{"renew_interval_ms = 4500"}},
+	} {
+		err := load(tc.vars...).RequireRemote()
+		if err == nil {
+			t.Errorf("%v: accepted", tc.vars)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q does not mention %q", tc.vars, err, w)
+			}
+		}
+	}
+}

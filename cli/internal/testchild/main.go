@@ -10,7 +10,7 @@
 //	TESTCHILD_EXIT_AFTER_MS  exit by itself after this long, with TESTCHILD_EXIT_CODE (default 0)
 //	TESTCHILD_GRANDCHILD=1   start a grandchild (this binary, sleeping) and log its PID
 //	TESTCHILD_MODE=sleep     be that grandchild: sleep until killed
-//	SWARM_LEASE_FENCE, _HOLDER_ID, _TASK_ID, _NODE_ID: logged with every event
+//	SWARM_LEASE_FENCE, _HOLDER_ID, _TASK_ID, _NODE_ID, _NAMESPACE: logged with every event
 package main
 
 import (
@@ -26,22 +26,23 @@ import (
 
 // Event is one line of the log.
 type Event struct {
-	Event    string `json:"event"`
-	Fence    string `json:"fence"`
-	HolderID string `json:"holder_id"`
-	TaskID   string `json:"task_id"`
-	NodeID   string `json:"node_id"`
-	PID      int    `json:"pid"`
-	Other    int    `json:"other_pid,omitempty"`
-	Hostname string `json:"hostname"`
-	UnixNano int64  `json:"t"`
+	Event     string `json:"event"`
+	Fence     string `json:"fence"`
+	HolderID  string `json:"holder_id"`
+	TaskID    string `json:"task_id"`
+	NodeID    string `json:"node_id"`
+	Namespace string `json:"namespace,omitempty"`
+	PID       int    `json:"pid"`
+	Other     int    `json:"other_pid,omitempty"`
+	Hostname  string `json:"hostname"`
+	UnixNano  int64  `json:"t"`
 }
 
 func logEvent(name string, other int) {
 	host, _ := os.Hostname()
 	line, _ := json.Marshal(Event{
 		Event: name, Fence: os.Getenv("SWARM_LEASE_FENCE"), HolderID: os.Getenv("SWARM_LEASE_HOLDER_ID"),
-		TaskID: os.Getenv("SWARM_LEASE_TASK_ID"), NodeID: os.Getenv("SWARM_LEASE_NODE_ID"),
+		TaskID: os.Getenv("SWARM_LEASE_TASK_ID"), NodeID: os.Getenv("SWARM_LEASE_NODE_ID"), Namespace: os.Getenv("SWARM_LEASE_NAMESPACE"),
 		PID: os.Getpid(), Other: other, Hostname: host, UnixNano: time.Now().UnixNano(),
 	})
 	// One write of one line with O_APPEND: lines from concurrent children never interleave.

@@ -1,0 +1,225 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
+	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
+)
+
+// runRemote is `run` with a server configured: it contends for a room of the elections server
+// through the Go client's Hold instead of the Swarm lease, and supervises the child exactly as
+// the Swarm mode does. It serves no HTTP API: the elections server already serves the room.
+func (a *App) runRemote(ctx context.Context, cfg *config.Config, argv []string, once, exitOnChildExit bool) error {
+	if err := cfg.RequireRemote(); err != nil {
+		return &usageError{err}
+	}
+	candidate, err := candidateID(cfg, a.Hostname)
+	if err != nil {
+		return &usageError{err}
+	}
+	// The client's own lines (following, failed requests) name the room and candidate as run's do.
+	base := slog.New(slog.NewTextHandler(a.Err, nil)).With("server", cfg.Server)
+	log := base.With("election_id", cfg.ElectionID, "candidate_id", candidate)
+	el, err := swarmlease.NewElections(cfg.Server, swarmlease.WithLogger(base))
+	if err != nil {
+		return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err)}
+	}
+	opts := []swarmlease.HoldOption{swarmlease.WithStopBefore(cfg.ShutdownTimeout)}
+	if cfg.RenewInterval > 0 {
+		opts = append(opts, swarmlease.WithRenewInterval(cfg.RenewInterval))
+	}
+	if src := cfg.Source(config.KeyListen); src.Kind != config.FromDefault && cfg.Listen != config.ListenOff {
+		log.Info("listen is ignored with a server: observe the room on the elections server", "listen", cfg.Listen,
+			"watch", cfg.Server+"/elections/"+cfg.ElectionID+"/watch")
+	}
+	r := &remoteRun{a: a, cfg: cfg, argv: argv, candidate: candidate, log: log, once: once, exitOnChild: exitOnChildExit}
+	req := swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}
+	log.Info("contending", "ttl", cfg.TTL)
+	for ctx.Err() == nil {
+		l, err := el.Hold(ctx, cfg.ElectionID, req, opts...)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return holdError(cfg, err)
+		}
+		exitCode, stop, err := r.lead(ctx, l)
+		if err != nil {
+			return err
+		}
+		if stop {
+			if exitCode != 0 {
+				return &exitError{code: exitCode, err: fmt.Errorf("run: exiting with the child's outcome (%d)", exitCode)}
+			}
+			return nil
+		}
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// remoteRun is what every term of runRemote shares.
+type remoteRun struct {
+	a                 *App
+	cfg               *config.Config
+	argv              []string
+	candidate         string
+	log               *slog.Logger
+	once, exitOnChild bool
+}
+
+// lead runs the child for the term l and resigns the term afterwards. stop reports that run
+// must exit, with exitCode.
+func (r *remoteRun) lead(ctx context.Context, l *swarmlease.Leadership) (exitCode int, stop bool, err error) {
+	cfg := r.cfg
+	log := r.log.With("term", l.Term())
+	log.Info("acquired", "safety_deadline", l.Deadline())
+	select {
+	case <-l.Done(): // the winning campaign took longer than the term can last
+		log.Warn("term ended before the child started", "reason", termEnd(l.Cause()))
+		r.resign(ctx, l, log)
+		if r.once && ctx.Err() == nil {
+			return ExitLost, true, nil
+		}
+		return 0, false, nil
+	default:
+	}
+	child, err := supervisor.Start(supervisor.Spec{
+		Argv:  r.argv,
+		Env:   append(r.a.Environ(), remoteChildEnv(cfg, r.candidate, l.Term())...),
+		Grace: cfg.ShutdownTimeout,
+	})
+	if err != nil {
+		r.resign(ctx, l, log)
+		return 0, true, err
+	}
+	started := time.Now()
+	log.Info("child started", "pid", child.PID(), "command", r.argv[0])
+	select {
+	case <-l.Done():
+		killed := child.Stop(cfg.ShutdownTimeout)
+		log.Info("child stopped", "exit_code", child.ExitCode(), "killed_after_grace", killed,
+			"ran", time.Since(started).Round(time.Millisecond), "reason", termEnd(l.Cause()),
+			"safety_deadline", l.Deadline(), "deadline_in", time.Until(l.Deadline()).Round(time.Millisecond))
+		r.resign(ctx, l, log)
+		if r.once && ctx.Err() == nil {
+			return ExitLost, true, nil
+		}
+		return 0, false, nil
+	case <-child.Done():
+		code := child.ExitCode()
+		log.Info("child exited", "exit_code", code, "ran", time.Since(started).Round(time.Millisecond))
+		r.resign(ctx, l, log)
+		if r.once || r.exitOnChild {
+			return code, true, nil
+		}
+		// Give the followers one poll interval to take over, and never spin campaign/resign
+		// with a crashing child.
+		t := time.NewTimer(cfg.DefaultPoll)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		return 0, false, nil
+	}
+}
+
+// resign ends the term and hands it back on a fresh context (run's own may be cancelled by
+// then).
+func (r *remoteRun) resign(ctx context.Context, l *swarmlease.Leadership, log *slog.Logger) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	prev, err := l.Resign(rctx)
+	switch cause := l.Cause(); {
+	case errors.Is(cause, swarmlease.ErrLost) && err == nil:
+		// The server ended the term: nothing to hand back.
+	case err == nil:
+		log.Info("resigned", "previous_term", prev)
+	case errors.Is(err, swarmlease.ErrLeaseNotCurrent):
+		log.Info("resign: the term was already over", "err", err)
+	default:
+		log.Warn("resign failed; followers take over when the lease expires", "err", err)
+	}
+}
+
+// termEnd names why a term ended, for the log.
+func termEnd(cause error) string {
+	switch {
+	case errors.Is(cause, swarmlease.ErrDeadline):
+		return "deadline"
+	case errors.Is(cause, swarmlease.ErrHeldByOther):
+		return "lost: another term holds the room"
+	case errors.Is(cause, swarmlease.ErrVacant):
+		return "lost: the lease expired"
+	case errors.Is(cause, swarmlease.ErrLost):
+		return "lost: " + cause.Error()
+	case errors.Is(cause, swarmlease.ErrResigned):
+		return "resigned"
+	default:
+		return "shutdown"
+	}
+}
+
+// holdError turns a refusal that retrying cannot change into run's error: inputs the server
+// refuses are configuration errors (exit 2) naming the setting.
+func holdError(cfg *config.Config, err error) error {
+	switch {
+	case errors.Is(err, swarmlease.ErrInvalidTTL):
+		return &usageError{fmt.Errorf("the elections server refused %s (from %s): %w", config.KeyTTLMillis, cfg.Source(config.KeyTTLMillis), err)}
+	case errors.Is(err, swarmlease.ErrInvalidInput):
+		return &usageError{fmt.Errorf("the elections server at %s refused the campaign (check %s and %s): %w", cfg.Server, config.KeyElectionID, config.KeyHolderID, err)}
+	}
+	return fmt.Errorf("the elections server at %s refused the campaign: %w", cfg.Server, err)
+}
+
+// remoteChildEnv is what the child learns of its term, under the configured prefix.
+func remoteChildEnv(cfg *config.Config, candidate string, term uint64) []string {
+	p := cfg.EnvPrefix + "_"
+	return []string{
+		p + "FENCE=" + strconv.FormatUint(term, 10),
+		p + "HOLDER_ID=" + candidate,
+		p + "NODE_ID=" + cfg.Identity.NodeID,
+		p + "TASK_ID=" + cfg.Identity.TaskID,
+		p + "NAMESPACE=" + cfg.ElectionID,
+	}
+}
+
+// maxCandidateID is the longest candidate id of the elections API.
+const maxCandidateID = 64
+
+// candidateID is the candidate id of run through an elections server: holder_id when set
+// (RequireRemote checked it), else the hostname with every character outside
+// [A-Za-z0-9._:@-] replaced by '-', at most 64 characters.
+func candidateID(cfg *config.Config, hostname func() string) (string, error) {
+	if cfg.Identity.HolderID != "" {
+		return cfg.Identity.HolderID, nil
+	}
+	id := sanitizeCandidate(hostname())
+	if id == "" {
+		return "", fmt.Errorf("no candidate id: the hostname is empty; set %s or --%s",
+			config.EnvName(cfg.EnvPrefix, config.KeyHolderID), config.FlagName(config.KeyHolderID))
+	}
+	return id, nil
+}
+
+func sanitizeCandidate(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < maxCandidateID; i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.IndexByte("._:@-", c) >= 0:
+			b.WriteByte(c)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
