@@ -6,11 +6,16 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
 )
 
 // The elections API as a `serve` process runs it: out of the box (no settings but a listen
@@ -180,5 +185,45 @@ func TestServeElectionsSettings(t *testing.T) {
 		if !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, name) {
 			t.Errorf("%s: the error does not name the setting and its source:\n%s", tc.env, r.stderr)
 		}
+	}
+}
+
+// TestServeElectionsSwarmReplicas: two serve processes on the Swarm store are two replicas of
+// one elections service. A room won through one is renewed, read and resigned through the other
+// after the first was killed: its state lives in Swarm, not in a replica.
+func TestServeElectionsSwarmReplicas(t *testing.T) {
+	store := swarmStore(t)
+	ns := leasetest.Namespace(t)
+	env := append([]string{"SWARM_LEASE_LISTEN=127.0.0.1:0", "SWARM_LEASE_ELECTIONS_NAMESPACE=" + ns}, store.env...)
+	t.Cleanup(func() {
+		for i := range rooms.DefaultShards {
+			_ = exec.Command("docker", "-H", envValue(store.env, "DOCKER_HOST"), "service", "rm", swarmstore.RoomsShardName(ns, i)).Run()
+		}
+	})
+	a := startServe(t, env, "replica a")
+	b := startServe(t, env, "replica b")
+	room := "/elections/" + rooms.NewRoomID()
+	code, won := postElection(t, a.base, room+"/campaign", `{"candidate_id":"worker-a","ttl_seconds":30}`)
+	if code != http.StatusOK || won.Status != "leader" {
+		t.Fatalf("campaign through a: %d %+v", code, won)
+	}
+	if code, f := postElection(t, b.base, room+"/campaign", `{"candidate_id":"worker-b"}`); code != http.StatusOK || f.Status != "follower" || f.Leader.Term != won.Leader.Term {
+		t.Fatalf("campaign through b: %d %+v", code, f)
+	}
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	a.wait(t, 10*time.Second)
+	if st := getJSON[electionReply](t, b.base+room); st.Status != "leader" || st.Leader.Term != won.Leader.Term {
+		t.Fatalf("status through b after a died: %+v", st)
+	}
+	if code, r := postElection(t, b.base, room+"/renew", `{"leader_token":"`+won.LeaderToken+`"}`); code != http.StatusOK || r.Leader.Term != won.Leader.Term {
+		t.Fatalf("renew through b: %d %+v", code, r)
+	}
+	if code, r := postElection(t, b.base, room+"/resign", `{"leader_token":"`+won.LeaderToken+`"}`); code != http.StatusOK || r.PreviousTerm != won.Leader.Term {
+		t.Fatalf("resign through b: %d %+v", code, r)
+	}
+	if code, r := postElection(t, b.base, room+"/campaign", `{"candidate_id":"worker-b"}`); code != http.StatusOK || r.Status != "leader" || r.Leader.Term <= won.Leader.Term {
+		t.Fatalf("campaign after resign: %d %+v", code, r)
 	}
 }
