@@ -12,6 +12,9 @@ const sseWriteTimeout = 10 * time.Second
 // serveEvents is GET /v1/events: the SSE stream of the election. The first event is
 // "current"; later events are "change", sent only when the holder or the fence changes; a
 // comment line keeps the connection alive every keepAlive.
+//
+// After the first event, an HTTP/1.1 stream is handed to the hub's writers and the handler
+// returns (handOver); other streams are served here until they end.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	sub, current, err := s.hub.subscribe(r.Context())
@@ -26,7 +29,6 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	case err != nil: // the client went away
 		return
 	}
-	defer s.hub.unsubscribe(sub)
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -36,8 +38,13 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 
 	if err := s.writeSSE(w, rc, current); err != nil {
+		s.hub.unsubscribe(sub)
 		return
 	}
+	if s.handOver(rc, r, sub) {
+		return
+	}
+	defer s.hub.unsubscribe(sub)
 	keepAlive := time.NewTicker(s.opts.KeepAlive)
 	defer keepAlive.Stop()
 	for {
@@ -58,6 +65,23 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// handOver hijacks the connection of a plain HTTP/1.1 stream and gives it to the hub's writers
+// (fanout.go), and reports whether it did. net/http has written the head with
+// Transfer-Encoding: chunked, which the writers continue. HTTP/1.0 streams (not chunked),
+// HTTP/2 (no hijacking), TLS (writes must go through the TLS connection) and response writers
+// that cannot be hijacked keep this goroutine.
+func (s *Server) handOver(rc *http.ResponseController, r *http.Request, sub *subscriber) bool {
+	if !fanoutSupported || r.ProtoMajor != 1 || r.ProtoMinor < 1 || r.TLS != nil {
+		return false
+	}
+	conn, _, err := rc.Hijack() // the buffered reader holds nothing of use: a client sends nothing more
+	if err != nil {
+		return false
+	}
+	s.hub.adopt(sub, conn, s.opts.KeepAlive)
+	return true
 }
 
 // keepAliveFrame is an SSE comment: it keeps proxies and clients from timing the stream out.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -13,18 +15,29 @@ import (
 
 // hub fans one watcher's snapshots out to every SSE client of the process. Each change is
 // encoded once and the same frame goes to every client; renewals update the current state
-// (for /v1/state and new subscribers) without waking any client. Broadcasting never blocks: a
-// client whose buffer is full is dropped (it reconnects and gets the current state), so one
+// (for /v1/state and new subscribers) without waking any client. Broadcasting never blocks, and
+// a client that does not keep up is dropped (it reconnects and gets the current state), so one
 // slow client cannot slow the others.
+//
+// A client is first a subscriber, served by its handler goroutine from a channel. HTTP/1.1
+// streams are then handed over (adopt) to the fan-out, whose few writer goroutines write them
+// directly to their connections (fanout.go); the others (HTTP/2, TLS, platforms without the
+// fan-out) stay subscribers.
 type hub struct {
 	mu      sync.Mutex
-	clients map[*subscriber]struct{}
+	clients map[*subscriber]struct{} // served by their handler goroutines
 	current lease.Snapshot
 	// currentFrame is the "current" event of the newest snapshot, ready for new subscribers.
 	currentFrame []byte
 	ready        chan struct{} // closed once the first snapshot is known
 	limit        int
 	metrics      *Metrics
+	// connected counts every client, subscriber or fan-out stream, against limit. It is
+	// raised under mu; the fan-out's writers lower it without mu.
+	connected atomic.Int64
+	fan       *fanout // started by the first adoption
+	closed    bool    // closeStreams was called: no more adoptions
+	closeOnce sync.Once
 }
 
 // subscriber is one SSE client's queue of encoded "change" frames.
@@ -63,6 +76,9 @@ func (h *hub) run(ctx context.Context, snaps <-chan lease.Snapshot) {
 					h.dropLocked(c)
 					h.metrics.sseDropped.Inc()
 				}
+			}
+			if h.fan != nil && !h.closed {
+				h.fan.broadcast(appendChunk(nil, change))
 			}
 		}
 		h.mu.Unlock()
@@ -121,11 +137,12 @@ func (h *hub) subscribe(ctx context.Context) (*subscriber, []byte, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.limit > 0 && len(h.clients) >= h.limit {
+	if h.limit > 0 && h.connected.Load() >= int64(h.limit) {
 		return nil, nil, errTooManyClients
 	}
 	c := &subscriber{ch: make(chan []byte, clientBuffer), dropped: make(chan struct{})}
 	h.clients[c] = struct{}{}
+	h.connected.Add(1)
 	h.metrics.sseClients.Inc()
 	return c, h.currentFrame, nil
 }
@@ -143,5 +160,58 @@ func (h *hub) dropLocked(c *subscriber) {
 	}
 	delete(h.clients, c)
 	close(c.dropped)
+	h.left(false)
+}
+
+// left counts a client out; slow: it was dropped for not keeping up.
+func (h *hub) left(slow bool) {
+	h.connected.Add(-1)
 	h.metrics.sseClients.Dec()
+	if slow {
+		h.metrics.sseDropped.Inc()
+	}
+}
+
+// adopt hands sub's stream to the fan-out: conn is its hijacked connection, on which the
+// chunked response's head and the "current" event are written. The changes queued for sub
+// meanwhile are written before any later one, so the stream has no gap. If sub was dropped
+// meanwhile, conn is closed; if the server is shutting down, the stream ends cleanly.
+func (h *hub) adopt(sub *subscriber, conn net.Conn, keepAlive time.Duration) {
+	h.mu.Lock()
+	if _, ok := h.clients[sub]; !ok || h.closed {
+		ending := ok
+		h.dropLocked(sub)
+		h.mu.Unlock()
+		if ending {
+			_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+			_, _ = conn.Write(lastChunk)
+		}
+		_ = conn.Close()
+		return
+	}
+	defer h.mu.Unlock()
+	delete(h.clients, sub) // still connected: it moves, its count stays
+	var pending []byte
+	for len(sub.ch) > 0 {
+		pending = appendChunk(pending, <-sub.ch)
+	}
+	if h.fan == nil {
+		h.fan = newFanout(keepAlive, h.left)
+	}
+	h.fan.add(conn, pending)
+}
+
+// closeStreams ends every stream of the fan-out cleanly, after a complete frame, and stops
+// its goroutines; http.Server.Shutdown neither tracks nor ends hijacked connections. Streams
+// adopted later end at once. Every call returns once the streams have ended.
+func (h *hub) closeStreams() {
+	h.closeOnce.Do(func() {
+		h.mu.Lock()
+		fan := h.fan
+		h.closed = true
+		h.mu.Unlock()
+		if fan != nil {
+			fan.close()
+		}
+	})
 }

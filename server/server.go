@@ -165,6 +165,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.Election != nil {
 		go s.hub.run(watchCtx, snaps)
 	}
+	defer s.hub.closeStreams() // waits for the hijacked SSE streams' end, which Shutdown does not track
 
 	srv := &http.Server{
 		Handler:           s.router,
@@ -174,7 +175,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    16 << 10,
 		// No WriteTimeout: SSE streams are long-lived; each SSE write has its own deadline.
 	}
-	srv.RegisterOnShutdown(func() { close(s.closing) })
+	srv.RegisterOnShutdown(func() { close(s.closing); s.hub.closeStreams() })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
