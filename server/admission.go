@@ -56,13 +56,6 @@ func (a *admission) allow(client string, now time.Time) (ok bool, retryAfter tim
 	return false, wholeSeconds(wait)
 }
 
-// tracked returns how many clients the table holds.
-func (a *admission) tracked() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.clients.Len()
-}
-
 // wholeSeconds rounds d up to whole seconds, at least one.
 func wholeSeconds(d time.Duration) time.Duration {
 	s := (d + time.Second - 1) / time.Second

@@ -173,7 +173,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    16 << 10,
-		// No WriteTimeout: SSE streams are long-lived; each SSE write has its own deadline.
+		// No WriteTimeout: SSE streams are long-lived; their writes are bounded on their own
+		// (non-blocking writes for hijacked streams, a deadline per write otherwise).
 	}
 	srv.RegisterOnShutdown(func() { close(s.closing); s.hub.closeStreams() })
 	errc := make(chan error, 1)
