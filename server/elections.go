@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"net/netip"
@@ -98,7 +101,7 @@ type ElectionLeader struct {
 type CampaignRequest struct {
 	_           struct{} `json:"-" additionalProperties:"true"`
 	CandidateID string   `json:"candidate_id,omitempty" doc:"Required: 1–64 bytes of [A-Za-z0-9._:@-]. Not a unique key." example:"worker-a"`
-	TTLSeconds  *int     `json:"ttl_seconds,omitempty" nullable:"true" doc:"Lease duration, 5–300 seconds (default 30)." example:"30"`
+	TTLSeconds  *TTL     `json:"ttl_seconds,omitempty" nullable:"true" doc:"Lease duration, 5–300 seconds (default 30)." example:"30"`
 	Metadata    *string  `json:"metadata,omitempty" nullable:"true" doc:"Optional, at most 1024 characters; shown to everyone who reads the room."`
 }
 
@@ -106,13 +109,87 @@ type CampaignRequest struct {
 type RenewRequest struct {
 	_           struct{} `json:"-" additionalProperties:"true"`
 	LeaderToken string   `json:"leader_token,omitempty" doc:"The token of the term to renew."`
-	TTLSeconds  *int     `json:"ttl_seconds,omitempty" nullable:"true" doc:"New lease duration from now, 5–300 seconds (default 30, not the original TTL)." example:"30"`
+	TTLSeconds  *TTL     `json:"ttl_seconds,omitempty" nullable:"true" doc:"New lease duration from now, 5–300 seconds (default 30, not the original TTL)." example:"30"`
 }
 
 // ResignRequest is the body of POST /elections/{id}/resign. Unknown fields are ignored.
 type ResignRequest struct {
 	_           struct{} `json:"-" additionalProperties:"true"`
 	LeaderToken string   `json:"leader_token,omitempty" doc:"The token of the term to end."`
+}
+
+// TTL is ttl_seconds: a JSON integer. A whole number written as a decimal (30.0, 3e1) counts as
+// that integer; any other number — fractional, negative, huge — is kept as invalid, so that the
+// engine answers 400 invalid_ttl rather than the decoder a type error.
+type TTL struct {
+	seconds int64
+	valid   bool
+}
+
+// Schema implements huma.SchemaProvider: on the wire, an integer.
+func (TTL) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeInteger} }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *TTL) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("ttl_seconds: want an integer")
+	}
+	*t = TTL{}
+	if f == math.Trunc(f) && f >= 0 && f <= 1e6 {
+		t.seconds, t.valid = int64(f), true
+	}
+	return nil
+}
+
+// duration is the requested TTL, or the contract's default when absent; invalid values give a
+// duration the engine refuses.
+func (t *TTL) duration() time.Duration {
+	switch {
+	case t == nil:
+		return rooms.DefaultTTL
+	case !t.valid:
+		return -1
+	}
+	return time.Duration(t.seconds) * time.Second
+}
+
+// exactFields decodes a JSON object's fields by their exact names: encoding/json would also
+// match "CANDIDATE_ID" to candidate_id, and the contract ignores unknown fields — of which
+// differently-cased names are some. JSON null counts as absent.
+func exactFields(b []byte, fields map[string]any) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for name, dst := range fields {
+		v, ok := raw[name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler with exact field names.
+func (r *CampaignRequest) UnmarshalJSON(b []byte) error {
+	*r = CampaignRequest{}
+	return exactFields(b, map[string]any{"candidate_id": &r.CandidateID, "ttl_seconds": &r.TTLSeconds, "metadata": &r.Metadata})
+}
+
+// UnmarshalJSON implements json.Unmarshaler with exact field names.
+func (r *RenewRequest) UnmarshalJSON(b []byte) error {
+	*r = RenewRequest{}
+	return exactFields(b, map[string]any{"leader_token": &r.LeaderToken, "ttl_seconds": &r.TTLSeconds})
+}
+
+// UnmarshalJSON implements json.Unmarshaler with exact field names.
+func (r *ResignRequest) UnmarshalJSON(b []byte) error {
+	*r = ResignRequest{}
+	return exactFields(b, map[string]any{"leader_token": &r.LeaderToken})
 }
 
 // CampaignResult answers a campaign (leader or follower) and a renewal (always leader).
@@ -171,6 +248,7 @@ type elections struct {
 	admission *admission
 	watches   *roomWatches
 	metrics   *Metrics
+	log       *slog.Logger
 	keepAlive time.Duration
 	closing   <-chan struct{}
 }
@@ -282,7 +360,7 @@ func (s *Server) registerElections(e *elections) {
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable),
 		func(ctx context.Context, in *campaignInput) (*bodyOutput[CampaignResult], error) {
-			ttl := ttlOf(in.Body.TTLSeconds)
+			ttl := in.Body.TTLSeconds.duration()
 			var metadata string
 			if in.Body.Metadata != nil {
 				metadata = *in.Body.Metadata
@@ -300,7 +378,7 @@ func (s *Server) registerElections(e *elections) {
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
 		func(ctx context.Context, in *renewInput) (*bodyOutput[CampaignResult], error) {
-			res, err := e.opts.Rooms.Renew(ctx, in.ID, in.Body.LeaderToken, ttlOf(in.Body.TTLSeconds))
+			res, err := e.opts.Rooms.Renew(ctx, in.ID, in.Body.LeaderToken, in.Body.TTLSeconds.duration())
 			if err != nil {
 				return nil, e.fail(ctx, opRenew, err)
 			}
@@ -321,18 +399,6 @@ func (s *Server) registerElections(e *elections) {
 		})
 	s.router.Get("/elections/{id}/watch", e.serveWatch)
 	s.documentWatch()
-}
-
-// ttlOf is the requested TTL, or the contract's default when the field is absent.
-func ttlOf(seconds *int) time.Duration {
-	if seconds == nil {
-		return rooms.DefaultTTL
-	}
-	// Bounded before multiplying, so that a huge value cannot wrap into the valid range.
-	if *seconds < 0 || *seconds > 1_000_000 {
-		return -1
-	}
-	return time.Duration(*seconds) * time.Second
 }
 
 // fail maps an engine error to the contract's status and code.
@@ -368,6 +434,11 @@ func (e *elections) fail(ctx context.Context, op electionOp, err error) error {
 	default:
 		// Corrupt shards and anything unexpected: no internals in the body; the log has them.
 		body = NewError(ctx, http.StatusInternalServerError, "internal_error", "internal error", "see the server log for "+RequestID(ctx))
+	}
+	if body.status >= 500 {
+		// Engine and store errors name rooms and stores, never tokens (only hashes reach the
+		// engine's documents, and errors carry no document).
+		e.log.Warn("elections: request failed", "operation", string(op), "request_id", RequestID(ctx), "status", body.status, "err", err)
 	}
 	e.metrics.electionRequest(string(op), body.Code)
 	return body

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
 
@@ -52,10 +54,21 @@ type shardWatch struct {
 	cancel context.CancelFunc
 }
 
-// roomStream is one watch stream's queue of states.
+// observed is a room's state and when this server read it.
+type observed struct {
+	state rooms.RoomState
+	at    time.Time
+}
+
+// roomStream is one watch stream's queue of states. Every state it gets comes from its shard's
+// loop, in the order the loop read them — the first one too, so that a stream never sees an
+// older state after a newer one.
 type roomStream struct {
 	room, client string
-	ch           chan rooms.RoomState
+	ch           chan observed
+	// fresh: the stream has had no state yet; the loop sends it the next one it reads even if
+	// unchanged. Guarded by roomWatches.mu.
+	fresh bool
 	// ended is closed when the stream must end: it lagged behind, or the store failed.
 	ended chan struct{}
 	once  sync.Once
@@ -89,7 +102,7 @@ func (w *roomWatches) subscribe(ctx context.Context, client, room string) (*room
 	if w.perClient[client] >= w.maxPerClient {
 		return nil, fmt.Errorf("%w: %d streams per client", errWatchLimit, w.maxPerClient)
 	}
-	s := &roomStream{room: room, client: client, ch: make(chan rooms.RoomState, streamBuffer), ended: make(chan struct{})}
+	s := &roomStream{room: room, client: client, ch: make(chan observed, streamBuffer), ended: make(chan struct{}), fresh: true}
 	index := w.rooms.ShardOf(room)
 	sw := w.shards[index]
 	if sw == nil {
@@ -100,12 +113,12 @@ func (w *roomWatches) subscribe(ctx context.Context, client, room string) (*room
 	}
 	if sw.rooms[room] == nil {
 		sw.rooms[room] = map[*roomStream]struct{}{}
-		select {
-		case sw.wake <- struct{}{}:
-		default:
-		}
 	}
 	sw.rooms[room][s] = struct{}{}
+	select { // read now: the new stream waits for its first state
+	case sw.wake <- struct{}{}:
+	default:
+	}
 	w.total++
 	w.perClient[client]++
 	w.metrics.electionWatches.Inc()
@@ -174,6 +187,7 @@ func (w *roomWatches) loop(ctx context.Context, sw *shardWatch, anyRoom string) 
 		readCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		states, err := w.rooms.Statuses(readCtx, ids)
 		cancel()
+		readAt := time.Now()
 		if ctx.Err() != nil {
 			return
 		}
@@ -191,13 +205,16 @@ func (w *roomWatches) loop(ctx context.Context, sw *shardWatch, anyRoom string) 
 			if st.Status == rooms.StatusLeader {
 				next = min(next, st.RetryAfter+time.Millisecond)
 			}
-			if prev, seen := last[id]; seen && sameRoomState(prev, st) {
-				continue
-			}
+			prev, seen := last[id]
+			changed := !seen || !sameRoomState(prev, st)
 			last[id] = st
 			for s := range sw.rooms[id] {
+				if !changed && !s.fresh {
+					continue
+				}
+				s.fresh = false
 				select {
-				case s.ch <- st:
+				case s.ch <- observed{state: st, at: readAt}:
 				default:
 					s.end(errLagged)
 				}
@@ -227,10 +244,10 @@ func sameRoomState(a, b rooms.RoomState) bool {
 }
 
 // watchFrame encodes one SSE frame of a room's state.
-func watchFrame(st rooms.RoomState, observed time.Time) []byte {
-	body := statusBody(st)
-	data, err := json.Marshal(WatchFrame{SchemaVersion: 1, ElectionID: st.RoomID, Status: body.Status, Leader: body.Leader,
-		RetryAfterMS: body.RetryAfterMS, ObservedAt: wireTime(observed)})
+func watchFrame(o observed) []byte {
+	body := statusBody(o.state)
+	data, err := json.Marshal(WatchFrame{SchemaVersion: 1, ElectionID: o.state.RoomID, Status: body.Status, Leader: body.Leader,
+		RetryAfterMS: body.RetryAfterMS, ObservedAt: wireTime(o.at)})
 	if err != nil { // plain fields only: cannot happen
 		panic("server: encode watch frame: " + err.Error())
 	}
@@ -256,16 +273,19 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer e.watches.unsubscribe(sub)
-	st, err := e.opts.Rooms.Status(ctx, id)
-	if err != nil {
-		var body *ErrorBody
-		if !errors.As(e.fail(ctx, opWatch, err), &body) {
-			return
-		}
-		for k, v := range body.headers {
-			w.Header()[k] = v
-		}
-		writeBody(w, body.status, body)
+	// The first state comes from the shard's loop like every later one (see roomStream).
+	var first observed
+	wait := time.NewTimer(firstReadWait)
+	defer wait.Stop()
+	select {
+	case first = <-sub.ch:
+	case <-sub.ended:
+		e.writeFail(w, ctx, sub.cause)
+		return
+	case <-wait.C:
+		e.writeFail(w, ctx, fmt.Errorf("no read of the room within %v: %w", firstReadWait, lease.ErrUnavailable))
+		return
+	case <-ctx.Done():
 		return
 	}
 	e.metrics.electionRequest(string(opWatch), "ok")
@@ -276,10 +296,12 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	if writeFrame(w, rc, watchFrame(st, time.Now())) != nil {
+	if writeFrame(w, rc, watchFrame(first)) != nil {
 		return
 	}
-	lifetime := time.NewTimer(e.opts.WatchLifetime)
+	// Streams opened together would all end together and reconnect in one burst: each lives
+	// its lifetime minus up to a tenth, at random.
+	lifetime := time.NewTimer(e.opts.WatchLifetime - rand.N(e.opts.WatchLifetime/10+1))
 	defer lifetime.Stop()
 	keepAlive := time.NewTicker(e.keepAlive)
 	defer keepAlive.Stop()
@@ -294,8 +316,8 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-sub.ended:
 			return
-		case st := <-sub.ch:
-			frame = watchFrame(st, time.Now())
+		case o := <-sub.ch:
+			frame = watchFrame(o)
 		case <-keepAlive.C:
 			frame = keepAliveFrame
 		}
@@ -303,6 +325,18 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// writeFail answers a watch that could not start with the error's status and code.
+func (e *elections) writeFail(w http.ResponseWriter, ctx context.Context, err error) {
+	var body *ErrorBody
+	if !errors.As(e.fail(ctx, opWatch, err), &body) {
+		return
+	}
+	for k, v := range body.GetHeaders() {
+		w.Header()[k] = v
+	}
+	writeBody(w, body.status, body)
 }
 
 // writeFrame writes one SSE frame and flushes it, within sseWriteTimeout.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +32,16 @@ type ErrorBody struct {
 	headers http.Header
 }
 
-// GetHeaders implements huma.HeadersError: Retry-After goes with retry_after_ms.
-func (e *ErrorBody) GetHeaders() http.Header { return e.headers }
+// GetHeaders implements huma.HeadersError: errors are never cached, and Retry-After goes with
+// retry_after_ms.
+func (e *ErrorBody) GetHeaders() http.Header {
+	h := e.headers.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Cache-Control", "no-store")
+	return h
+}
 
 // Error implements error.
 func (e *ErrorBody) Error() string { return e.Message }
@@ -59,8 +70,6 @@ func codeForStatus(status int) string {
 		return "not_found"
 	case http.StatusMethodNotAllowed:
 		return "method_not_allowed"
-	case http.StatusRequestEntityTooLarge:
-		return "body_too_large"
 	case http.StatusServiceUnavailable:
 		return "unavailable"
 	}
@@ -89,6 +98,14 @@ func installErrorModel() {
 		ctx := context.Background()
 		if hctx != nil {
 			ctx = hctx.Context()
+		}
+		var tooLarge *http.MaxBytesError
+		for _, err := range errs {
+			if errors.As(err, &tooLarge) {
+				// Our body limit cut huma's read short: the client's error, not ours.
+				return NewError(ctx, http.StatusRequestEntityTooLarge, "invalid_input", "request body too large",
+					fmt.Sprintf("the body may have at most %d bytes", tooLarge.Limit))
+			}
 		}
 		return NewError(ctx, status, codeForStatus(status), msg, strings.Join(details, "; "))
 	}
@@ -122,4 +139,28 @@ func writeRetryable(w http.ResponseWriter, r *http.Request, code, message, detai
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+// recoverPanics turns a panic in a handler into a logged 500 in the one error shape, with the
+// request's ID in both, instead of a bare 500 and a stack on stderr. http.ErrAbortHandler keeps
+// its meaning (abort the response silently).
+func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				v := recover()
+				if v == nil {
+					return
+				}
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				log.Error("handler panic", "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path,
+					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				writeError(w, r, http.StatusInternalServerError, "internal_error", "internal error",
+					"see the server log for "+RequestID(r.Context()))
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
 }

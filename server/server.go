@@ -12,7 +12,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/swaggest/swgui/v5emb"
 
@@ -93,7 +92,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics)}
 
 	r := chi.NewRouter()
-	r.Use(withRequestID, middleware.Recoverer, s.limitBody)
+	r.Use(withRequestID, recoverPanics(opts.Logger), s.limitBody)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", r.Method+" "+r.URL.Path)
 	})
@@ -201,6 +200,6 @@ func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &elections{opts: o, admission: adm, metrics: s.opts.Metrics, keepAlive: s.opts.KeepAlive, closing: s.closing,
+	return &elections{opts: o, admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
 		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
 }

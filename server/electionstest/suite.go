@@ -336,6 +336,9 @@ func testValidation(t *testing.T, newStore NewStore) {
 		{"empty body", []byte(``), nil, 400, "invalid_input"},
 		{"text/plain", map[string]any{"candidate_id": "a"}, []string{"Content-Type", "text/plain"}, 415, "invalid_input"},
 		{"no content type", map[string]any{"candidate_id": "a"}, []string{"Content-Type", ""}, 415, "invalid_input"},
+		{"huge ttl", []byte(`{"candidate_id":"a","ttl_seconds":99999999999999999999}`), nil, 400, "invalid_ttl"},
+		{"field names are exact", map[string]any{"CANDIDATE_ID": "a", "TTL_Seconds": 7}, nil, 400, "invalid_input"},
+		{"body over the limit", map[string]any{"candidate_id": "a", "pad": strings.Repeat("x", 70_000)}, nil, 413, "invalid_input"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -352,6 +355,13 @@ func testValidation(t *testing.T, newStore NewStore) {
 		"Content-Type", "application/json; charset=utf-8")
 	if r.status != http.StatusOK || r.str("status") != "leader" {
 		t.Fatalf("campaign with unknown fields: %d %s", r.status, r.raw)
+	}
+	// A whole number written as a decimal is that number; a differently-cased name is an
+	// unknown field, ignored (it does not override the real one).
+	room2 := rooms.NewRoomID()
+	r = c.call(0, http.MethodPost, "/elections/"+room2+"/campaign", []byte(`{"candidate_id":"a","Candidate_ID":"x y","ttl_seconds":2e1}`))
+	if r.status != http.StatusOK || r.num("renew_after_ms") != 10000 {
+		t.Fatalf("campaign with ttl 2e1 and a differently-cased field: %d %s", r.status, r.raw)
 	}
 	// The check order puts the room id first.
 	bad := c.call(0, http.MethodPost, "/elections/short/campaign", map[string]any{"candidate_id": "a/b", "ttl_seconds": 1})

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -96,8 +97,14 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 		roomStore = rooms.NewMemoryStore()
 	}
 	el := cfg.Elections
+	// Clock skew between replicas exists only on Swarm, where the replicas run on several hosts:
+	// the file and memory stores have one clock, and a lease then ends exactly at expires_at.
+	skew := time.Duration(0)
+	if cfg.Store == config.StoreSwarm {
+		skew = cfg.MaxClockSkew
+	}
 	m, err := rooms.New(roomStore, el.Namespace, rooms.WithShards(el.Shards), rooms.WithMaxActiveRooms(el.MaxActiveRooms),
-		rooms.WithMaxClockSkew(cfg.MaxClockSkew), rooms.WithMaxCASRetries(cfg.MaxCASRetries))
+		rooms.WithMaxClockSkew(skew), rooms.WithMaxCASRetries(cfg.MaxCASRetries))
 	if err != nil {
 		return &usageError{fmt.Errorf("invalid elections settings: %w", err)}
 	}
