@@ -36,26 +36,6 @@ type remoteServer struct {
 	addr string // 127.0.0.1:PORT
 }
 
-var (
-	remoteListening = regexp.MustCompile(`msg=listening addr=(\S+)`)
-	remoteRequestID = regexp.MustCompile(`^req_[0-9a-f]{32}$`)
-)
-
-// remotePoll calls cond until it holds, or fails after timeout with what and cond's last word.
-func remotePoll(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; last:\n%s", timeout, what, last)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval
-	}
-}
 
 // startRemoteServer starts `serve` on the file store in dir, listening on listen, and returns it
 // once it listens. extra adds settings (limits).
@@ -70,7 +50,7 @@ func startRemoteServer(t *testing.T, dir, listen string, extra ...string) *remot
 	p := startProc(t, "serve "+listen, env, "serve")
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if m := remoteListening.FindStringSubmatch(p.out.String()); m != nil {
+		if m := listeningPattern.FindStringSubmatch(p.out.String()); m != nil {
 			return &remoteServer{runProc: p, base: "http://" + m[1], addr: m[1]}
 		}
 		select {
@@ -247,7 +227,7 @@ func TestRemoteClientEndToEnd(t *testing.T) {
 func expectCodeErr(t *testing.T, err error, what string, status int, sentinel error) {
 	t.Helper()
 	var httpErr *swarmlease.HTTPError
-	if !errors.As(err, &httpErr) || httpErr.StatusCode != status || !errors.Is(err, sentinel) || !remoteRequestID.MatchString(httpErr.RequestID) {
+	if !errors.As(err, &httpErr) || httpErr.StatusCode != status || !errors.Is(err, sentinel) || !requestIDPattern.MatchString(httpErr.RequestID) {
 		t.Fatalf("%s: %v (%+v), want HTTP %d matching %v with a request id", what, err, httpErr, status, sentinel)
 	}
 }
@@ -315,7 +295,7 @@ func TestRemoteClientHoldHandover(t *testing.T) {
 		won <- b
 	}()
 	// b logs that it follows a once it campaigned and lost.
-	remotePoll(t, 10*time.Second, "b to follow the room", func() (bool, string) {
+	pollUntil(t, 10*time.Second, "b to follow the room", func() (bool, string) {
 		return strings.Contains(bLog.String(), "following"), bLog.String()
 	})
 	resigned := time.Now()
@@ -412,7 +392,7 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	}
 	// The follower campaigned and follows the room (its log says so) while one child runs.
 	follower := procs[map[string]string{"a": "b", "b": "a"}[first.HolderID]]
-	remotePoll(t, 10*time.Second, "the other supervisor to follow", func() (bool, string) {
+	pollUntil(t, 10*time.Second, "the other supervisor to follow", func() (bool, string) {
 		return strings.Contains(follower.out.String(), "following"), follower.out.String()
 	})
 
@@ -471,7 +451,7 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	}
 	waitGone(t, second.PID, 2*time.Second, "the leader's child without the server")
 	var m []string
-	remotePoll(t, 5*time.Second, "the supervisor's child-stopped line", func() (bool, string) {
+	pollUntil(t, 5*time.Second, "the supervisor's child-stopped line", func() (bool, string) {
 		m = stoppedLine.FindStringSubmatch(survivor.out.String())
 		return m != nil, survivor.out.String()
 	})
