@@ -203,7 +203,8 @@ type vacancyWatch struct {
 func (c *Elections) watchVacancy(ctx context.Context, roomID string) *vacancyWatch {
 	wctx, cancel := context.WithCancel(ctx)
 	v := &vacancyWatch{ch: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
-	w := &roomWatch{c: c, url: c.base.JoinPath("elections", roomID, "watch").String(), emit: func(s RoomState) bool {
+	// No initial timeout: the follower's timer bounds each wait, and the watch only shortens it.
+	w := c.newRoomWatch(roomID, 0, func(s RoomState) bool {
 		if s.Status == StatusVacant {
 			select {
 			case v.ch <- struct{}{}:
@@ -211,7 +212,7 @@ func (c *Elections) watchVacancy(ctx context.Context, roomID string) *vacancyWat
 			}
 		}
 		return true
-	}}
+	})
 	go func() {
 		defer close(v.done)
 		_ = w.run(wctx)
