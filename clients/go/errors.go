@@ -123,17 +123,20 @@ func (e *HTTPError) temporary() bool {
 // not a proxy's whole HTML page.
 const maxErrorBody = 64 << 10
 
+// wireError is the server's one error body.
+type wireError struct {
+	Message      string `json:"error"`
+	Code         string `json:"code"`
+	Details      string `json:"details"`
+	RequestID    string `json:"request_id"`
+	RetryAfterMS int64  `json:"retry_after_ms"`
+}
+
 // httpErrorOf builds the error of a non-200 response, consuming (part of) its body.
 func httpErrorOf(resp *http.Response) *HTTPError {
 	e := &HTTPError{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id")}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	var wire struct {
-		Message      string `json:"error"`
-		Code         string `json:"code"`
-		Details      string `json:"details"`
-		RequestID    string `json:"request_id"`
-		RetryAfterMS int64  `json:"retry_after_ms"`
-	}
+	var wire wireError
 	if json.Unmarshal(body, &wire) == nil {
 		e.Message, e.Code, e.Details = wire.Message, wire.Code, wire.Details
 		if wire.RequestID != "" {
