@@ -108,11 +108,15 @@ func (e *HTTPError) Is(target error) bool {
 }
 
 // temporary reports whether retrying the same request later can succeed: rate and capacity
-// limits, timeouts, and server-side or proxy failures. Every other answer (a refused input,
+// limits, timeouts, server-side failures and answers from something other than the server. Every other answer (a refused input,
 // disabled elections, an unknown route) stays the same however often it is asked.
+//
+// An answer without the server's error code did not come from an elections server — a proxy
+// in front of it (a 404 while the service has no healthy task, a 502) — and says nothing
+// about the room: it counts as temporary.
 func (e *HTTPError) temporary() bool {
 	switch {
-	case e.StatusCode == http.StatusTooManyRequests, e.StatusCode == http.StatusRequestTimeout,
+	case e.Code == "", e.StatusCode == http.StatusTooManyRequests, e.StatusCode == http.StatusRequestTimeout,
 		e.Code == "capacity_exceeded", e.StatusCode >= 500:
 		return true
 	}

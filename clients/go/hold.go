@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -31,7 +32,7 @@ type HoldOption func(*holdConfig)
 
 type holdConfig struct {
 	stopBefore    time.Duration
-	renewInterval time.Duration // 0: the server's renew_after_ms
+	renewInterval time.Duration // 0: a third of the TTL
 	err           error
 }
 
@@ -48,7 +49,8 @@ func WithStopBefore(d time.Duration) HoldOption {
 	}
 }
 
-// WithRenewInterval sets how often the leader renews (default: the server's renew_after_ms,
+// WithRenewInterval sets how often the leader renews, counted from the start of the last
+// confirmed request (default: a third of the TTL, not the server's renew_after_ms of
 // half the TTL). Each wait is shortened by up to a fifth at random, so that many leaders do not
 // renew in step.
 func WithRenewInterval(d time.Duration) HoldOption {
@@ -101,7 +103,7 @@ func (c *Elections) Hold(ctx context.Context, roomID string, req CampaignRequest
 	window := req.TTL - SafetyMargin(req.TTL)
 	interval := hc.renewInterval
 	if interval == 0 {
-		interval = req.TTL / 2
+		interval = req.TTL / 3
 	}
 	if interval+hc.stopBefore >= window {
 		return nil, fmt.Errorf("swarmlease: hold: the renew interval (%v) plus the stop time (%v) must be below the TTL minus its safety margin (%v): lower them or raise the TTL",
@@ -137,6 +139,9 @@ func (h *holder) campaign(ctx context.Context) (*Leadership, error) {
 	)
 	defer func() { vacant.stop() }()
 	for {
+		// A vacancy seen before this campaign is answered by the campaign itself; one seen
+		// after it (even before the answer arrives) must still wake the follower.
+		vacant.drain()
 		start := time.Now()
 		res, err := h.c.Campaign(ctx, h.room, h.req)
 		if ctx.Err() != nil {
@@ -179,7 +184,6 @@ func (h *holder) campaign(ctx context.Context) (*Leadership, error) {
 		if vacant == nil {
 			vacant = h.c.watchVacancy(ctx, h.room)
 		}
-		vacant.drain() // a vacancy seen before this answer is already out of date
 		t := time.NewTimer(max(res.RetryAfter, minFollowerWait))
 		select {
 		case <-ctx.Done():
@@ -221,6 +225,9 @@ func (c *Elections) watchVacancy(ctx context.Context, roomID string) *vacancyWat
 }
 
 func (v *vacancyWatch) drain() {
+	if v == nil {
+		return
+	}
 	select {
 	case <-v.ch:
 	default:
@@ -255,6 +262,20 @@ type Leadership struct {
 	resignOnce sync.Once
 	resigned   uint64
 	resignErr  error
+}
+
+// String describes the term without its token: room, term and safety deadline.
+func (l *Leadership) String() string {
+	return fmt.Sprintf("leadership of room %s, term %d, deadline %s", l.room, l.term, l.Deadline().Format(time.RFC3339Nano))
+}
+
+// Format implements fmt.Formatter: every verb prints String, so that %v and %+v cannot reach
+// the token through the unexported fields.
+func (l *Leadership) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, l.String()) }
+
+// LogValue implements slog.LogValuer, for the same reason.
+func (l *Leadership) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("election_id", l.room), slog.Uint64("term", l.term), slog.Time("deadline", l.Deadline()))
 }
 
 // RoomID is the room the term is of.
@@ -318,12 +339,15 @@ func (h *holder) lead(ctx context.Context, start time.Time, res CampaignResult) 
 	l.stopAt = time.AfterFunc(time.Until(l.deadline)-l.stopBefore, func() { end(ErrDeadline) })
 	interval := h.cfg.renewInterval
 	if interval == 0 {
-		interval = res.RenewAfter
+		// A third of the TTL, as the Swarm lease renews, rather than the server's
+		// renew_after_ms (half): the term must also survive slow answers and a few retries
+		// before its deadline, which falls a margin and the stop time before the TTL.
+		interval = h.req.TTL / 3
 	}
 	if limit := h.window - h.cfg.stopBefore; interval <= 0 || interval >= limit {
-		interval = limit / 2 // a server's renew_after that would miss the deadline
+		interval = limit / 2
 	}
-	go l.keepRenewed(interval, h.log.With("term", l.term))
+	go l.keepRenewed(start, interval, h.log.With("term", l.term))
 	return l
 }
 
@@ -343,14 +367,17 @@ func (l *Leadership) renewed(start time.Time, leader Leader) bool {
 
 // keepRenewed renews every interval (shortened by up to a fifth at random) until the term ends,
 // retrying failures with back-off until the deadline does.
-func (l *Leadership) keepRenewed(interval time.Duration, log *slog.Logger) {
+//
+// Renewals are timed from the start of the last confirmed request, the point the deadline is
+// measured from, not from its answer: a slow server then eats into the slack once, not twice.
+func (l *Leadership) keepRenewed(won time.Time, interval time.Duration, log *slog.Logger) {
 	defer close(l.renewing)
 	defer l.stopAt.Stop()
 	cfg := &l.c.cfg
 	jittered := func() time.Duration { return interval - time.Duration(float64(interval/5)*jitter(cfg.jitter)) }
 	// Failed renewals are retried well within the interval: a few tries fit before the deadline.
 	bo := backoff{min: cfg.minBackoff, max: max(cfg.minBackoff, min(cfg.maxBackoff, interval/4)), jitter: cfg.jitter}
-	next := time.NewTimer(jittered())
+	next := time.NewTimer(time.Until(won.Add(jittered())))
 	defer next.Stop()
 	failing := false
 	for {
@@ -368,6 +395,10 @@ func (l *Leadership) keepRenewed(interval time.Duration, log *slog.Logger) {
 			return
 		}
 		switch {
+		case err == nil && (!res.IsLeader() || res.Leader.Term != l.term):
+			// A renewal always answers leader with the same term; anything else is not this term.
+			l.end(fmt.Errorf("%w: the renewal answered %s with term %d", ErrLost, res.Status, res.Leader.Term))
+			return
 		case err == nil:
 			if !l.renewed(start, res.Leader) {
 				return
@@ -377,7 +408,7 @@ func (l *Leadership) keepRenewed(interval time.Duration, log *slog.Logger) {
 			}
 			failing = false
 			bo.reset()
-			next.Reset(jittered())
+			next.Reset(time.Until(start.Add(jittered())))
 		case errors.Is(err, ErrLeaseNotCurrent), isPermanent(err):
 			l.end(fmt.Errorf("%w: %w", ErrLost, err))
 			return

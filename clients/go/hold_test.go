@@ -1,9 +1,11 @@
 package swarmlease
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -89,8 +91,8 @@ func TestHoldRefuses(t *testing.T) {
 		{CampaignRequest{CandidateID: "a", TTL: 4 * time.Second}, nil, ErrInvalidTTL},
 		{CampaignRequest{CandidateID: "a", TTL: 301 * time.Second}, nil, ErrInvalidTTL},
 		{CampaignRequest{CandidateID: "a", TTL: 5500 * time.Millisecond}, nil, ErrInvalidTTL},
-		// 2.5 s (half the TTL) + 2 s ≥ 5 s − 0.5 s.
-		{CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, []HoldOption{WithStopBefore(2 * time.Second)}, nil},
+		// 1.67 s (a third of the TTL) + 3 s ≥ 5 s − 0.5 s.
+		{CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, []HoldOption{WithStopBefore(3 * time.Second)}, nil},
 		{CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, []HoldOption{WithRenewInterval(4500 * time.Millisecond)}, nil},
 		{CampaignRequest{CandidateID: "a"}, []HoldOption{WithRenewInterval(0)}, nil},
 	} {
@@ -207,6 +209,38 @@ func TestHoldLost(t *testing.T) {
 			noToken(t, "the cause", cause.Error())
 			if prev, err := l.Resign(context.Background()); prev != 0 || err != nil || len(s.on(resignPath)) != 0 {
 				t.Fatalf("Resign after the loss: %d, %v, %d requests", prev, err, len(s.on(resignPath)))
+			}
+		})
+	}
+}
+
+// TestHoldLostOnForeignRenewal: a renewal answered with another term (or as a follower) is not
+// this term's: the term ends as lost at once.
+func TestHoldLostOnForeignRenewal(t *testing.T) {
+	for name, answer := range map[string]map[string]any{
+		"another term": leaderBody(testRoom, "me", 3, 5*time.Second),
+		"follower":     followerBody(testRoom, "other", 3, 5*time.Second),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newScript(t, func(w http.ResponseWriter, r *http.Request, _ int, _ request) {
+				if r.URL.Path == campaignPath {
+					writeJSON(w, http.StatusOK, leaderBody(testRoom, "me", 2, 5*time.Second))
+					return
+				}
+				writeJSON(w, http.StatusOK, answer)
+			})
+			l, err := s.client(t).Hold(context.Background(), testRoom, CampaignRequest{CandidateID: "me", TTL: 5 * time.Second},
+				WithRenewInterval(50*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-l.Done():
+			case <-time.After(waitFor):
+				t.Fatal("the term did not end")
+			}
+			if !errors.Is(l.Cause(), ErrLost) {
+				t.Fatalf("cause %v, want ErrLost", l.Cause())
 			}
 		})
 	}
@@ -365,5 +399,23 @@ func TestHoldCancelled(t *testing.T) {
 	<-l.Done()
 	if !errors.Is(l.Cause(), context.Canceled) {
 		t.Fatalf("cause %v, want context.Canceled", l.Cause())
+	}
+}
+
+// TestLeadershipRedacted: printing or logging a Leadership shows the room, term and deadline,
+// never the token held in its unexported fields.
+func TestLeadershipRedacted(t *testing.T) {
+	const secret = "SECRET-TOKEN-VALUE-0123456789abcdefghijklmnop"
+	l := &Leadership{room: testRoom, term: 42, token: Token(secret), deadline: time.Now()}
+	var logs bytes.Buffer
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("term", "leadership", l)
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("term", "leadership", l)
+	for _, out := range []string{fmt.Sprintf("%v %+v %#v %s %q", l, l, l, l, l), logs.String()} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("the token leaks: %s", out)
+		}
+		if !strings.Contains(out, "42") {
+			t.Fatalf("the term is missing: %s", out)
+		}
 	}
 }

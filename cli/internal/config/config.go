@@ -398,7 +398,7 @@ func (c *Config) RequireRemote() error {
 	}
 	renew := c.RenewInterval
 	if renew == 0 {
-		renew = c.TTL / 2 // the server's renew_after_ms
+		renew = c.TTL / 3 // Hold's default, as the Swarm lease's
 	}
 	if window := c.TTL - swarmlease.SafetyMargin(c.TTL); renew+c.ShutdownTimeout >= window {
 		errs = append(errs, fmt.Errorf("the renew interval (%s = %d) plus the child's grace period (%s = %d) must be below %s minus its safety margin (%d ms): lower them or raise %s",
