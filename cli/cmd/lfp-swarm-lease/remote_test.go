@@ -36,7 +36,6 @@ type remoteServer struct {
 	addr string // 127.0.0.1:PORT
 }
 
-
 // startRemoteServer starts `serve` on the file store in dir, listening on listen, and returns it
 // once it listens. extra adds settings (limits).
 func startRemoteServer(t *testing.T, dir, listen string, extra ...string) *remoteServer {
