@@ -160,7 +160,9 @@ func (h *holder) campaign(ctx context.Context) (*Leadership, error) {
 			}
 			delay := bo.next()
 			if httpErr != nil && httpErr.RetryAfter > delay {
-				delay = httpErr.RetryAfter // a rate or capacity limit: the server says when
+				// A rate or capacity limit: the server says when. Up to a fifth more at random,
+				// so that the clients it refused together do not all come back together.
+				delay = httpErr.RetryAfter + time.Duration(float64(httpErr.RetryAfter/5)*jitter(cfg.jitter))
 			}
 			if err.Error() != lastErr { // one line per distinct failure, not per attempt
 				h.log.Warn("swarmlease: campaign failed; retrying", "err", err, "delay", delay.Round(time.Millisecond))
