@@ -279,10 +279,9 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, op electionOp, 
 		e.metrics.electionRequest(string(op), code)
 		body := NewError(r.Context(), status, code, msg, details)
 		if retry > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(retry/time.Second)))
-			body.RetryAfterMS = retry.Milliseconds()
+			body.retry(retry)
 		}
-		writeBody(w, status, body)
+		writeErrorBody(w, body)
 		return false
 	}
 	if e.opts.Disabled {
@@ -449,16 +448,6 @@ func capacityDetails(c *rooms.CapacityError) string {
 		return "this room's shard is full; retry later"
 	}
 	return fmt.Sprintf("%d of %d rooms are active; retry later", c.Active, c.Max)
-}
-
-// retry sets Retry-After (whole seconds) and retry_after_ms to the same delay.
-func (b *ErrorBody) retry(d time.Duration) {
-	d = wholeSeconds(d)
-	b.RetryAfterMS = d.Milliseconds()
-	if b.headers == nil {
-		b.headers = http.Header{}
-	}
-	b.headers.Set("Retry-After", strconv.Itoa(int(d/time.Second)))
 }
 
 // wireTime is the contract's timestamp: RFC 3339, UTC, milliseconds, "Z".

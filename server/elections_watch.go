@@ -267,9 +267,8 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		body := NewError(ctx, http.StatusTooManyRequests, "rate_limited", "too many watch streams", err.Error())
 		body.retry(time.Second)
-		w.Header().Set("Retry-After", body.headers.Get("Retry-After"))
 		e.metrics.electionRequest(string(opWatch), body.Code)
-		writeBody(w, http.StatusTooManyRequests, body)
+		writeErrorBody(w, body)
 		return
 	}
 	defer e.watches.unsubscribe(sub)
@@ -333,10 +332,7 @@ func (e *elections) writeFail(w http.ResponseWriter, ctx context.Context, err er
 	if !errors.As(e.fail(ctx, opWatch, err), &body) {
 		return
 	}
-	for k, v := range body.GetHeaders() {
-		w.Header()[k] = v
-	}
-	writeBody(w, body.status, body)
+	writeErrorBody(w, body)
 }
 
 // writeFrame writes one SSE frame and flushes it, within sseWriteTimeout.

@@ -132,13 +132,27 @@ const retryAfter = 5 * time.Second
 
 // writeRetryable writes a 503 with Retry-After and retry_after_ms.
 func writeRetryable(w http.ResponseWriter, r *http.Request, code, message, details string) {
-	w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter.Seconds())))
 	body := NewError(r.Context(), http.StatusServiceUnavailable, code, message, details)
-	body.RetryAfterMS = retryAfter.Milliseconds()
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_ = json.NewEncoder(w).Encode(body)
+	body.retry(retryAfter)
+	writeErrorBody(w, body)
+}
+
+// writeErrorBody writes an ErrorBody with its status and headers from a plain handler.
+func writeErrorBody(w http.ResponseWriter, body *ErrorBody) {
+	for k, v := range body.GetHeaders() {
+		w.Header()[k] = v
+	}
+	writeBody(w, body.status, body)
+}
+
+// retry sets Retry-After (whole seconds) and retry_after_ms to the same delay.
+func (b *ErrorBody) retry(d time.Duration) {
+	d = wholeSeconds(d)
+	b.RetryAfterMS = d.Milliseconds()
+	if b.headers == nil {
+		b.headers = http.Header{}
+	}
+	b.headers.Set("Retry-After", strconv.Itoa(int(d/time.Second)))
 }
 
 // recoverPanics turns a panic in a handler into a logged 500 in the one error shape, with the

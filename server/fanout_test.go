@@ -25,42 +25,6 @@ import (
 // Tests of how /v1/events streams are written: HTTP/1.1 streams are hijacked and written by the
 // hub's writer goroutines (server/fanout.go), other streams by their handler goroutine.
 
-// startServer is serve (server_test.go) that also returns the Server.
-func startServer(t *testing.T, store lease.Store, opts server.Options) (s *server.Server, base string, stop func() error) {
-	t.Helper()
-	e, err := lease.New(store, "srv", lease.Identity{HolderID: "observer"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Election = e
-	if opts.PollInterval == 0 {
-		opts.PollInterval = 50 * time.Millisecond
-	}
-	s, err = server.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	var result error
-	stopped := false
-	stop = func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			result = <-served
-		}
-		return result
-	}
-	t.Cleanup(func() { _ = stop() })
-	return s, "http://" + ln.Addr().String(), stop
-}
-
 // metric is the value of the unlabelled gauge or counter name of s.
 func metric(t *testing.T, s *server.Server, name string) float64 {
 	t.Helper()

@@ -42,6 +42,13 @@ func (s *flakyStore) Load(ctx context.Context, ns string) (lease.Record, lease.V
 // ends, and returns its base URL and a function that shuts it down and returns Serve's error.
 func serve(t *testing.T, store lease.Store, opts server.Options) (base string, stop func() error) {
 	t.Helper()
+	_, base, stop = startServer(t, store, opts)
+	return base, stop
+}
+
+// startServer is serve that also returns the Server.
+func startServer(t *testing.T, store lease.Store, opts server.Options) (s *server.Server, base string, stop func() error) {
+	t.Helper()
 	e, err := lease.New(store, "srv", lease.Identity{HolderID: "observer"})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +57,7 @@ func serve(t *testing.T, store lease.Store, opts server.Options) (base string, s
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 50 * time.Millisecond
 	}
-	s, err := server.New(opts)
+	s, err = server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +79,7 @@ func serve(t *testing.T, store lease.Store, opts server.Options) (base string, s
 		return result
 	}
 	t.Cleanup(func() { _ = stop() })
-	return "http://" + ln.Addr().String(), stop
+	return s, "http://" + ln.Addr().String(), stop
 }
 
 // contender is another party of the election on store.

@@ -211,7 +211,12 @@ func (s *Store) write(rec lease.Record, ver lease.Version) error {
 
 // locked runs fn while holding the election's exclusive lock.
 func (s *Store) locked(namespace string, fn func() error) error {
-	f, err := os.OpenFile(s.lockPath(namespace), os.O_RDWR|os.O_CREATE, 0o600)
+	return lockedPath(s.lockPath(namespace), fn)
+}
+
+// lockedPath runs fn while holding an exclusive flock of the lock file at path.
+func lockedPath(path string, fn func() error) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("file store: open lock: %w: %w", lease.ErrUnavailable, err)
 	}

@@ -213,17 +213,3 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 		return nil, ctx.Err()
 	}
 }
-
-// lockedPath runs fn while holding an exclusive flock of the lock file at path.
-func lockedPath(path string, fn func() error) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("file store: open lock: %w: %w", lease.ErrUnavailable, err)
-	}
-	defer f.Close()
-	if err := lockFile(f); err != nil {
-		return fmt.Errorf("file store: lock %s: %w", f.Name(), err)
-	}
-	defer unlockFile(f)
-	return fn()
-}

@@ -19,11 +19,9 @@ package main_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -78,34 +76,6 @@ func removeRoomShards(tb testing.TB, host, ns string) {
 	}
 	// Shards never written do not exist: docker reports them and removes the others.
 	_ = exec.Command("docker", args...).Run()
-}
-
-// electionsClient sends the benchmark's requests over one shared keep-alive transport.
-type electionsClient struct {
-	base string
-	http *http.Client
-}
-
-func newElectionsClient(base string) *electionsClient {
-	tr := &http.Transport{MaxIdleConns: 2 * electionsClients, MaxIdleConnsPerHost: 2 * electionsClients, IdleConnTimeout: time.Minute}
-	return &electionsClient{base: base, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
-}
-
-// post sends one request and decodes a 200 answer into out.
-func (c *electionsClient) post(path string, body []byte, out any) error {
-	resp, err := c.http.Post(c.base+path, "application/json", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, data)
-	}
-	return json.Unmarshal(data, out)
 }
 
 // BenchmarkElectionsThroughput: see the file comment. Goals: memory ≥ 20,000 ops/s, file ≥
@@ -205,23 +175,28 @@ func BenchmarkElectionsRSS(b *testing.B) {
 func benchElectionsRSS(b *testing.B, st electionsStore, rooms int) {
 	srv := startElectionsServe(b, st)
 	base := sseProcMem(b, srv.cmd.Process.Pid)
-	c := newElectionsClient(srv.base)
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	for range electionsClients {
+		conn, err := dialRawHTTP(strings.TrimPrefix(srv.base, "http://"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
 		wg.Go(func() {
 			for {
 				i := next.Add(1)
 				if i > int64(rooms) {
 					return
 				}
-				var out struct {
-					Status string `json:"status"`
-				}
 				body := []byte(`{"candidate_id":"worker-` + strconv.FormatInt(i, 10) + `","ttl_seconds":300,"metadata":"host-` + strconv.FormatInt(i, 10) + `"}`)
-				if err := c.post(fmt.Sprintf("/elections/rss-room-%06d/campaign", i), body, &out); err != nil || out.Status != "leader" {
-					failed.CompareAndSwap(nil, fmt.Errorf("campaign %d: %s %v", i, out.Status, err))
+				answer, err := conn.post(fmt.Sprintf("/elections/rss-room-%06d/campaign", i), body)
+				if err == nil && jsonString(answer, "status") != "leader" {
+					err = fmt.Errorf("not leader: %s", answer)
+				}
+				if err != nil {
+					failed.CompareAndSwap(nil, fmt.Errorf("campaign %d: %w", i, err))
 					return
 				}
 			}
