@@ -27,6 +27,12 @@ var (
 	ErrNotManager = errors.New("lease: not a swarm manager")
 	// ErrNoQuorum: the Swarm has no Raft leader (too few managers online).
 	ErrNoQuorum = errors.New("lease: swarm has no leader")
+	// ErrStoreFull: the store has no space left (ENOSPC, EDQUOT) for a write; nothing partial
+	// was left behind, and the write may succeed once space returns.
+	ErrStoreFull = errors.New("lease: store is out of space")
+	// ErrPermission: the process may not read or write the store's files (EACCES, EPERM, a
+	// read-only file system).
+	ErrPermission = errors.New("lease: permission denied by the store")
 )
 
 // CorruptError reports stored state that cannot be parsed. Nothing is written over it: an
