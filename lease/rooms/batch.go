@@ -298,7 +298,7 @@ func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity, siz
 			return outcome{refused: true, res: Result{RoomID: o.room, Status: StatusFollower, Leader: e.leader(),
 				RetryAfter: m.retryAfter(e, now)}}
 		}
-		ne := roomEntry{Candidate: o.candidate, Metadata: o.metadata, Term: doc.Floor + 1,
+		ne := roomEntry{Candidate: o.candidate, Metadata: o.metadata, Term: nextTerm(doc.Floor, m.clock.Now()),
 			ExpiresMs: now.Add(o.ttl).UnixMilli(), TTLSec: int64(o.ttl / time.Second), Hash: o.hash}
 		if err := m.admit(o.room, ne, doc, now, caps, size); err != nil {
 			return outcome{refused: true, err: err}

@@ -24,7 +24,8 @@ type shardDoc struct {
 	Index     int    `json:"shard"`
 	Shards    int    `json:"shards"`
 	// Floor is the highest term the shard ever issued. It survives the rooms that carried it,
-	// so a new term (always Floor+1) is above every earlier term of every room of the shard.
+	// so a new term (at least Floor+1, see nextTerm) is above every earlier term of every room
+	// of the shard.
 	Floor uint64 `json:"floor"`
 	// Rooms holds the rooms that may still be live; expired ones are dropped by the next write.
 	Rooms map[string]roomEntry `json:"rooms"`
@@ -63,6 +64,17 @@ func (e roomEntry) expiresAt() time.Time { return time.UnixMilli(e.ExpiresMs).UT
 func (e roomEntry) leader() Leader {
 	return Leader{CandidateID: e.Candidate, Metadata: e.Metadata, Term: e.Term, ExpiresAt: e.expiresAt(),
 		TTL: time.Duration(e.TTLSec) * time.Second}
+}
+
+// nextTerm is the term a new leader in a shard whose floor is floor gets at wall-clock time now:
+// above the floor, and at least now in Unix microseconds. The floor alone keeps terms strictly
+// increasing; the clock is what keeps a term from being issued twice when a store loses its
+// newest versions of the shard (a damaged file store slot, a restored backup): the shard then
+// reads an older floor, but the clock has moved past every term acknowledged before the loss
+// (docs/safety.md §7b). The clock is read at full precision, not the stored milliseconds, so
+// that terms run ahead of it only while a shard issues more than one per microsecond.
+func nextTerm(floor uint64, now time.Time) uint64 {
+	return max(floor+1, uint64(max(now.UnixMicro(), 0)))
 }
 
 // newShard is the first document of a shard. Its floor starts at the wall clock in Unix

@@ -403,6 +403,32 @@ func RunSuite(t *testing.T, newStore NewStore) {
 		next(mustLead(t, m, room, "c"))
 	})
 
+	t.Run("TermsSurviveAShardRolledBack", func(t *testing.T) {
+		// A store that loses the newest version of a shard (a damaged slot file, a restored
+		// backup) must still never issue a term twice: the next term is above every term
+		// acknowledged before the loss.
+		e := newEnv(t, newStore)
+		m := e.manager(nil)
+		room := rooms.NewRoomID()
+		neighbour := roomInShard(m, m.ShardOf(room))
+		mustLead(t, m, room, "a")
+		old, _ := shardData(t, m, room)
+		e.clock.Advance(time.Millisecond)
+		b := mustLead(t, m, neighbour, "b") // acknowledged, then lost
+		_, cur := shardData(t, m, room)
+		key := rooms.ShardKey{Namespace: m.Namespace(), Index: m.ShardOf(room)}
+		if _, err := m.Store().UpdateShard(ctx, key, []byte(old), cur); err != nil {
+			t.Fatal(err)
+		}
+		// A restarted server reads the rolled-back shard: the neighbour looks vacant.
+		e.clock.Advance(time.Millisecond)
+		m2 := e.manager(e.new(t))
+		c := mustLead(t, m2, neighbour, "c")
+		if c.Leader.Term <= b.Leader.Term {
+			t.Fatalf("term %d after the rollback, but term %d was acknowledged before it", c.Leader.Term, b.Leader.Term)
+		}
+	})
+
 	t.Run("ReadsAndLosersNeverWrite", func(t *testing.T) {
 		e := newEnv(t, newStore)
 		m := e.manager(nil)
