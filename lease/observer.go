@@ -41,6 +41,10 @@ func ErrorKind(err error) string {
 		return "no_quorum"
 	case errors.Is(err, ErrTooManyConflicts):
 		return "conflicts"
+	case errors.Is(err, ErrStoreFull):
+		return "store_full"
+	case errors.Is(err, ErrPermission):
+		return "permission"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "canceled"
 	}

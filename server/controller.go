@@ -11,6 +11,9 @@ import (
 // HealthBody is the answer of /healthz and /readyz.
 type HealthBody struct {
 	Status string `json:"status" doc:"\"ok\" or \"ready\"." example:"ok"`
+	// Details reports what the store found wrong with itself and worked around (damaged rooms
+	// slots); empty when nothing.
+	Details string `json:"details,omitempty" doc:"Damage the store found and worked around since the server started (never routine; see the log); absent when none."`
 }
 
 // InfoBody is the answer of /v1/info.
@@ -44,7 +47,8 @@ func (s *Server) registerHealth() {
 	huma.Register(api, huma.Operation{
 		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Tags: []string{"health"}, Errors: []int{http.StatusServiceUnavailable},
 		Summary:     "Store readiness",
-		Description: "Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum).",
+		Description: "Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum). " +
+			"A file store must also be able to write (space, permissions). Damage the store worked around is in `details`.",
 	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[HealthBody], error) {
 		var err error
 		if s.opts.Election != nil {
@@ -52,12 +56,19 @@ func (s *Server) registerHealth() {
 		} else {
 			_, err = s.opts.Elections.Rooms.Status(ctx, readinessRoom)
 		}
+		if err == nil && s.health != nil {
+			err = s.health.checkWritable(ctx)
+		}
 		if err != nil {
 			e := NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
-			e.RetryAfterMS = retryAfter.Milliseconds()
+			e.retry(retryAfter)
 			return nil, e
 		}
-		return noStore(HealthBody{Status: "ready"}), nil
+		body := HealthBody{Status: "ready"}
+		if s.health != nil {
+			body.Details = s.health.details()
+		}
+		return noStore(body), nil
 	})
 }
 

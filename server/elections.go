@@ -424,6 +424,14 @@ func (e *elections) fail(ctx context.Context, op electionOp, err error) error {
 		body.retry(capacity.RetryAfter)
 	case errors.Is(err, context.Canceled):
 		body = NewError(ctx, 499, "canceled", "the request was canceled", "")
+	case errors.Is(err, lease.ErrStoreFull):
+		// Nothing partial was written; the store takes writes again once space returns.
+		body = NewError(ctx, http.StatusServiceUnavailable, "unavailable", "the election store is out of space", lease.ErrorKind(err))
+		body.retry(retryAfter)
+	case errors.Is(err, lease.ErrPermission):
+		// An operator has to fix the store's files (the log names them); retrying is harmless.
+		body = NewError(ctx, http.StatusServiceUnavailable, "unavailable", "the election store refuses access to its files", lease.ErrorKind(err))
+		body.retry(retryAfter)
 	case errors.Is(err, lease.ErrUnavailable), errors.Is(err, lease.ErrNoQuorum), errors.Is(err, lease.ErrNotManager),
 		errors.Is(err, lease.ErrTooManyConflicts), errors.Is(err, lease.ErrAmbiguous), errors.Is(err, context.DeadlineExceeded):
 		// Store trouble: the outcome is unknown or the store is away; a retry is safe (a

@@ -24,6 +24,7 @@ type Metrics struct {
 
 	electionRequests *prometheus.CounterVec
 	electionWatches  prometheus.Gauge
+	storeDamage      prometheus.Counter
 }
 
 var _ lease.Observer = (*Metrics)(nil)
@@ -47,11 +48,13 @@ func NewMetrics() *Metrics {
 	m.electionRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "election_requests_total",
 		Help: "Requests to the elections API by operation and outcome (ok, leader, follower, or the error code)."}, []string{"operation", "outcome"})
 	m.electionWatches = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "election_watches", Help: "Open watch streams of the elections API."})
+	m.storeDamage = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "store_damage_total",
+		Help: "Damaged stored state the rooms store found and worked around (a file store slot cut short, changed or missing); never routine, see the log."})
 	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.storeErrors, m.sseClients, m.sseDropped,
-		m.electionRequests, m.electionWatches,
+		m.electionRequests, m.electionWatches, m.storeDamage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, so rate() and absent() work before the first error.
-	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "canceled", "other"} {
+	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "store_full", "permission", "canceled", "other"} {
 		m.storeErrors.WithLabelValues(kind)
 	}
 	m.renew.WithLabelValues("ok")

@@ -51,7 +51,9 @@ type Server struct {
 	api       huma.API
 	hub       *hub
 	elections *elections
-	closing   chan struct{}
+	// health is the rooms store's own reports; nil without the elections API.
+	health  *storeHealth
+	closing chan struct{}
 }
 
 // Defaults.
@@ -200,6 +202,7 @@ func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.health = watchStoreHealth(o.Rooms.Store(), s.opts.Metrics.storeDamage, s.opts.Logger)
 	return &elections{opts: o, admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
 		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
 }

@@ -26,6 +26,8 @@ const schema = 1
 // Store is a directory of election files.
 type Store struct {
 	dir string
+	// damage is what the rooms shards' slots report (damage.go).
+	damage damageLog
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -89,7 +91,7 @@ func (s *Store) read(namespace string) (lease.Record, lease.Version, error) {
 		return lease.Record{}, 0, fmt.Errorf("file store: %q: %w", namespace, lease.ErrNotFound)
 	}
 	if err != nil {
-		return lease.Record{}, 0, fmt.Errorf("file store: read %s: %w: %w", path, lease.ErrUnavailable, err)
+		return lease.Record{}, 0, storeError("read", path, err)
 	}
 	var fr fileRecord
 	if err := json.Unmarshal(data, &fr); err != nil {
@@ -170,7 +172,7 @@ func (s *Store) Delete(_ context.Context, namespace string) error {
 	return s.locked(namespace, func() error {
 		err := os.Remove(s.path(namespace))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("file store: remove %s: %w", s.path(namespace), err)
+			return storeError("remove", s.path(namespace), err)
 		}
 		return syncDir(s.dir)
 	})
@@ -187,24 +189,32 @@ func (s *Store) write(rec lease.Record, ver lease.Version) error {
 	if err != nil {
 		return fmt.Errorf("file store: encode: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, "."+rec.Namespace+".*.tmp")
+	return s.replaceFile(s.path(rec.Namespace), append(data, '\n'))
+}
+
+// replaceFile puts data at path atomically and durably: it writes a temporary file beside it,
+// syncs it, renames it over path and syncs the directory. A failure at any step (a full disk)
+// removes the temporary file, so that nothing partial is left behind to trip later writes or
+// fill the disk further.
+func (s *Store) replaceFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(s.dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("file store: %w: %w", lease.ErrUnavailable, err)
+		return storeError("create a temporary file in", s.dir, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("file store: write %s: %w", tmp.Name(), err)
+		return storeError("write", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("file store: sync %s: %w", tmp.Name(), err)
+		return storeError("sync", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("file store: close %s: %w", tmp.Name(), err)
+		return storeError("close", tmp.Name(), err)
 	}
-	if err := os.Rename(tmp.Name(), s.path(rec.Namespace)); err != nil {
-		return fmt.Errorf("file store: replace %s: %w", s.path(rec.Namespace), err)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return storeError("replace", path, err)
 	}
 	return syncDir(s.dir)
 }
@@ -218,7 +228,7 @@ func (s *Store) locked(namespace string, fn func() error) error {
 func lockedPath(path string, fn func() error) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("file store: open lock: %w: %w", lease.ErrUnavailable, err)
+		return storeError("open lock", path, err)
 	}
 	defer f.Close()
 	if err := lockFile(f); err != nil {
@@ -231,11 +241,11 @@ func lockedPath(path string, fn func() error) error {
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("file store: open directory: %w", err)
+		return storeError("open directory", dir, err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("file store: sync directory: %w", err)
+		return storeError("sync directory", dir, err)
 	}
 	return nil
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
 
-// The file store also keeps the shards of the elections API's rooms (package rooms): one file
-// per shard, <namespace>.rooms-NN.json, replaced atomically under an exclusive flock of
-// <namespace>.rooms-NN.lock, exactly as an election's file. Activations of a namespace are
+// The file store also keeps the shards of the elections API's rooms (package rooms): two slot
+// files per shard, <namespace>.rooms-NN.a and .b (slots.go), written under an exclusive flock
+// of <namespace>.rooms-NN.lock. Activations of a namespace are
 // serialised across processes by a flock of <namespace>.rooms.lock, which makes the active-room
 // limit exact on this host.
 
@@ -34,8 +34,11 @@ const roomsSchema = 1
 // roomsFile is the on-disk form of one shard: a versioned envelope around the rooms package's
 // JSON document, kept verbatim.
 type roomsFile struct {
-	Schema    int             `json:"schema"`
-	Version   uint64          `json:"version"`
+	Schema  int    `json:"schema"`
+	Version uint64 `json:"version"`
+	// Previous is the version the other slot held when this one was written; 0 for the
+	// shard's first write. It tells a slot that vanished from one never written.
+	Previous  uint64          `json:"previous,omitempty"`
 	Namespace string          `json:"namespace"`
 	Shard     int             `json:"shard"`
 	Data      json.RawMessage `json:"data"`
@@ -46,22 +49,23 @@ func (s *Store) shardLockPath(key rooms.ShardKey) string {
 }
 
 // LoadShard implements rooms.Store. It reads without the lock (see slots.go); only when no slot
-// is whole — a write may be under way — it reads again under the lock.
+// is whole, or the other slot does not hold what it must — a write may be under way — it reads
+// again under the lock, which tells damage (reported) from a write in progress.
 func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.Version, error) {
 	if err := lease.ValidateNamespace(key.Namespace); err != nil {
 		return nil, 0, err
 	}
-	f, _, err := s.readSlots(key)
-	if errors.Is(err, errTornShard) {
+	r, err := s.readSlots(key)
+	if errors.Is(err, errTornShard) || (err == nil && r.damage != nil && !s.reportedAlready(*r.damage)) {
 		err = lockedPath(s.shardLockPath(key), func() error {
-			f, _, err = s.readSlotsLocked(key)
+			r, err = s.readSlotsLocked(key)
 			return err
 		})
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return f.Data, lease.Version(f.Version), nil
+	return r.file.Data, lease.Version(r.file.Version), nil
 }
 
 // CreateShard implements rooms.Store.
@@ -71,7 +75,7 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		_, _, err := s.readSlotsLocked(key)
+		_, err := s.readSlotsLocked(key)
 		switch {
 		case err == nil:
 			return fmt.Errorf("file store: %s: %w", filepath.Base(s.slotPath(key, 0)), lease.ErrExists)
@@ -79,8 +83,14 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 			return err
 		}
 		// A time-based first version keeps versions rising across removal and re-creation.
-		ver = lease.Version(time.Now().UnixNano())
-		return s.writeSlot(key, 0, data, ver)
+		ver = nextVersion(0)
+		// Both slots get the first version, each naming the other as holding it too: from
+		// now on a shard always has two slots, so a missing or empty one is damage (or a
+		// creation cut short), never a shard written only once.
+		if err := s.writeSlot(key, 0, data, ver, ver); err != nil {
+			return err
+		}
+		return s.writeSlot(key, 1, data, ver, ver)
 	})
 	return ver, err
 }
@@ -92,17 +102,27 @@ func (s *Store) UpdateShard(_ context.Context, key rooms.ShardKey, data []byte, 
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		f, at, err := s.readSlotsLocked(key)
+		r, err := s.readSlotsLocked(key)
 		if err != nil {
 			return err
 		}
-		if lease.Version(f.Version) != expected {
-			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, at)), f.Version, expected, lease.ErrConflict)
+		cur := lease.Version(r.file.Version)
+		if cur != expected {
+			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, r.at)), cur, expected, lease.ErrConflict)
 		}
-		ver = lease.Version(f.Version + 1)
-		return s.writeSlot(key, 1-at, data, ver) // never over the current version
+		ver = nextVersion(cur)
+		return s.writeSlot(key, 1-r.at, data, ver, cur) // never over the current version
 	})
 	return ver, err
+}
+
+// nextVersion is the version of the write after cur: above it and at least the wall clock in
+// Unix nanoseconds. The clock keeps a version from being handed out twice when a shard loses
+// its newest slot: the next write after the loss starts above the lost version, so a reader
+// that remembered it (another process's cache) sees a change, not the same version with other
+// content.
+func nextVersion(cur lease.Version) lease.Version {
+	return max(cur+1, lease.Version(max(time.Now().UnixNano(), 0)))
 }
 
 // ListShards implements rooms.Store.
@@ -168,7 +188,7 @@ func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 		err := lockedPath(s.shardLockPath(key), func() error {
 			for slot := range slotNames {
 				if err := os.Remove(s.slotPath(key, slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return fmt.Errorf("file store: remove %s: %w", s.slotPath(key, slot), err)
+					return storeError("remove", s.slotPath(key, slot), err)
 				}
 			}
 			return nil
@@ -190,7 +210,7 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 	path := filepath.Join(s.dir, namespace+".rooms.lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("file store: open lock: %w: %w", lease.ErrUnavailable, err)
+		return nil, storeError("open lock", path, err)
 	}
 	// flock(2) cannot be interrupted by a context: lock in a goroutine, and if the caller
 	// gives up first, release the lock as soon as it is taken.

@@ -29,6 +29,13 @@ import (
 //   - The slot being written is never the current one, so a reader without the lock sees the
 //     current version whole, or a torn next one that it discards. A reader that finds no valid
 //     slot at all reads again under the shard's lock before it reports a damaged shard.
+//   - A new shard gets both slots at once (each written beside and renamed into place), and
+//     every slot names the version the other held when it was written. So a slot that is torn,
+//     empty or missing beside a whole one is never routine: it is a write cut short or damage
+//     (truncated, zeroed, deleted, a byte changed), and the two look alike. The store serves
+//     the whole slot, which may be older than the last acknowledged version, and reports the
+//     other (OnDamage) once it has read it under the lock, where no write can be in progress.
+//     Terms stay unique all the same: the rooms engine starts new terms above the wall clock.
 //
 // A slot's first line is a header, "lfp-swarm-lease-rooms-slot 1 <version> <length> <crc32c>",
 // and the next <length> bytes are the shard's JSON envelope (roomsFile); bytes after it are
@@ -50,104 +57,161 @@ type slotState int
 
 const (
 	slotMissing slotState = iota
+	// slotEmpty: the file exists with no bytes. A slot is never left empty by a write (new
+	// slots are written beside and renamed into place), so an empty slot beside no whole one is
+	// a shard never written, not damage.
+	slotEmpty
 	slotValid
-	slotTorn // present, but not a whole slot: cut short, or being written
+	slotTorn // present, but not a whole slot: cut short, damaged, or being written
 )
 
+// slot is what reading one slot file found.
+type slot struct {
+	file  roomsFile
+	state slotState
+	// why says, for a torn slot, which check it failed.
+	why string
+}
+
 // readSlot reads one slot file.
-func readSlot(path string) (roomsFile, slotState, error) {
+func readSlot(path string) (slot, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return roomsFile{}, slotMissing, nil
+		return slot{state: slotMissing}, nil
 	}
 	if err != nil {
-		return roomsFile{}, 0, fmt.Errorf("file store: read %s: %w: %w", path, lease.ErrUnavailable, err)
+		return slot{}, storeError("read", path, err)
 	}
+	if len(data) == 0 {
+		return slot{state: slotEmpty}, nil
+	}
+	torn := func(why string) (slot, error) { return slot{state: slotTorn, why: why}, nil }
 	line, rest, ok := bytes.Cut(data, []byte{'\n'})
 	if !ok {
-		return roomsFile{}, slotTorn, nil
+		return torn(fmt.Sprintf("no header line in its %d bytes", len(data)))
 	}
 	fields := strings.Fields(string(line))
 	if len(fields) != 5 || fields[0] != slotMagic || fields[1] != "1" {
-		return roomsFile{}, slotTorn, nil
+		return torn("the header is not a slot header")
 	}
 	version, err1 := strconv.ParseUint(fields[2], 10, 64)
 	length, err2 := strconv.Atoi(fields[3])
 	sum, err3 := strconv.ParseUint(fields[4], 16, 32)
-	if err1 != nil || err2 != nil || err3 != nil || length < 0 || length > len(rest) {
-		return roomsFile{}, slotTorn, nil
+	if err1 != nil || err2 != nil || err3 != nil || length < 0 {
+		return torn("the header's version, length or checksum is not a number")
+	}
+	if length > len(rest) {
+		return torn(fmt.Sprintf("the header announces %d bytes but %d follow (cut short or truncated)", length, len(rest)))
 	}
 	payload := rest[:length]
 	if crc32.Checksum(payload, castagnoli) != uint32(sum) {
-		return roomsFile{}, slotTorn, nil
+		return torn("the CRC-32C of the content does not match the header (bytes changed, or a write cut short)")
 	}
 	var f roomsFile
 	// A slot whose checksum holds was written whole by this store: content that then does not
 	// parse is damage, not a torn write.
 	if err := json.Unmarshal(payload, &f); err != nil {
-		return roomsFile{}, 0, &lease.CorruptError{Where: fmt.Sprintf("file %q", path),
+		return slot{}, &lease.CorruptError{Where: fmt.Sprintf("file %q", path),
 			Reason: fmt.Sprintf("not a rooms shard (%v); repair or remove it", err)}
 	}
-	if f.Schema != roomsSchema || f.Version == 0 || f.Version != version {
-		return roomsFile{}, 0, &lease.CorruptError{Where: fmt.Sprintf("file %q", path), Field: "schema",
-			Value: fmt.Sprint(f.Schema), Reason: fmt.Sprintf("this version reads schema %d with a positive version matching the header only", roomsSchema)}
+	if f.Schema != roomsSchema || f.Version == 0 {
+		return slot{}, &lease.CorruptError{Where: fmt.Sprintf("file %q", path), Field: "schema",
+			Value: fmt.Sprint(f.Schema), Reason: fmt.Sprintf("this version reads schema %d with a positive version only", roomsSchema)}
 	}
-	return f, slotValid, nil
+	if f.Version != version {
+		// The checksum covers the content, not the header: a changed header digit lands here.
+		return torn(fmt.Sprintf("the header says version %d, the content %d", version, f.Version))
+	}
+	return slot{file: f, state: slotValid}, nil
 }
 
 // errTornShard: every slot of the shard that exists is torn. Outside the lock it may be a
 // write in progress; under the lock it is damage.
 var errTornShard = errors.New("no whole slot")
 
-// readSlots returns the shard's current content and the index of the slot holding it, or
-// lease.ErrNotFound when the shard has no slot.
-func (s *Store) readSlots(key rooms.ShardKey) (roomsFile, int, error) {
-	var cur roomsFile
-	at, exists := -1, false
+// shardRead is what reading a shard's two slots found.
+type shardRead struct {
+	// file is the shard's current content: the valid slot with the higher version.
+	file roomsFile
+	// at is the slot holding it.
+	at int
+	// damage describes the other slot when it does not hold what it must: the shard's previous
+	// version (or any whole slot). Nil when it does, or when it was never written.
+	damage *rooms.Damage
+}
+
+// readSlots returns the shard's current content, or lease.ErrNotFound when the shard has no
+// slot that was ever written.
+func (s *Store) readSlots(key rooms.ShardKey) (shardRead, error) {
+	var slots [2]slot
+	at, torn := -1, false
 	for i := range slotNames {
-		f, state, err := readSlot(s.slotPath(key, i))
+		sl, err := readSlot(s.slotPath(key, i))
 		if err != nil {
-			return roomsFile{}, 0, err
+			return shardRead{}, err
 		}
-		exists = exists || state != slotMissing
-		if state == slotValid && (at < 0 || f.Version > cur.Version) {
-			cur, at = f, i
+		slots[i] = sl
+		torn = torn || sl.state == slotTorn
+		if sl.state == slotValid && (at < 0 || sl.file.Version > slots[at].file.Version) {
+			at = i
 		}
 	}
 	switch {
 	case at >= 0:
-	case !exists:
-		return roomsFile{}, 0, fmt.Errorf("file store: %s: %w", filepath.Base(s.slotPath(key, 0)), lease.ErrNotFound)
+	case !torn:
+		return shardRead{}, fmt.Errorf("file store: %s: %w", filepath.Base(s.slotPath(key, 0)), lease.ErrNotFound)
 	default:
-		return roomsFile{}, 0, errTornShard
+		return shardRead{}, errTornShard
 	}
+	cur := slots[at].file
 	if cur.Namespace != key.Namespace || cur.Shard != key.Index {
-		return roomsFile{}, 0, &lease.CorruptError{Where: fmt.Sprintf("file %q", s.slotPath(key, at)), Field: "namespace/shard",
+		return shardRead{}, &lease.CorruptError{Where: fmt.Sprintf("file %q", s.slotPath(key, at)), Field: "namespace/shard",
 			Value: fmt.Sprintf("%s/%d", cur.Namespace, cur.Shard), Reason: "the file belongs to another shard"}
 	}
-	return cur, at, nil
+	read := shardRead{file: cur, at: at}
+	other := slots[1-at]
+	why := other.why
+	if other.state == slotMissing || other.state == slotEmpty {
+		why = ""
+		if cur.Previous != 0 { // the other slot was written before this one (or with it, at creation)
+			why = fmt.Sprintf("missing or empty, but it held version %d when version %d was written beside it", cur.Previous, cur.Version)
+		}
+	}
+	if why != "" {
+		read.damage = &rooms.Damage{Where: s.slotPath(key, 1-at), Reason: fmt.Sprintf(
+			"%s; the shard is served from %s at version %d, which may be older than the last acknowledged one (new terms still start above every earlier term)",
+			why, filepath.Base(s.slotPath(key, at)), cur.Version)}
+	}
+	return read, nil
 }
 
 // readSlotsLocked is readSlots for a caller holding the shard's lock: no write is in
-// progress, so a shard without a whole slot is damaged.
-func (s *Store) readSlotsLocked(key rooms.ShardKey) (roomsFile, int, error) {
-	f, at, err := s.readSlots(key)
+// progress, so a shard without a whole slot is damaged, and so is a slot that does not hold
+// what it must (reported, see report).
+func (s *Store) readSlotsLocked(key rooms.ShardKey) (shardRead, error) {
+	r, err := s.readSlots(key)
 	if errors.Is(err, errTornShard) {
-		return roomsFile{}, 0, &lease.CorruptError{Where: fmt.Sprintf("files %q and %q", s.slotPath(key, 0), s.slotPath(key, 1)),
+		return shardRead{}, &lease.CorruptError{Where: fmt.Sprintf("files %q and %q", s.slotPath(key, 0), s.slotPath(key, 1)),
 			Reason: "neither slot holds a whole shard (header, length and CRC-32C must match); repair or remove them"}
 	}
-	return f, at, err
+	if err == nil && r.damage != nil {
+		s.report(*r.damage)
+	}
+	return r, err
 }
 
 // writeSlot writes version ver of the shard into slot i, under the shard's lock, and makes it
-// durable: the data only, when the file existed and does not grow; the file and its directory
-// entry when it is new.
-func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver lease.Version) error {
+// durable. prev is the version the other slot holds (at creation both slots hold the first
+// version), so that a reader can tell a slot that vanished from one that was never written. A slot that does not
+// exist yet is written beside and renamed into place, so that a failed first write (a full
+// disk) leaves no partial slot; an existing one is overwritten in place, its blocks reserved
+// first when it grows, and then the data alone is synced.
+func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev lease.Version) error {
 	var payload bytes.Buffer
 	enc := json.NewEncoder(&payload)
 	// Keep the document byte for byte: HTML escaping would rewrite '<' in metadata.
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomsFile{Schema: roomsSchema, Version: uint64(ver), Namespace: key.Namespace,
+	if err := enc.Encode(roomsFile{Schema: roomsSchema, Version: uint64(ver), Previous: uint64(prev), Namespace: key.Namespace,
 		Shard: key.Index, Data: data}); err != nil {
 		return fmt.Errorf("file store: encode shard: %w", err)
 	}
@@ -157,34 +221,42 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver lease.Vers
 
 	path := s.slotPath(key, i)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	created := false
 	if errors.Is(err, fs.ErrNotExist) {
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		created = true
+		err = s.replaceFile(path, out)
+	} else if err == nil {
+		err = overwrite(f, path, out)
+	} else {
+		err = storeError("open", path, err)
 	}
-	if err != nil {
-		return fmt.Errorf("file store: open %s: %w: %w", path, lease.ErrUnavailable, err)
+	if err == nil {
+		s.healed(path)
 	}
+	return err
+}
+
+// overwrite writes out at the start of the slot file f and makes the data durable.
+func overwrite(f *os.File, path string, out []byte) error {
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("file store: stat %s: %w", path, err)
+		return storeError("stat", path, err)
+	}
+	grows := int64(len(out)) > info.Size()
+	if grows {
+		if err := reserve(f, int64(len(out))); err != nil {
+			return storeError("reserve space in", path, err)
+		}
 	}
 	if _, err := f.WriteAt(out, 0); err != nil {
-		return fmt.Errorf("file store: write %s: %w", path, err)
+		return storeError("write", path, err)
 	}
-	if created || int64(len(out)) > info.Size() {
-		// A new or longer file changes metadata that a data sync may not cover.
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("file store: sync %s: %w", path, err)
-		}
-		if created {
-			return syncDir(s.dir)
-		}
-		return nil
+	sync := syncData
+	if grows {
+		// A longer file changes metadata that a data sync may not cover.
+		sync = (*os.File).Sync
 	}
-	if err := syncData(f); err != nil {
-		return fmt.Errorf("file store: sync %s: %w", path, err)
+	if err := sync(f); err != nil {
+		return storeError("sync", path, err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package rooms
 
 import (
 	"context"
+	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
@@ -67,4 +68,34 @@ type ShardNotifier interface {
 	// NotifyShard returns a channel that receives a value (coalesced, capacity 1) whenever the
 	// shard may have changed, until ctx ends; the channel is closed then.
 	NotifyShard(ctx context.Context, key ShardKey) (<-chan struct{}, error)
+}
+
+// Damage is stored state that a store found damaged and worked around — a file store slot that
+// failed its checksum, was cut short or vanished while the other slot still held the shard. It
+// is never routine: the shard may have lost its newest, acknowledged version (terms stay safe,
+// see nextTerm; room states may have rolled back).
+type Damage struct {
+	// Where names the damaged object, e.g. the slot file's path.
+	Where string
+	// Reason says what is wrong with it and what the store did instead.
+	Reason string
+	// At is when it was found (UTC).
+	At time.Time
+}
+
+// DamageReporter is implemented by stores that can find their own state damaged and keep
+// serving what survived; the server logs, counts and shows in /readyz what they report.
+type DamageReporter interface {
+	// OnDamage registers fn, called for every damage found from now on. It runs in the
+	// operation that found the damage and must return quickly.
+	OnDamage(fn func(Damage))
+}
+
+// WriteChecker is implemented by stores that can tell whether a write would fail now for lack
+// of space or permission, without writing a shard. /readyz asks it, so that a server that can
+// read but not write is taken out of rotation until the store can write again.
+type WriteChecker interface {
+	// CheckWritable returns nil when the store can write, else an error wrapping
+	// lease.ErrStoreFull, lease.ErrPermission or lease.ErrUnavailable.
+	CheckWritable(ctx context.Context) error
 }

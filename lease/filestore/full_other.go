@@ -1,0 +1,11 @@
+//go:build !unix
+
+package filestore
+
+import (
+	"errors"
+	"syscall"
+)
+
+// isFull reports whether err says the file system has no space left.
+func isFull(err error) bool { return errors.Is(err, syscall.ENOSPC) }

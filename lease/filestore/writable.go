@@ -1,0 +1,39 @@
+package filestore
+
+import (
+	"context"
+	"os"
+
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+)
+
+var _ rooms.WriteChecker = (*Store)(nil)
+
+// probeBytes is how much room CheckWritable asks for: both slots of a new shard at the largest
+// shard budget, so that a store that passes can take the next write.
+const probeBytes = 2 * rooms.MaxShardBytes
+
+// CheckWritable implements rooms.WriteChecker: it creates a probe file in the directory,
+// reserves probeBytes in it and removes it. Out of space or quota is lease.ErrStoreFull, a
+// read-only or foreign-owned directory lease.ErrPermission, both naming the path.
+func (s *Store) CheckWritable(context.Context) error {
+	f, err := os.CreateTemp(s.dir, ".writable.*.tmp")
+	if err != nil {
+		return storeError("create a probe file in", s.dir, err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if err := reserveOrWrite(f, probeBytes); err != nil {
+		return storeError("reserve space in", s.dir, err)
+	}
+	return nil
+}
+
+// writeZeros writes size zero bytes to f (and syncs, so that delayed allocation cannot hide a
+// full disk).
+func writeZeros(f *os.File, size int64) error {
+	if _, err := f.Write(make([]byte, size)); err != nil {
+		return err
+	}
+	return f.Sync()
+}

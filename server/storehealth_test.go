@@ -1,0 +1,184 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/lease/filestore"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server"
+)
+
+// lockedBuffer is a log destination that handlers write to concurrently.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// roomsServer is an elections-only server of namespace "health" on a file store in dir, as a
+// `serve` process started on that directory would be.
+type roomsServer struct {
+	url string
+	log *lockedBuffer
+}
+
+func startRoomsServer(t *testing.T, dir string) *roomsServer {
+	t.Helper()
+	store, err := filestore.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := rooms.New(store, "health", rooms.WithMaxClockSkew(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	s, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return &roomsServer{url: ts.URL, log: logs}
+}
+
+// do sends method path with a JSON body (nil for none) and returns the answer and its body.
+func (s *roomsServer) do(t *testing.T, method, path string, body any) (*http.Response, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp, out
+}
+
+func (s *roomsServer) campaign(t *testing.T, room, candidate string) (*http.Response, map[string]any) {
+	t.Helper()
+	return s.do(t, http.MethodPost, "/elections/"+room+"/campaign", map[string]any{"candidate_id": candidate, "ttl_seconds": 30})
+}
+
+func (s *roomsServer) metrics(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Get(s.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return string(raw)
+}
+
+func termOf(t *testing.T, body map[string]any) float64 {
+	t.Helper()
+	leader, _ := body["leader"].(map[string]any)
+	term, ok := leader["term"].(float64)
+	if !ok {
+		t.Fatalf("no leader term in %v", body)
+	}
+	return term
+}
+
+// TestDamagedSlotIsReported: a server restarted on a directory whose newest rooms slot was
+// damaged serves the surviving slot with a new term above every acknowledged one, and reports
+// the damage in its log (naming the file), in lfp_swarm_lease_store_damage_total and in
+// /readyz's details.
+func TestDamagedSlotIsReported(t *testing.T) {
+	dir := t.TempDir()
+	first := startRoomsServer(t, dir)
+	room := rooms.NewRoomID()
+	// Three writes of the room's shard: created (both slots), resigned (slot b), won again
+	// (slot a, the newest).
+	resp, a := first.campaign(t, room, "a")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("campaign a: %d %v", resp.StatusCode, a)
+	}
+	if resp, body := first.do(t, http.MethodPost, "/elections/"+room+"/resign", map[string]any{"leader_token": a["leader_token"]}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("resign a: %d %v", resp.StatusCode, body)
+	}
+	resp, b := first.campaign(t, room, "b")
+	if resp.StatusCode != http.StatusOK || b["status"] != "leader" {
+		t.Fatalf("campaign b: %d %v", resp.StatusCode, b)
+	}
+	slots, _ := filepath.Glob(filepath.Join(dir, "health.rooms-*.a"))
+	if len(slots) != 1 {
+		t.Fatalf("slots %v, want one shard", slots)
+	}
+	newest := slots[0]
+	data, err := os.ReadFile(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(`"c":"b"`)) + len(`"c":"`)
+	data[i] = 'x'
+	if err := os.WriteFile(newest, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	restarted := startRoomsServer(t, dir)
+	resp, c := restarted.campaign(t, room, "c")
+	if resp.StatusCode != http.StatusOK || c["status"] != "leader" {
+		t.Fatalf("campaign c after the damage: %d %v (the surviving slot has the room vacant)", resp.StatusCode, c)
+	}
+	if termOf(t, c) <= termOf(t, b) {
+		t.Fatalf("term %.0f after the damage, but %.0f was acknowledged before it", termOf(t, c), termOf(t, b))
+	}
+	if log := restarted.log.String(); !strings.Contains(log, "level=ERROR") || !strings.Contains(log, newest) {
+		t.Errorf("the log does not name the damaged slot %s:\n%s", newest, log)
+	}
+	if m := restarted.metrics(t); !strings.Contains(m, "lfp_swarm_lease_store_damage_total 1\n") {
+		t.Errorf("metrics do not count the damage:\n%s", grepLines(m, "damage"))
+	}
+	resp, ready := restarted.do(t, http.MethodGet, "/readyz", nil)
+	if details, _ := ready["details"].(string); resp.StatusCode != http.StatusOK || !strings.Contains(details, newest) {
+		t.Errorf("/readyz: %d %v, want ready with details naming %s", resp.StatusCode, ready, newest)
+	}
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for line := range strings.Lines(text) {
+		if strings.Contains(line, word) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
+}
