@@ -46,7 +46,7 @@ func (s *Server) registerHealth() {
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Tags: []string{"health"}, Errors: []int{http.StatusServiceUnavailable},
-		Summary:     "Store readiness",
+		Summary: "Store readiness",
 		Description: "Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum). " +
 			"A file store must also be able to write (space, permissions). Damage the store worked around is in `details`.",
 	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[HealthBody], error) {

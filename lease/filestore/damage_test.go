@@ -19,7 +19,7 @@ import (
 // server) issues a next term above every term acknowledged before, and reports the slot.
 func TestDamagedNewestSlotNeverRepeatsATerm(t *testing.T) {
 	damages := map[string]func(t *testing.T, path string){
-		"truncated": func(t *testing.T, path string) { mustTruncate(t, path, 40) },
+		"truncated":            func(t *testing.T, path string) { mustTruncate(t, path, 40) },
 		"truncated to nothing": func(t *testing.T, path string) { mustTruncate(t, path, 0) },
 		"zeroed": func(t *testing.T, path string) {
 			data := mustRead(t, path)
