@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 )
@@ -181,4 +182,70 @@ func grepLines(text, word string) string {
 		}
 	}
 	return strings.Join(out, "")
+}
+
+// TestFullDiskAnswers503AndRecovers: on a real file system that runs out of space, a campaign
+// that needs a new shard and a renewal that needs a slot file answer 503 with Retry-After in
+// the one error shape, /readyz answers 503, and once space returns the same server serves
+// again by itself — no file to remove by hand.
+func TestFullDiskAnswers503AndRecovers(t *testing.T) {
+	dir := leasetest.SmallFS(t, "4m")
+	srv := startRoomsServer(t, dir)
+	shards, err := rooms.New(rooms.NewMemoryStore(), "health") // the server's shard mapping
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := rooms.NewRoomID()
+	resp, a := srv.campaign(t, held, "a")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("campaign: %d %v", resp.StatusCode, a)
+	}
+	fresh := rooms.NewRoomID()
+	for shards.ShardOf(fresh) == shards.ShardOf(held) {
+		fresh = rooms.NewRoomID()
+	}
+	// The held room's next write goes to slot b; without the file it must be created.
+	slotB, _ := filepath.Glob(filepath.Join(dir, "health.rooms-*.b"))
+	if len(slotB) != 1 {
+		t.Fatalf("slots b: %v", slotB)
+	}
+	if err := os.Remove(slotB[0]); err != nil {
+		t.Fatal(err)
+	}
+	filler := leasetest.Fill(t, dir)
+
+	full := func(what string, resp *http.Response, body map[string]any) {
+		t.Helper()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+			body["code"] == nil || body["request_id"] == nil || body["retry_after_ms"] == nil {
+			t.Errorf("%s on a full disk: %d Retry-After %q %v, want 503 with Retry-After in the error shape",
+				what, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	resp, body := srv.campaign(t, fresh, "b")
+	full("campaign", resp, body)
+	if details, _ := body["details"].(string); details != "store_full" {
+		t.Errorf("campaign details %q, want store_full", details)
+	}
+	resp, body = srv.do(t, http.MethodPost, "/elections/"+held+"/renew", map[string]any{"leader_token": a["leader_token"], "ttl_seconds": 30})
+	full("renewal", resp, body)
+	resp, body = srv.do(t, http.MethodGet, "/readyz", nil)
+	full("/readyz", resp, body)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) != 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := srv.campaign(t, fresh, "b"); resp.StatusCode != http.StatusOK || body["status"] != "leader" {
+		t.Errorf("campaign once space returned: %d %v", resp.StatusCode, body)
+	}
+	resp, body = srv.do(t, http.MethodPost, "/elections/"+held+"/renew", map[string]any{"leader_token": a["leader_token"], "ttl_seconds": 30})
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("renewal once space returned: %d %v", resp.StatusCode, body)
+	}
+	if resp, body := srv.do(t, http.MethodGet, "/readyz", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz once space returned: %d %v", resp.StatusCode, body)
+	}
 }

@@ -1,0 +1,115 @@
+package filestore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+)
+
+// TestFullDiskLeavesNothingBehind: on a real file system that is out of space, a new rooms
+// shard and an election write fail with lease.ErrStoreFull naming the path, leave no partial
+// or temporary file, CheckWritable says so too; once space returns, every one of them works
+// without anyone removing a file.
+func TestFullDiskLeavesNothingBehind(t *testing.T) {
+	ctx := context.Background()
+	dir := leasetest.SmallFS(t, "4m")
+	s := openStore(t, dir)
+	m := newRoomsManager(t, s)
+	e, err := lease.New(s, "full", lease.Identity{HolderID: "h"}, lease.WithTTL(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	won, err := e.TryAcquire(ctx) // the election's file exists
+	if err != nil || !won.Acquired {
+		t.Fatalf("try-acquire: %+v, %v", won, err)
+	}
+	filler := leasetest.Fill(t, dir)
+
+	_, err = m.Campaign(ctx, rooms.NewRoomID(), "a", 30*time.Second, "")
+	if !errors.Is(err, lease.ErrStoreFull) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("campaign on a full disk: %v, want ErrStoreFull naming %s", err, dir)
+	}
+	if err := e.Release(ctx, won.Grant.Fence); !errors.Is(err, lease.ErrStoreFull) {
+		t.Fatalf("release on a full disk: %v, want ErrStoreFull", err)
+	}
+	if err := s.CheckWritable(ctx); !errors.Is(err, lease.ErrStoreFull) {
+		t.Fatalf("CheckWritable on a full disk: %v", err)
+	}
+	if left := leftovers(t, dir); len(left) != 0 {
+		t.Fatalf("a full disk left %v behind", left)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckWritable(ctx); err != nil {
+		t.Fatalf("CheckWritable once space returned: %v", err)
+	}
+	if res, err := m.Campaign(ctx, rooms.NewRoomID(), "a", 30*time.Second, ""); err != nil || res.Status != rooms.StatusLeader {
+		t.Fatalf("campaign once space returned: %+v, %v", res, err)
+	}
+	if err := e.Release(ctx, won.Grant.Fence); err != nil {
+		t.Fatalf("release once space returned: %v", err)
+	}
+	if left := leftovers(t, dir); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// leftovers lists the temporary files and empty slots in dir.
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	out = append(out, tmp...)
+	slots, _ := filepath.Glob(filepath.Join(dir, "*.rooms-*.[ab]"))
+	for _, p := range slots {
+		if info, err := os.Stat(p); err == nil && info.Size() == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestReadOnlyFileSystemIsPermission: a store whose file system was remounted read-only fails
+// with lease.ErrPermission naming the file — not "store unreachable" — and works again once it
+// is writable.
+func TestReadOnlyFileSystemIsPermission(t *testing.T) {
+	ctx := context.Background()
+	dir := leasetest.SmallFS(t, "4m")
+	s := openStore(t, dir)
+	m := newRoomsManager(t, s)
+	room := rooms.NewRoomID()
+	res, err := m.Campaign(ctx, room, "a", 30*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remount(t, dir, "ro")
+	_, err = m.Renew(ctx, room, res.Token, 30*time.Second)
+	if !errors.Is(err, lease.ErrPermission) || errors.Is(err, lease.ErrUnavailable) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("renew on a read-only file system: %v, want ErrPermission naming %s", err, dir)
+	}
+	if err := s.CheckWritable(ctx); !errors.Is(err, lease.ErrPermission) {
+		t.Fatalf("CheckWritable on a read-only file system: %v", err)
+	}
+	remount(t, dir, "rw")
+	if _, err := m.Renew(ctx, room, res.Token, 30*time.Second); err != nil {
+		t.Fatalf("renew once writable again: %v", err)
+	}
+}
+
+func remount(t *testing.T, dir, mode string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-o", "remount,"+mode, dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount %s %s: %v: %s", dir, mode, err, out)
+	}
+}
