@@ -23,9 +23,10 @@ import (
 // limit exact on this host.
 
 var (
-	_ rooms.Store            = (*Store)(nil)
-	_ rooms.ActivationLocker = (*Store)(nil)
-	_ rooms.ShardNotifier    = (*Store)(nil)
+	_ rooms.Store              = (*Store)(nil)
+	_ rooms.ActivationLocker   = (*Store)(nil)
+	_ rooms.ShardNotifier      = (*Store)(nil)
+	_ rooms.ShardVersionLister = (*Store)(nil)
 )
 
 // roomsSchema is the version of the shard file's envelope.
@@ -141,6 +142,31 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 			return nil, err
 		}
 		out = append(out, rooms.Shard{Index: i, Data: data, Version: ver})
+	}
+	return out, nil
+}
+
+// ShardVersions implements rooms.ShardVersionLister from the slots' header lines alone: the
+// higher version either header announces. When that is a write cut short the engine reads the
+// shard and finds the version that holds; it never takes an unchanged shard for a changed one's
+// old state, because every write raises the version in the header it writes first.
+func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]lease.Version, error) {
+	indexes, err := s.shardIndexes(namespace)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]lease.Version, len(indexes))
+	for _, i := range indexes {
+		key := rooms.ShardKey{Namespace: namespace, Index: i}
+		var top uint64
+		for slot := range slotNames {
+			v, err := headerVersion(s.slotPath(key, slot))
+			if err != nil {
+				return nil, err
+			}
+			top = max(top, v)
+		}
+		out[i] = lease.Version(top)
 	}
 	return out, nil
 }

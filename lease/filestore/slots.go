@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,6 +124,32 @@ func readSlot(path string) (slot, error) {
 		return torn(fmt.Sprintf("the header says version %d, the content %d", version, f.Version))
 	}
 	return slot{file: f, state: slotValid}, nil
+}
+
+// headerVersion returns the version a slot's header line announces, reading nothing else: 0
+// when the slot is missing or its header unreadable. It may name a write cut short; only
+// readSlot tells a whole slot.
+func headerVersion(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, storeError("open", path, err)
+	}
+	defer f.Close()
+	buf := make([]byte, 128) // a header is at most about 70 bytes
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, storeError("read", path, err)
+	}
+	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
+	fields := strings.Fields(string(line))
+	if len(fields) != 5 || fields[0] != slotMagic || fields[1] != "1" {
+		return 0, nil
+	}
+	v, _ := strconv.ParseUint(fields[2], 10, 64)
+	return v, nil
 }
 
 // errTornShard: every slot of the shard that exists is torn. Outside the lock it may be a

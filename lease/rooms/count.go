@@ -10,9 +10,11 @@ import (
 )
 
 // activeIndex is this Manager's view of when the rooms of every shard end, for the active-room
-// count. A listing of all shards fills it; the Manager's own writes keep it current in between
-// (so the count is exact within the process), and a listing older than the maximum age is
-// taken again before counting (to see other processes' activations).
+// count: a running count per namespace that costs no scan of every shard. The Manager's own
+// writes keep it current (so the count is exact within the process); before counting, a
+// refresh compares the store's shard versions with the index and reads only the shards that
+// changed — other processes' activations, renewals and resignations — on every count on
+// stores with an activation lock, else when the last refresh is older than the maximum age.
 type activeIndex struct {
 	mu       sync.Mutex
 	listedAt time.Duration // Clock.Monotonic of the last listing
@@ -48,8 +50,8 @@ func (m *Manager) ends(doc *shardDoc) []time.Time {
 }
 
 // countOthers counts the live rooms of every shard but index. Stores that lock activations
-// across processes are listed on every count (the lock is what makes the count exact there);
-// others are listed when the last listing is older than the maximum count age.
+// across processes refresh the index on every count (the lock is what makes the count exact
+// there); others when the last refresh is older than the maximum count age.
 func (m *Manager) countOthers(ctx context.Context, index int, now time.Time) (*capacity, error) {
 	_, locks := m.store.(ActivationLocker)
 	x := &m.index
@@ -57,7 +59,7 @@ func (m *Manager) countOthers(ctx context.Context, index int, now time.Time) (*c
 	fresh := x.listed && !locks && m.clock.Monotonic()-x.listedAt < m.countMaxAge
 	x.mu.Unlock()
 	if !fresh {
-		if err := m.list(ctx); err != nil {
+		if err := m.refresh(ctx, index); err != nil {
 			return nil, fmt.Errorf("count active rooms: %w", err)
 		}
 	}
@@ -80,31 +82,82 @@ func (m *Manager) countOthers(ctx context.Context, index int, now time.Time) (*c
 	return c, nil
 }
 
-// list reads every shard of the namespace (one call on every store) into the index.
-func (m *Manager) list(ctx context.Context) error {
+// refresh brings the index up to the store's shards, skipping shard skip (the caller counts it
+// from its own document). Only shards whose version changed since the index saw them are
+// decoded — and, on stores that list versions alone (ShardVersionLister), read — so that a
+// count costs about one shard read however many rooms are active, while the other shards stay
+// unchanged.
+func (m *Manager) refresh(ctx context.Context, skip int) error {
 	started := m.clock.Monotonic()
+	x := &m.index
+	x.mu.Lock()
+	known := make(map[int]lease.Version, len(x.shards))
+	for i, s := range x.shards {
+		known[i] = s.ver
+	}
+	x.mu.Unlock()
+	changed := func(i int, ver lease.Version) bool {
+		v, ok := known[i]
+		return i != skip && (!ok || v != ver)
+	}
+
+	fresh := map[int]indexedShard{}
+	if lister, ok := m.store.(ShardVersionLister); ok {
+		versions, err := lister.ShardVersions(ctx, m.ns)
+		if err != nil {
+			return err
+		}
+		for i, ver := range versions {
+			if !changed(i, ver) {
+				continue
+			}
+			doc, ver, err := m.load(ctx, ShardKey{Namespace: m.ns, Index: i})
+			if err != nil {
+				return err
+			}
+			if ver != 0 { // 0: removed since the listing
+				fresh[i] = indexedShard{ver: ver, ends: m.ends(doc)}
+			}
+		}
+		x.merge(versions, fresh, started)
+		return nil
+	}
 	shards, err := m.store.ListShards(ctx, m.ns)
 	if err != nil {
 		return err
 	}
-	fresh := make(map[int]indexedShard, len(shards))
+	versions := make(map[int]lease.Version, len(shards))
 	for _, s := range shards {
+		versions[s.Index] = s.Version
+		if !changed(s.Index, s.Version) {
+			continue
+		}
 		doc, err := decodeShard(s.Data, ShardKey{Namespace: m.ns, Index: s.Index}, m.shards, m.where(s.Index))
 		if err != nil {
 			return err
 		}
 		fresh[s.Index] = indexedShard{ver: s.Version, ends: m.ends(doc)}
 	}
-	x := &m.index
+	x.merge(versions, fresh, started)
+	return nil
+}
+
+// merge installs a refresh taken at started: the shards listed in versions, with the documents
+// read into fresh; the others are gone. What this Manager wrote after the refresh was taken (a
+// later version) is kept.
+func (x *activeIndex) merge(versions map[int]lease.Version, fresh map[int]indexedShard, started time.Duration) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	// Keep what this Manager wrote after the listing was taken (a later version); drop shards
-	// that are gone.
-	for i, cur := range x.shards {
-		if f, ok := fresh[i]; ok && cur.ver > f.ver {
-			fresh[i] = cur
+	next := make(map[int]indexedShard, len(versions))
+	for i := range versions {
+		cur, have := x.shards[i]
+		f, read := fresh[i]
+		switch {
+		case have && (!read || cur.ver > f.ver): // unchanged, or written here since
+			next[i] = cur
+		case read:
+			next[i] = f
 		}
 	}
-	x.shards, x.listed, x.listedAt = fresh, true, started
-	return nil
+	x.shards, x.listed, x.listedAt = next, true, started
 }

@@ -28,9 +28,10 @@ type memShard struct {
 }
 
 var (
-	_ Store            = (*MemoryStore)(nil)
-	_ ActivationLocker = (*MemoryStore)(nil)
-	_ ShardNotifier    = (*MemoryStore)(nil)
+	_ Store              = (*MemoryStore)(nil)
+	_ ActivationLocker   = (*MemoryStore)(nil)
+	_ ShardNotifier      = (*MemoryStore)(nil)
+	_ ShardVersionLister = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store.
@@ -85,6 +86,19 @@ func (s *MemoryStore) ListShards(_ context.Context, namespace string) ([]Shard, 
 	for k, sh := range s.shards {
 		if k.Namespace == namespace {
 			out = append(out, Shard{Index: k.Index, Data: bytes.Clone(sh.data), Version: sh.ver})
+		}
+	}
+	return out, nil
+}
+
+// ShardVersions implements ShardVersionLister.
+func (s *MemoryStore) ShardVersions(_ context.Context, namespace string) (map[int]lease.Version, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int]lease.Version{}
+	for k, sh := range s.shards {
+		if k.Namespace == namespace {
+			out[k.Index] = sh.ver
 		}
 	}
 	return out, nil

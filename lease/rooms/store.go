@@ -62,6 +62,16 @@ type ActivationLocker interface {
 	LockActivations(ctx context.Context, namespace string) (unlock func(), err error)
 }
 
+// ShardVersionLister is implemented by stores that can list the versions of a namespace's shards
+// for much less than their documents: the active-room count then reads only the shards whose
+// version changed since it last looked (docs/rooms.md §3).
+type ShardVersionLister interface {
+	// ShardVersions returns the version of every stored shard of namespace, by index: the
+	// version LoadShard would return, or any other value when it cannot be told cheaply (the
+	// shard is then read).
+	ShardVersions(ctx context.Context, namespace string) (map[int]lease.Version, error)
+}
+
 // ShardNotifier is implemented by stores that can tell promptly when a shard may have changed.
 // Notifications are hints: a missed or spurious one is harmless because consumers also poll.
 type ShardNotifier interface {
