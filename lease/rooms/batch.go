@@ -144,6 +144,10 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 	}
 
 	doc, ver, fromMemory := q.cached, q.cachedVer, q.cached != nil
+	// caps, once counted, serves every attempt of this batch: the activation lock is held
+	// from the count to the end, so no activation elsewhere can raise it, and a room the count
+	// saw live that has ended since only makes it err on the side of refusing.
+	var caps *capacity
 	for conflicts := 0; ; {
 		if doc == nil {
 			var err error
@@ -156,8 +160,7 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 		next := doc.clone()
 		m.collect(next, now)
 
-		var caps *capacity
-		if m.maxActive > 0 && m.mayActivate(batch, next, now) {
+		if caps == nil && m.maxActive > 0 && m.mayActivate(batch, next, now) {
 			if unlock == nil {
 				var err error
 				if unlock, err = m.lockActivations(ctx); err != nil {
