@@ -68,8 +68,9 @@ func WithMaxCASRetries(n int) Option { return func(m *Manager) { m.maxCASRetries
 // counted for an activation, on stores that cannot lock activations across processes (Swarm;
 // default DefaultCountMaxAge). The Manager's own writes are always counted, so the limit stays
 // exact within the process; activations by other processes are seen once the listing is
-// renewed. 0 lists on every activation (one ServiceList of every shard, tens of milliseconds
-// under the activation lock). Stores with an activation lock always list.
+// renewed. 0 refreshes on every activation (one ServiceList of every shard, tens of
+// milliseconds under the activation lock). Stores with an activation lock always refresh; a
+// refresh reads only the shards whose version changed.
 func WithCountMaxAge(d time.Duration) Option { return func(m *Manager) { m.countMaxAge = d } }
 
 // WithClock replaces the system clock, for tests. Its wall clock decides expiry (the service's
