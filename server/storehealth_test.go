@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
@@ -19,29 +18,11 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server"
 )
 
-// lockedBuffer is a log destination that handlers write to concurrently.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // roomsServer is an elections-only server of namespace "health" on a file store in dir, as a
 // `serve` process started on that directory would be.
 type roomsServer struct {
-	url string
-	log *lockedBuffer
+	url     string
+	logFile string
 }
 
 func startRoomsServer(t *testing.T, dir string) *roomsServer {
@@ -54,7 +35,12 @@ func startRoomsServer(t *testing.T, dir string) *roomsServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	// A file: its writes are safe from every handler goroutine, and the test reads it back.
+	logs, err := os.CreateTemp(t.TempDir(), "server-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
 	s, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
 	if err != nil {
@@ -62,7 +48,7 @@ func startRoomsServer(t *testing.T, dir string) *roomsServer {
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	return &roomsServer{url: ts.URL, log: logs}
+	return &roomsServer{url: ts.URL, logFile: logs.Name()}
 }
 
 // do sends method path with a JSON body (nil for none) and returns the answer and its body.
@@ -162,7 +148,7 @@ func TestDamagedSlotIsReported(t *testing.T) {
 	if termOf(t, c) <= termOf(t, b) {
 		t.Fatalf("term %.0f after the damage, but %.0f was acknowledged before it", termOf(t, c), termOf(t, b))
 	}
-	if log := restarted.log.String(); !strings.Contains(log, "level=ERROR") || !strings.Contains(log, newest) {
+	if log, _ := os.ReadFile(restarted.logFile); !bytes.Contains(log, []byte("level=ERROR")) || !bytes.Contains(log, []byte(newest)) {
 		t.Errorf("the log does not name the damaged slot %s:\n%s", newest, log)
 	}
 	if m := restarted.metrics(t); !strings.Contains(m, "lfp_swarm_lease_store_damage_total 1\n") {
