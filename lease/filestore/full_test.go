@@ -3,6 +3,7 @@ package filestore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,5 +112,26 @@ func remount(t *testing.T, dir, mode string) {
 	t.Helper()
 	if out, err := exec.Command("mount", "-o", "remount,"+mode, dir).CombinedOutput(); err != nil {
 		t.Fatalf("remount %s %s: %v: %s", dir, mode, err, out)
+	}
+}
+
+// TestEmptySlotIsNeverWritten: the empty slot that an earlier release's failed first write
+// left behind is a shard never written, not damage: the next campaign creates the shard.
+func TestEmptySlotIsNeverWritten(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	m := newRoomsManager(t, s)
+	room := rooms.NewRoomID()
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("damage.rooms-%02d.a", m.ShardOf(room))), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var reports []rooms.Damage
+	s.OnDamage(func(d rooms.Damage) { reports = append(reports, d) })
+	if res, err := m.Campaign(ctx, room, "a", 30*time.Second, ""); err != nil || res.Status != rooms.StatusLeader {
+		t.Fatalf("campaign beside an empty slot: %+v, %v", res, err)
+	}
+	if len(reports) != 0 {
+		t.Fatalf("an empty slot of a shard never written was reported: %+v", reports)
 	}
 }
