@@ -74,6 +74,15 @@ func TestDamagedNewestSlotNeverRepeatsATerm(t *testing.T) {
 			var reports []rooms.Damage
 			s2.OnDamage(func(d rooms.Damage) { mu.Lock(); reports = append(reports, d); mu.Unlock() })
 			m2 := newRoomsManager(t, s2)
+			// A read alone reports it (the lock is free: no write is in progress).
+			if st, err := m2.Status(ctx, neighbour); err != nil || st.Status != rooms.StatusVacant {
+				t.Fatalf("status after the damage: %+v, %v; want the surviving slot's vacant room", st, err)
+			}
+			mu.Lock()
+			if len(reports) != 1 {
+				t.Errorf("a read after the damage made %d reports, want 1", len(reports))
+			}
+			mu.Unlock()
 			c, err := m2.Campaign(ctx, neighbour, "c", 30*time.Second, "")
 			if err != nil {
 				t.Fatal(err)
@@ -87,7 +96,7 @@ func TestDamagedNewestSlotNeverRepeatsATerm(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			if len(reports) != 1 || reports[0].Where != newest || reports[0].At.IsZero() {
-				t.Fatalf("reports %+v, want one naming %s", reports, newest)
+				t.Fatalf("reports %+v, want one (the campaign's write repeats none) naming %s", reports, newest)
 			}
 			t.Logf("reported: %s: %s", reports[0].Where, reports[0].Reason)
 		})

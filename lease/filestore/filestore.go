@@ -226,9 +226,9 @@ func (s *Store) locked(namespace string, fn func() error) error {
 
 // lockedPath runs fn while holding an exclusive flock of the lock file at path.
 func lockedPath(path string, fn func() error) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLock(path)
 	if err != nil {
-		return storeError("open lock", path, err)
+		return err
 	}
 	defer f.Close()
 	if err := lockFile(f); err != nil {
@@ -236,6 +236,30 @@ func lockedPath(path string, fn func() error) error {
 	}
 	defer unlockFile(f)
 	return fn()
+}
+
+// tryLockedPath runs fn while holding an exclusive flock of the lock file at path if nobody
+// holds it, without waiting; it reports whether fn ran.
+func tryLockedPath(path string, fn func() error) (bool, error) {
+	f, err := openLock(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	locked, err := tryLockFile(f)
+	if err != nil || !locked {
+		return false, err
+	}
+	defer unlockFile(f)
+	return true, fn()
+}
+
+func openLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, storeError("open lock", path, err)
+	}
+	return f, nil
 }
 
 func syncDir(dir string) error {

@@ -50,18 +50,33 @@ func (s *Store) shardLockPath(key rooms.ShardKey) string {
 }
 
 // LoadShard implements rooms.Store. It reads without the lock (see slots.go); only when no slot
-// is whole, or the other slot does not hold what it must — a write may be under way — it reads
-// again under the lock, which tells damage (reported) from a write in progress.
+// is whole — a write may be under way — it reads again under the lock. When the other slot does
+// not hold what it must, it reads again under the lock only if the lock is free (so that a read
+// never waits for a write): then no write is in progress, and the slot is reported as damaged.
 func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.Version, error) {
 	if err := lease.ValidateNamespace(key.Namespace); err != nil {
 		return nil, 0, err
 	}
 	r, err := s.readSlots(key)
-	if errors.Is(err, errTornShard) || (err == nil && r.damage != nil && !s.reportedAlready(*r.damage)) {
+	switch {
+	case errors.Is(err, errTornShard):
 		err = lockedPath(s.shardLockPath(key), func() error {
 			r, err = s.readSlotsLocked(key)
 			return err
 		})
+	case err == nil && r.damage != nil && !s.reportedAlready(*r.damage):
+		var again shardRead
+		ran, lerr := tryLockedPath(s.shardLockPath(key), func() error {
+			var rerr error
+			again, rerr = s.readSlotsLocked(key)
+			return rerr
+		})
+		if lerr != nil {
+			return nil, 0, lerr
+		}
+		if ran {
+			r = again
+		}
 	}
 	if err != nil {
 		return nil, 0, err
