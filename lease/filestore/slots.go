@@ -91,21 +91,16 @@ func readSlot(path string) (slot, error) {
 	if !ok {
 		return torn(fmt.Sprintf("no header line in its %d bytes", len(data)))
 	}
-	fields := strings.Fields(string(line))
-	if len(fields) != 5 || fields[0] != slotMagic || fields[1] != "1" {
-		return torn("the header is not a slot header")
+	h, why := parseHeader(line)
+	if why != "" {
+		return torn(why)
 	}
-	version, err1 := strconv.ParseUint(fields[2], 10, 64)
-	length, err2 := strconv.Atoi(fields[3])
-	sum, err3 := strconv.ParseUint(fields[4], 16, 32)
-	if err1 != nil || err2 != nil || err3 != nil || length < 0 {
-		return torn("the header's version, length or checksum is not a number")
-	}
+	version, length, sum := h.version, h.length, h.sum
 	if length > len(rest) {
 		return torn(fmt.Sprintf("the header announces %d bytes but %d follow (cut short or truncated)", length, len(rest)))
 	}
 	payload := rest[:length]
-	if crc32.Checksum(payload, castagnoli) != uint32(sum) {
+	if crc32.Checksum(payload, castagnoli) != sum {
 		return torn("the CRC-32C of the content does not match the header (bytes changed, or a write cut short)")
 	}
 	var f roomsFile
@@ -144,12 +139,30 @@ func headerVersion(path string) (uint64, error) {
 		return 0, storeError("read", path, err)
 	}
 	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
+	h, _ := parseHeader(line)
+	return h.version, nil
+}
+
+// slotHeader is a slot's parsed header line.
+type slotHeader struct {
+	version uint64
+	length  int
+	sum     uint32
+}
+
+// parseHeader parses a slot's header line; why says what is wrong with it ("" when nothing).
+func parseHeader(line []byte) (h slotHeader, why string) {
 	fields := strings.Fields(string(line))
 	if len(fields) != 5 || fields[0] != slotMagic || fields[1] != "1" {
-		return 0, nil
+		return slotHeader{}, "the header is not a slot header"
 	}
-	v, _ := strconv.ParseUint(fields[2], 10, 64)
-	return v, nil
+	version, err1 := strconv.ParseUint(fields[2], 10, 64)
+	length, err2 := strconv.Atoi(fields[3])
+	sum, err3 := strconv.ParseUint(fields[4], 16, 32)
+	if err1 != nil || err2 != nil || err3 != nil || length < 0 {
+		return slotHeader{}, "the header's version, length or checksum is not a number"
+	}
+	return slotHeader{version: version, length: length, sum: uint32(sum)}, ""
 }
 
 // errTornShard: every slot of the shard that exists is torn. Outside the lock it may be a
