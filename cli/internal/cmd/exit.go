@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
@@ -86,6 +87,10 @@ func codeName(code int) string {
 		return "held"
 	case ExitNotHolder:
 		return "not_holder"
+	case supervisor.ExitNotExecutable:
+		return "command_not_executable"
+	case supervisor.ExitNotFound:
+		return "command_not_found"
 	}
 	return "failure"
 }

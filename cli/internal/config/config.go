@@ -69,6 +69,8 @@ type Config struct {
 	// Server and ElectionID name the remote elections server and room of `run --server`.
 	Server     string
 	ElectionID string
+	// ChildCgroup: run puts its command in a cgroup of its own when it can.
+	ChildCgroup bool
 
 	sources map[string]Source
 }
@@ -340,6 +342,14 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 		if u, err := url.Parse(c.Server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 			bad(KeyServer, "want an http:// or https:// base URL without credentials, e.g. http://elections:8080")
 		}
+	}
+
+	switch k.String(KeyChildCgroup) {
+	case "auto":
+		c.ChildCgroup = true
+	case "off":
+	default:
+		bad(KeyChildCgroup, "want auto or off")
 	}
 
 	switch store := k.String(KeyStore); {

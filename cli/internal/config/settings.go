@@ -44,6 +44,8 @@ const (
 
 	KeyServer     = "server"
 	KeyElectionID = "election"
+
+	KeyChildCgroup = "child_cgroup"
 )
 
 // DefaultEnvPrefix is the prefix of every variable unless --env-prefix changes it.
@@ -78,4 +80,6 @@ var Settings = []Setting{
 
 	{KeyServer, "", "base URL of an elections server to contend through instead of Swarm, e.g. http://elect:8080 (run)"},
 	{KeyElectionID, "", "the room to contend for on the elections server: 8 to 64 of [A-Za-z0-9_-] (run)"},
+
+	{KeyChildCgroup, "auto", "auto: run the command in a cgroup v2 of its own where one is writable, so that all it starts dies with it; off: process group and subreaper only (run)"},
 }
