@@ -43,6 +43,10 @@ func Execute() int {
 			return h
 		},
 	}
+	// A reader of stderr (or stdout) that went away must not kill run before it releases the
+	// lease: with SIGPIPE handled, such writes fail with EPIPE, and log writes ignore errors.
+	// Handled (not ignored) so that the child starts with SIGPIPE's default again.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return app.Run(ctx, os.Args[1:])

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // Exit codes of a command that cannot be started, as a POSIX shell reports them.
@@ -47,7 +48,7 @@ func Resolve(command string) (string, error) {
 	code := ExitNotFound
 	// With a '/' LookPath stats the file itself: a directory or a file without an execute
 	// bit is found but not executable. In PATH, such files are skipped: not found.
-	if strings.Contains(command, "/") && errors.Is(err, fs.ErrPermission) {
+	if strings.Contains(command, "/") && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EISDIR)) {
 		code = ExitNotExecutable
 	}
 	return "", &StartError{Command: command, Code: code, Err: err}
