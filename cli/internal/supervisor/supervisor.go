@@ -58,10 +58,10 @@ type Spec struct {
 type Child struct {
 	guard   *exec.Cmd
 	command string
-	pid    int
-	done   chan struct{}
-	state  *os.ProcessState
-	report Report
+	pid     int
+	done    chan struct{}
+	state   *os.ProcessState
+	report  Report
 	// leftovers counts the processes the supervisor itself had to kill after the guard died.
 	leftovers int
 }
