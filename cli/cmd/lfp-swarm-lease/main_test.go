@@ -322,3 +322,38 @@ func TestNotASwarmManager(t *testing.T) {
 		t.Fatalf("message %q does not say the engine is not a Swarm manager", r.stderr)
 	}
 }
+
+// TestFileStoreURLIsTheSameStoreFromAnyDirectory: file://localhost/ABS names /ABS whatever the
+// working directory, so two contenders started in different directories share one election;
+// a file URL naming another host is refused.
+func TestFileStoreURLIsTheSameStoreFromAnyDirectory(t *testing.T) {
+	storeDir := filepath.Join(t.TempDir(), "store")
+	env := []string{"SWARM_LEASE_STORE=file://localhost" + storeDir, "SWARM_LEASE_NAMESPACE=" + leasetest.Namespace(t)}
+	inDir := func(dir, holder string) result {
+		cmd := exec.Command(binary, "try-acquire")
+		cmd.Dir = dir
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container", "SWARM_LEASE_HOLDER_ID=" + holder}, env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if exitErr, ok := err.(*exec.ExitError); ok {
+			code = exitErr.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	}
+	first := inDir(t.TempDir(), "a")
+	expectCode(t, first, 0, "try-acquire by a in one directory")
+	if !strings.Contains(first.stderr, "file store "+storeDir+" ") {
+		t.Fatalf("the output does not name the resolved directory %s:\n%s", storeDir, first.stderr)
+	}
+	expectCode(t, inDir(t.TempDir(), "b"), 75, "try-acquire by b in another directory, same URL")
+
+	other := cli(t, []string{"SWARM_LEASE_STORE=file://otherhost" + storeDir, "SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a"}, "try-acquire")
+	expectCode(t, other, 2, "a file URL naming another host")
+	if !strings.Contains(other.stderr, `host "otherhost"`) || !strings.Contains(other.stderr, "SWARM_LEASE_STORE") {
+		t.Fatalf("the error does not name the host and the setting:\n%s", other.stderr)
+	}
+}

@@ -62,11 +62,11 @@ lease, a new term starts with a new fence.`,
 					}
 				} else if res.Acquired {
 					fmt.Fprintf(a.Out, "%d\n", res.Grant.Fence)
-					fmt.Fprintf(a.Err, "acquired election %q as %q: fence %d, expires %s\n",
-						s.cfg.Namespace, res.Grant.HolderID, res.Grant.Fence, formatTime(res.Grant.ExpiresAt))
+					fmt.Fprintf(a.Err, "acquired election %q as %q: fence %d, expires %s (%s)\n",
+						s.cfg.Namespace, res.Grant.HolderID, res.Grant.Fence, formatTime(res.Grant.ExpiresAt), s.store.Describe())
 				} else {
-					fmt.Fprintf(a.Err, "election %q is held by %q (node %s, task %s) with fence %d until %s\n",
-						s.cfg.Namespace, cur.HolderID, dash(cur.NodeID), dash(cur.TaskID), cur.Fence, formatTime(cur.ExpiresAt))
+					fmt.Fprintf(a.Err, "election %q is held by %q (node %s, task %s) with fence %d until %s (%s)\n",
+						s.cfg.Namespace, cur.HolderID, dash(cur.NodeID), dash(cur.TaskID), cur.Fence, formatTime(cur.ExpiresAt), s.store.Describe())
 				}
 				if !res.Acquired {
 					return &exitError{code: ExitHeld, err: errSilent}

@@ -50,7 +50,7 @@ func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 		},
 	}
 	if cmd.Name() == "serve" {
-		loader.StoreDefault = "file://" + DefaultDataDir()
+		loader.StoreDefault = config.FileStoreURL(DefaultDataDir())
 	}
 	cfg, err := loader.Load(cmd.Context())
 	if err != nil {

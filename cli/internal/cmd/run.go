@@ -116,6 +116,7 @@ func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv
 			<-served
 		}()
 	}
+	log.Info("contending", "namespace", cfg.Namespace, "store", s.store.Describe())
 	exitCode := -1
 	err := campaign.Run(ctx, func(term *lease.Term) error {
 		g := term.Grant

@@ -352,15 +352,10 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 		bad(KeyChildCgroup, "want auto or off")
 	}
 
-	switch store := k.String(KeyStore); {
-	case store == string(StoreSwarm):
-		c.Store = StoreSwarm
-	case store == string(StoreMemory):
-		c.Store = StoreMemory
-	case strings.HasPrefix(store, "file://") && len(store) > len("file://"):
-		c.Store, c.StoreDir = StoreFile, strings.TrimPrefix(store, "file://")
-	default:
-		bad(KeyStore, "want swarm, memory, or file://<directory> (e.g. file:///var/lib/lfp-swarm-lease)")
+	if kind, dir, err := ParseStore(k.String(KeyStore)); err != nil {
+		bad(KeyStore, err.Error())
+	} else {
+		c.Store, c.StoreDir = kind, dir
 	}
 	return c, errors.Join(errs...)
 }
