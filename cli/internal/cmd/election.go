@@ -94,7 +94,11 @@ func OpenStore(cfg *config.Config) (lease.Store, func(), error) {
 	case config.StoreFile:
 		s, err := filestore.New(cfg.StoreDir)
 		if err != nil {
-			return nil, nil, &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyStore, cfg.Source(config.KeyStore), err)}
+			err = fmt.Errorf("%s (from %s): %w", config.KeyStore, cfg.Source(config.KeyStore), err)
+			if permissionDenied(err) || storeFull(err) { // the setting is fine; the directory is not
+				return nil, nil, err
+			}
+			return nil, nil, &usageError{fmt.Errorf("invalid %w", err)}
 		}
 		return s, func() {}, nil
 	case config.StoreMemory:

@@ -70,6 +70,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	if code == ExitFailure && isCobraUsage(err) {
 		code, name = ExitUsage, "usage"
 	}
+	err = describeStoreFault(err, code)
 	fmt.Fprintf(a.Err, "lfp-swarm-lease: %v\n", err)
 	if a.json {
 		_ = writeJSON(a.Out, errorJSON{Error: err.Error(), Code: name, Exit: code})

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command testchild is the child process of the supervisor tests. It appends one JSON line per
 // event to the file named by TESTCHILD_LOG (start, stop, term-ignored, exit, grandchild), so a
 // test — or a test reading a bind mount of a Swarm service — can check that no two children
