@@ -357,3 +357,22 @@ func TestFileStoreURLIsTheSameStoreFromAnyDirectory(t *testing.T) {
 		t.Fatalf("the error does not name the host and the setting:\n%s", other.stderr)
 	}
 }
+
+// TestUnknownVariableWarns: a misspelt variable under the prefix is named on stderr with the
+// closest setting; what run exports to its child and the test variables are not.
+func TestUnknownVariableWarns(t *testing.T) {
+	env := []string{"SWARM_LEASE_STORE=file://" + t.TempDir(), "SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a",
+		"SWARM_LEASE_FENCE=7", "SWARM_LEASE_TEST_DOCKER_HOST=unix:///nonexistent"}
+	r := cli(t, append(env, "SWARM_LEASE_TTL_M=5000"), "inspect")
+	expectCode(t, r, 0, "inspect with a misspelt variable")
+	if n := strings.Count(r.stderr, "warning:"); n != 1 || !strings.Contains(r.stderr, "SWARM_LEASE_TTL_M is not a setting and is ignored; the closest is SWARM_LEASE_TTL_MS") {
+		t.Fatalf("want one warning naming SWARM_LEASE_TTL_M and SWARM_LEASE_TTL_MS:\n%s", r.stderr)
+	}
+	r = cli(t, []string{"APP_STORE=memory", "APP_NAMESPACE=x", "APP_HOLDER_ID=a", "APP_NAMESPCE=y", "APP_FENCE=3"}, "--env-prefix", "APP", "inspect")
+	if !strings.Contains(r.stderr, "APP_NAMESPCE is not a setting and is ignored; the closest is APP_NAMESPACE") || strings.Count(r.stderr, "warning:") != 1 {
+		t.Fatalf("want one warning naming APP_NAMESPCE and APP_NAMESPACE:\n%s", r.stderr)
+	}
+	if r := cli(t, env, "inspect"); strings.Contains(r.stderr, "warning") {
+		t.Fatalf("a warning for the child's or the tests' variables:\n%s", r.stderr)
+	}
+}

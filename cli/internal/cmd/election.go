@@ -36,6 +36,7 @@ func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 		EnvPrefix: a.envPrefix,
 		Flags:     cmd.Flags(),
 		Environ:   a.Environ,
+		Warn:      func(w string) { fmt.Fprintf(a.Err, "lfp-swarm-lease: warning: %s\n", w) },
 		Discover: func(ctx context.Context) (config.Task, error) {
 			docker, err := client.New(client.FromEnv)
 			if err != nil {

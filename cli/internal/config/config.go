@@ -125,6 +125,9 @@ type Loader struct {
 	// Remote: the command contends through an elections server when the server setting is
 	// set (run); then it needs no Docker access, and discovery never runs.
 	Remote bool
+	// Warn receives warnings that do not stop the command, such as an unknown variable under
+	// the prefix (nil: dropped).
+	Warn func(string)
 }
 
 // FlagName returns the flag of a key.
@@ -183,7 +186,13 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 		defaults[KeyStore] = l.StoreDefault
 		sources[KeyStore] = Source{Kind: FromDefault}
 	}
-	envLayer, envSources, err := loadEnv(prefix, environ(), readFile)
+	env := environ()
+	if l.Warn != nil {
+		for _, w := range UnknownVariables(prefix, env) {
+			l.Warn(w)
+		}
+	}
+	envLayer, envSources, err := loadEnv(prefix, env, readFile)
 	if err != nil {
 		return nil, err
 	}
