@@ -33,7 +33,9 @@ group of its own, and shares run's stdout and stderr.
 
 Each term ends shutdown_timeout_ms before the lease's own deadline if renewals fail, or at once
 when another holder appears: CMD's group then gets SIGTERM, and SIGKILL once the grace period has
-passed — so it is gone by the deadline. On SIGTERM or SIGINT, run stops CMD the same way,
+passed — so it is gone by the deadline. The same holds for everything CMD starts, also what
+calls setsid or double-forks: a guard process adopts it (child subreaper) and, where a cgroup v2
+is writable (child_cgroup=auto), CMD runs in a cgroup of its own that is killed as a whole. On SIGTERM or SIGINT, run stops CMD the same way,
 releases the lease (a follower takes over at once) and exits 0. When CMD exits by itself the
 lease is released and run contends again (--exit-on-child-exit: exits with CMD's code).
 
@@ -52,7 +54,7 @@ room on the elections server (GET /elections/ID, /elections/ID/watch).
 Exit codes: 0 after SIGTERM/SIGINT; CMD's exit code (128+N for signal N) when run exits because
 CMD exited (--once, --exit-on-child-exit); 10 when --once's term was lost; 2 invalid
 configuration (or an input the elections server refuses); 4 corrupt election; 6 not a Swarm
-manager. Other store errors, and unreachable or failing elections servers, are retried.`,
+manager; 127 CMD not found, 126 CMD not executable (checked before contending: no term is taken). Other store errors, and unreachable or failing elections servers, are retried.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &usageError{errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]")}

@@ -57,7 +57,7 @@ var Settings = []Setting{
 	{KeyHolderID, "", "holder identity; default: the current Swarm node ID"},
 	{KeyNodeID, "", "node metadata; default: the current Swarm node ID"},
 	{KeyTaskID, "", "task identity; default: the current Swarm task ID (empty outside Swarm)"},
-	{KeyStore, "swarm", "where elections and rooms live: swarm, file://<dir> (one host only) or memory; serve defaults to file:// in its data directory"},
+	{KeyStore, "swarm", "where elections and rooms live: swarm, file:///abs/dir or file:rel/dir (one host only) or memory; serve defaults to file:// in its data directory"},
 	{KeyTTLMillis, "30000", "lease duration in milliseconds (at least 500)"},
 	{KeyMaxCASRetries, "8", "conflicting writes retried within one operation"},
 	{KeyMaxClockSkewMs, "1000", "tolerated wall-clock difference between hosts, in milliseconds (below the TTL)"},
