@@ -44,7 +44,15 @@ type result struct {
 // cli runs the binary with a clean environment plus env.
 func cli(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return cliIn(t, "", env, args...)
+}
+
+// cliIn runs the binary in the working directory dir ("" for the test's) with a clean
+// environment plus env.
+func cliIn(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container"}, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -329,24 +337,9 @@ func TestNotASwarmManager(t *testing.T) {
 func TestFileStoreURLIsTheSameStoreFromAnyDirectory(t *testing.T) {
 	storeDir := filepath.Join(t.TempDir(), "store")
 	env := []string{"SWARM_LEASE_STORE=file://localhost" + storeDir, "SWARM_LEASE_NAMESPACE=" + leasetest.Namespace(t)}
-	inDir := func(dir, holder string) result {
-		cmd := exec.Command(binary, "try-acquire")
-		cmd.Dir = dir
-		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container", "SWARM_LEASE_HOLDER_ID=" + holder}, env...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if exitErr, ok := err.(*exec.ExitError); ok {
-			code = exitErr.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-	}
-	first := inDir(t.TempDir(), "a")
+	first := cliIn(t, t.TempDir(), append([]string{"SWARM_LEASE_HOLDER_ID=a"}, env...), "try-acquire")
 	expectCode(t, first, 0, "try-acquire by a in one directory")
-	expectCode(t, inDir(t.TempDir(), "b"), 75, "try-acquire by b in another directory, same URL")
+	expectCode(t, cliIn(t, t.TempDir(), append([]string{"SWARM_LEASE_HOLDER_ID=b"}, env...), "try-acquire"), 75, "try-acquire by b in another directory, same URL")
 	if !strings.Contains(first.stderr, "file store "+storeDir+" ") {
 		t.Fatalf("the output does not name the resolved directory %s:\n%s", storeDir, first.stderr)
 	}

@@ -2,7 +2,7 @@ package main_test
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,11 +52,7 @@ func TestStoreOnReadOnlyFileSystem(t *testing.T) {
 	env := []string{"SWARM_LEASE_STORE=file://" + store, "SWARM_LEASE_NAMESPACE=" + leasetest.Namespace(t), "SWARM_LEASE_HOLDER_ID=a"}
 	r := cli(t, env, "try-acquire", "--json")
 	expectCode(t, r, 11, "try-acquire on a read-only store")
-	var out failureOut
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("decode %q: %v", r.stdout, err)
-	}
-	if out.Code != "permission_denied" || out.Exit != 11 {
+	if out := decode[failureOut](t, r); out.Code != "permission_denied" || out.Exit != 11 {
 		t.Fatalf("--json: %+v, want code permission_denied, exit_code 11", out)
 	}
 	if !strings.Contains(r.stderr, "permission denied") || !strings.Contains(r.stderr, store+"/") || strings.Contains(r.stderr, "unreachable") {
@@ -78,16 +74,12 @@ func TestStoreOutOfSpace(t *testing.T) {
 	for _, err = fill.Write(make([]byte, 4096)); err == nil; _, err = fill.Write(make([]byte, 4096)) {
 	}
 	fill.Close()
-	if !errorsIsENOSPC(err) {
+	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("filling the tmpfs: %v, want ENOSPC", err)
 	}
 	r := cli(t, env, "try-acquire", "--json")
 	expectCode(t, r, 12, "try-acquire on a full store")
-	var out failureOut
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("decode %q: %v", r.stdout, err)
-	}
-	if out.Code != "store_full" {
+	if out := decode[failureOut](t, r); out.Code != "store_full" {
 		t.Fatalf("--json: %+v, want code store_full", out)
 	}
 	if !strings.Contains(r.stderr, "no space left") || !strings.Contains(r.stderr, store+"/") {
@@ -97,14 +89,6 @@ func TestStoreOutOfSpace(t *testing.T) {
 	if got := decode[inspectOut](t, cli(t, env, "inspect", "--json")); !got.Exists || got.Acquired {
 		t.Fatalf("after a failed write the election is %+v, want the initialised one", got)
 	}
-}
-
-func errorsIsENOSPC(err error) bool {
-	var pe *os.PathError
-	if e, ok := err.(*os.PathError); ok {
-		pe = e
-	}
-	return pe != nil && pe.Err == syscall.ENOSPC
 }
 
 // TestServeWithoutHome: with neither XDG_DATA_HOME nor HOME set, serve keeps its rooms in

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"errors"
-	"io"
 	"os"
 	"time"
 )
@@ -19,15 +18,6 @@ type Spec struct {
 	Env      []string
 	Grace    time.Duration
 	NoCgroup bool
-}
-
-// GuardOptions configure the guard process.
-type GuardOptions struct {
-	Argv   []string
-	Grace  time.Duration
-	Parent int
-	Cgroup bool
-	Report io.Writer
 }
 
 // Child is a running child process group.
