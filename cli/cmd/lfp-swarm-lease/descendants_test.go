@@ -177,3 +177,20 @@ func TestRunOnceReportsTheChildsOwnStatus(t *testing.T) {
 		t.Fatalf("the log does not report the killed grandchild:\n%s", out)
 	}
 }
+
+// TestRunSendsTheChildOneSIGTERM: while the guard waits out the grace period it keeps looking
+// for descendants to stop, but a command that handles SIGTERM gets it once, not once per sweep.
+func TestRunSendsTheChildOneSIGTERM(t *testing.T) {
+	env, childLog := fileRunEnv(t)
+	p := startRun(t, append(env, "TESTCHILD_IGNORE_TERM=1"), "a")
+	waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 5*time.Second); code != 0 {
+		t.Fatalf("run exited %d, want 0", code)
+	}
+	if n := countEvents(readChildEvents(t, childLog), "term-ignored"); n != 1 {
+		t.Fatalf("the child got SIGTERM %d times during the 300 ms grace period, want once", n)
+	}
+}

@@ -78,6 +78,8 @@ type guard struct {
 	signalled map[int]syscall.Signal
 	// exited: the command has been reaped (its PID may be reused).
 	exited bool
+	// groupSignal is the last signal sent to the command's process group.
+	groupSignal syscall.Signal
 }
 
 // start starts the command as the leader of a new process group, inside the cgroup when there
@@ -187,18 +189,26 @@ func (g *guard) supervise(sigs <-chan os.Signal) Report {
 	}
 }
 
-// signalAll sends sig to the command's process group, to every descendant not yet sent sig,
-// and — for SIGKILL — to the whole cgroup.
+// signalAll sends sig once to the command's process group and to every descendant outside it
+// that has not had sig yet, and — for SIGKILL — to the whole cgroup. A process is sent each
+// signal once: a command that handles SIGTERM to shut down gracefully must not get a stream of
+// them.
 func (g *guard) signalAll(sig syscall.Signal) {
-	if syscall.Kill(-g.main, sig) == nil && g.signalled[g.main] != syscall.SIGKILL && !g.exited {
-		g.signalled[g.main] = sig
-	}
-	for _, pid := range descendants(g.self) {
-		if g.signalled[pid] == sig {
-			continue
+	groupNow := g.groupSignal != sig
+	if groupNow {
+		g.groupSignal = sig
+		_ = syscall.Kill(-g.main, sig)
+		if !g.exited {
+			g.signalled[g.main] = sig
 		}
-		if syscall.Kill(pid, sig) == nil {
-			g.signalled[pid] = sig
+	}
+	for _, p := range descendants(g.self) {
+		switch {
+		case g.signalled[p.pid] == sig:
+		case groupNow && p.pgid == g.main: // just reached through the group
+			g.signalled[p.pid] = sig
+		case syscall.Kill(p.pid, sig) == nil:
+			g.signalled[p.pid] = sig
 		}
 	}
 	if sig == syscall.SIGKILL && g.cgroup != nil {
