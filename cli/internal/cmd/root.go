@@ -45,7 +45,7 @@ func Execute() int {
 	}
 	// A reader of stderr (or stdout) that went away must not kill run before it releases the
 	// lease: with SIGPIPE handled, such writes fail with EPIPE, and log writes ignore errors.
-	// Handled (not ignored) so that the child starts with SIGPIPE's default again.
+	// Handled rather than ignored, so that nothing of it is inherited by the child.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
