@@ -126,3 +126,17 @@ func TestRunReleasesWhenItsStderrReaderIsGone(t *testing.T) {
 		t.Fatalf("run: %v (want exit 0 after SIGTERM)", err)
 	}
 }
+
+// TestRunServerCommandThatCannotStart: the same check through an elections server: exit 127
+// before any campaign (the server address is never contacted).
+func TestRunServerCommandThatCannotStart(t *testing.T) {
+	r := cli(t, []string{"SWARM_LEASE_SERVER=http://127.0.0.1:9", "SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=30000"},
+		"run", "--json", "--", "/nonexistent/command")
+	expectCode(t, r, 127, "run --server -- /nonexistent/command")
+	if out := decode[failureOut](t, r); out.Code != "command_not_found" {
+		t.Fatalf("--json code %q, want command_not_found", out.Code)
+	}
+	if strings.Contains(r.stderr, "contending") {
+		t.Fatalf("run contended for a command that cannot start:\n%s", r.stderr)
+	}
+}
