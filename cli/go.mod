@@ -3,6 +3,7 @@ module github.com/regbo/lfp-swarm-lease/cli
 go 1.26.0
 
 require (
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/knadh/koanf/providers/confmap v1.0.1
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/moby/moby/client v0.6.2

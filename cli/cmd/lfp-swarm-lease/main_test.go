@@ -44,7 +44,15 @@ type result struct {
 // cli runs the binary with a clean environment plus env.
 func cli(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return cliIn(t, "", env, args...)
+}
+
+// cliIn runs the binary in the working directory dir ("" for the test's) with a clean
+// environment plus env.
+func cliIn(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container"}, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -320,5 +328,44 @@ func TestNotASwarmManager(t *testing.T) {
 	expectCode(t, r, 6, "try-acquire on an engine in no Swarm")
 	if !strings.Contains(r.stderr, "not a swarm manager") {
 		t.Fatalf("message %q does not say the engine is not a Swarm manager", r.stderr)
+	}
+}
+
+// TestFileStoreURLIsTheSameStoreFromAnyDirectory: file://localhost/ABS names /ABS whatever the
+// working directory, so two contenders started in different directories share one election;
+// a file URL naming another host is refused.
+func TestFileStoreURLIsTheSameStoreFromAnyDirectory(t *testing.T) {
+	storeDir := filepath.Join(t.TempDir(), "store")
+	env := []string{"SWARM_LEASE_STORE=file://localhost" + storeDir, "SWARM_LEASE_NAMESPACE=" + leasetest.Namespace(t)}
+	first := cliIn(t, t.TempDir(), append([]string{"SWARM_LEASE_HOLDER_ID=a"}, env...), "try-acquire")
+	expectCode(t, first, 0, "try-acquire by a in one directory")
+	expectCode(t, cliIn(t, t.TempDir(), append([]string{"SWARM_LEASE_HOLDER_ID=b"}, env...), "try-acquire"), 75, "try-acquire by b in another directory, same URL")
+	if !strings.Contains(first.stderr, "file store "+storeDir+" ") {
+		t.Fatalf("the output does not name the resolved directory %s:\n%s", storeDir, first.stderr)
+	}
+
+	other := cli(t, []string{"SWARM_LEASE_STORE=file://otherhost" + storeDir, "SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a"}, "try-acquire")
+	expectCode(t, other, 2, "a file URL naming another host")
+	if !strings.Contains(other.stderr, `host "otherhost"`) || !strings.Contains(other.stderr, "SWARM_LEASE_STORE") {
+		t.Fatalf("the error does not name the host and the setting:\n%s", other.stderr)
+	}
+}
+
+// TestUnknownVariableWarns: a misspelt variable under the prefix is named on stderr with the
+// closest setting; what run exports to its child and the test variables are not.
+func TestUnknownVariableWarns(t *testing.T) {
+	env := []string{"SWARM_LEASE_STORE=file://" + t.TempDir(), "SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a",
+		"SWARM_LEASE_FENCE=7", "SWARM_LEASE_TEST_DOCKER_HOST=unix:///nonexistent"}
+	r := cli(t, append(env, "SWARM_LEASE_TTL_M=5000"), "inspect")
+	expectCode(t, r, 0, "inspect with a misspelt variable")
+	if n := strings.Count(r.stderr, "warning:"); n != 1 || !strings.Contains(r.stderr, "SWARM_LEASE_TTL_M is not a setting and is ignored; the closest is SWARM_LEASE_TTL_MS") {
+		t.Fatalf("want one warning naming SWARM_LEASE_TTL_M and SWARM_LEASE_TTL_MS:\n%s", r.stderr)
+	}
+	r = cli(t, []string{"APP_STORE=memory", "APP_NAMESPACE=x", "APP_HOLDER_ID=a", "APP_NAMESPCE=y", "APP_FENCE=3"}, "--env-prefix", "APP", "inspect")
+	if !strings.Contains(r.stderr, "APP_NAMESPCE is not a setting and is ignored; the closest is APP_NAMESPACE") || strings.Count(r.stderr, "warning:") != 1 {
+		t.Fatalf("want one warning naming APP_NAMESPCE and APP_NAMESPACE:\n%s", r.stderr)
+	}
+	if r := cli(t, env, "inspect"); strings.Contains(r.stderr, "warning") {
+		t.Fatalf("a warning for the child's or the tests' variables:\n%s", r.stderr)
 	}
 }

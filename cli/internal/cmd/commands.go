@@ -62,11 +62,11 @@ lease, a new term starts with a new fence.`,
 					}
 				} else if res.Acquired {
 					fmt.Fprintf(a.Out, "%d\n", res.Grant.Fence)
-					fmt.Fprintf(a.Err, "acquired election %q as %q: fence %d, expires %s\n",
-						s.cfg.Namespace, res.Grant.HolderID, res.Grant.Fence, formatTime(res.Grant.ExpiresAt))
+					fmt.Fprintf(a.Err, "acquired election %q as %q: fence %d, expires %s (%s)\n",
+						s.cfg.Namespace, res.Grant.HolderID, res.Grant.Fence, formatTime(res.Grant.ExpiresAt), s.store.Describe())
 				} else {
-					fmt.Fprintf(a.Err, "election %q is held by %q (node %s, task %s) with fence %d until %s\n",
-						s.cfg.Namespace, cur.HolderID, dash(cur.NodeID), dash(cur.TaskID), cur.Fence, formatTime(cur.ExpiresAt))
+					fmt.Fprintf(a.Err, "election %q is held by %q (node %s, task %s) with fence %d until %s (%s)\n",
+						s.cfg.Namespace, cur.HolderID, dash(cur.NodeID), dash(cur.TaskID), cur.Fence, formatTime(cur.ExpiresAt), s.store.Describe())
 				}
 				if !res.Acquired {
 					return &exitError{code: ExitHeld, err: errSilent}
@@ -95,7 +95,7 @@ func (a *App) newRenewCmd() *cobra.Command {
 					return writeJSON(a.Out, toRecordJSON(g.Record, g.Version))
 				}
 				fmt.Fprintf(a.Out, "%d\n", g.Fence)
-				fmt.Fprintf(a.Err, "renewed election %q: fence %d, expires %s\n", s.cfg.Namespace, g.Fence, formatTime(g.ExpiresAt))
+				fmt.Fprintf(a.Err, "renewed election %q: fence %d, expires %s (%s)\n", s.cfg.Namespace, g.Fence, formatTime(g.ExpiresAt), s.store.Describe())
 				return nil
 			})
 		},
@@ -118,7 +118,7 @@ func (a *App) newReleaseCmd() *cobra.Command {
 				if a.json {
 					return writeJSON(a.Out, map[string]any{"released": true, "namespace": s.cfg.Namespace, "fence": fence})
 				}
-				fmt.Fprintf(a.Err, "released election %q (fence %d)\n", s.cfg.Namespace, fence)
+				fmt.Fprintf(a.Err, "released election %q (fence %d, %s)\n", s.cfg.Namespace, fence, s.store.Describe())
 				return nil
 			})
 		},

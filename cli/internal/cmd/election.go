@@ -36,6 +36,7 @@ func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 		EnvPrefix: a.envPrefix,
 		Flags:     cmd.Flags(),
 		Environ:   a.Environ,
+		Warn:      func(w string) { fmt.Fprintf(a.Err, "lfp-swarm-lease: warning: %s\n", w) },
 		Discover: func(ctx context.Context) (config.Task, error) {
 			docker, err := client.New(client.FromEnv)
 			if err != nil {
@@ -50,7 +51,7 @@ func (a *App) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 		},
 	}
 	if cmd.Name() == "serve" {
-		loader.StoreDefault = "file://" + DefaultDataDir()
+		loader.StoreDefault = config.FileStoreURL(DefaultDataDir())
 	}
 	cfg, err := loader.Load(cmd.Context())
 	if err != nil {
@@ -94,7 +95,11 @@ func OpenStore(cfg *config.Config) (lease.Store, func(), error) {
 	case config.StoreFile:
 		s, err := filestore.New(cfg.StoreDir)
 		if err != nil {
-			return nil, nil, &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyStore, cfg.Source(config.KeyStore), err)}
+			err = fmt.Errorf("%s (from %s): %w", config.KeyStore, cfg.Source(config.KeyStore), err)
+			if permissionDenied(err) || storeFull(err) { // the setting is fine; the directory is not
+				return nil, nil, err
+			}
+			return nil, nil, &usageError{fmt.Errorf("invalid %w", err)}
 		}
 		return s, func() {}, nil
 	case config.StoreMemory:

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
@@ -29,6 +30,11 @@ const (
 	ExitAmbiguous = 8
 	// ExitConflict: every attempt of the operation met a conflicting write.
 	ExitConflict = 9
+	// ExitPermission: the store refuses this process access (a file store's directory that is
+	// read-only or owned by another user).
+	ExitPermission = 11
+	// ExitStoreFull: the store has no space left for a write.
+	ExitStoreFull = 12
 	// ExitHeld: try-acquire found the election held by another contender (EX_TEMPFAIL).
 	ExitHeld = 75
 )
@@ -65,6 +71,11 @@ func classification(err error) (int, string) {
 		return ExitNotHolder, "not_holder"
 	case errors.As(err, &corrupt):
 		return ExitCorrupt, "corrupt_state"
+	// Before unreachable: a store may wrap both, and these need an operator, not a retry.
+	case permissionDenied(err):
+		return ExitPermission, "permission_denied"
+	case storeFull(err):
+		return ExitStoreFull, "store_full"
 	// Ambiguous first: a timed-out write during lost quorum is both.
 	case errors.Is(err, lease.ErrAmbiguous):
 		return ExitAmbiguous, "outcome_unknown"
@@ -86,6 +97,10 @@ func codeName(code int) string {
 		return "held"
 	case ExitNotHolder:
 		return "not_holder"
+	case supervisor.ExitNotExecutable:
+		return "command_not_executable"
+	case supervisor.ExitNotFound:
+		return "command_not_found"
 	}
 	return "failure"
 }

@@ -43,6 +43,10 @@ func Execute() int {
 			return h
 		},
 	}
+	// A reader of stderr (or stdout) that went away must not kill run before it releases the
+	// lease: with SIGPIPE handled, such writes fail with EPIPE, and log writes ignore errors.
+	// Handled rather than ignored, so that nothing of it is inherited by the child.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return app.Run(ctx, os.Args[1:])
@@ -66,6 +70,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	if code == ExitFailure && isCobraUsage(err) {
 		code, name = ExitUsage, "usage"
 	}
+	err = describeStoreFault(err, code)
 	fmt.Fprintf(a.Err, "lfp-swarm-lease: %v\n", err)
 	if a.json {
 		_ = writeJSON(a.Out, errorJSON{Error: err.Error(), Code: name, Exit: code})

@@ -33,7 +33,9 @@ group of its own, and shares run's stdout and stderr.
 
 Each term ends shutdown_timeout_ms before the lease's own deadline if renewals fail, or at once
 when another holder appears: CMD's group then gets SIGTERM, and SIGKILL once the grace period has
-passed — so it is gone by the deadline. On SIGTERM or SIGINT, run stops CMD the same way,
+passed — so it is gone by the deadline. The same holds for everything CMD starts, also what
+calls setsid or double-forks: a guard process adopts it (child subreaper) and, where a cgroup v2
+is writable (child_cgroup=auto), CMD runs in a cgroup of its own that is killed as a whole. On SIGTERM or SIGINT, run stops CMD the same way,
 releases the lease (a follower takes over at once) and exits 0. When CMD exits by itself the
 lease is released and run contends again (--exit-on-child-exit: exits with CMD's code).
 
@@ -52,7 +54,7 @@ room on the elections server (GET /elections/ID, /elections/ID/watch).
 Exit codes: 0 after SIGTERM/SIGINT; CMD's exit code (128+N for signal N) when run exits because
 CMD exited (--once, --exit-on-child-exit); 10 when --once's term was lost; 2 invalid
 configuration (or an input the elections server refuses); 4 corrupt election; 6 not a Swarm
-manager. Other store errors, and unreachable or failing elections servers, are retried.`,
+manager; 127 CMD not found, 126 CMD not executable (checked before contending: no term is taken). Other store errors, and unreachable or failing elections servers, are retried.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return &usageError{errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]")}
@@ -62,6 +64,11 @@ manager. Other store errors, and unreachable or failing elections servers, are r
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := a.loadConfig(cmd)
 			if err != nil {
+				return err
+			}
+			// A command that can never start is a configuration error, not a reason to take
+			// term after term.
+			if err := checkCommand(args[0]); err != nil {
 				return err
 			}
 			if cfg.Server != "" {
@@ -79,7 +86,7 @@ manager. Other store errors, and unreachable or failing elections servers, are r
 	cmd.Flags().BoolVar(&once, "once", false, "exit after the first leadership term")
 	cmd.Flags().BoolVar(&exitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
 	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
-		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID)
+		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID, config.KeyChildCgroup)
 	return cmd
 }
 
@@ -111,33 +118,40 @@ func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv
 			<-served
 		}()
 	}
+	log.Info("contending", "namespace", cfg.Namespace, "store", s.store.Describe())
 	exitCode := -1
 	err := campaign.Run(ctx, func(term *lease.Term) error {
 		g := term.Grant
 		clog := log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence)
 		child, err := supervisor.Start(supervisor.Spec{
-			Argv:  argv,
-			Env:   append(a.Environ(), childEnv(cfg, g)...),
-			Grace: cfg.ShutdownTimeout,
+			Argv:     argv,
+			Env:      append(a.Environ(), childEnv(cfg, g)...),
+			Grace:    cfg.ShutdownTimeout,
+			NoCgroup: !cfg.ChildCgroup,
 		})
 		if err != nil {
 			return err
 		}
 		started := time.Now()
-		clog.Info("child started", "pid", child.PID(), "command", argv[0])
+		clog.Info("child started", "guard_pid", child.PID(), "command", argv[0])
 		select {
 		case <-term.Done():
 			killed := child.Stop(cfg.ShutdownTimeout)
-			clog.Info("child stopped", "exit_code", child.ExitCode(), "killed_after_grace", killed,
-				"ran", time.Since(started).Round(time.Millisecond), "reason", term.Cause())
+			clog.Info("child stopped", append(childOutcome(child), "killed_after_grace", killed,
+				"ran", time.Since(started).Round(time.Millisecond), "reason", term.Cause())...)
 			if once && ctx.Err() == nil {
 				exitCode = ExitLost
 				return lease.ErrStopCampaign
 			}
 			return nil
 		case <-child.Done():
+			if err := child.StartError(); err != nil {
+				// Removed or changed since run checked it: the same configuration error.
+				clog.Error("child could not start", "err", err)
+				return commandError(err)
+			}
 			code := child.ExitCode()
-			clog.Info("child exited", "exit_code", code, "ran", time.Since(started).Round(time.Millisecond))
+			clog.Info("child exited", append(childOutcome(child), "ran", time.Since(started).Round(time.Millisecond))...)
 			if once || exitOnChildExit {
 				exitCode = code
 				return lease.ErrStopCampaign
@@ -172,13 +186,20 @@ func childEnv(cfg *config.Config, g lease.Grant) []string {
 
 func (a *App) newGuardCmd() *cobra.Command {
 	var graceMs int64
-	var parent int
+	var parent, reportFD int
+	var noCgroup bool
 	cmd := &cobra.Command{
 		Use:    supervisor.GuardCommand + " -- CMD [ARGS...]",
-		Short:  "Internal: the process that keeps run's child group from outliving run",
+		Short:  "Internal: the process that keeps run's child and all it starts from outliving run",
 		Hidden: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			code := supervisor.Guard(args, time.Duration(graceMs)*time.Millisecond, parent)
+			opts := supervisor.GuardOptions{Argv: args, Grace: time.Duration(graceMs) * time.Millisecond, Parent: parent, Cgroup: !noCgroup}
+			if reportFD > 0 {
+				report := supervisor.OpenReport(reportFD)
+				defer report.Close()
+				opts.Report = report
+			}
+			code := supervisor.Guard(opts)
 			if code != 0 {
 				return &exitError{code: code, err: errSilent}
 			}
@@ -187,6 +208,8 @@ func (a *App) newGuardCmd() *cobra.Command {
 	}
 	cmd.Flags().Int64Var(&graceMs, "grace-ms", 10000, "SIGTERM → SIGKILL grace")
 	cmd.Flags().IntVar(&parent, "parent", 0, "the supervisor's PID")
+	cmd.Flags().IntVar(&reportFD, "report-fd", 0, "file descriptor to write the guard's reports to")
+	cmd.Flags().BoolVar(&noCgroup, "no-cgroup", false, "do not put the command in a cgroup of its own")
 	return cmd
 }
 

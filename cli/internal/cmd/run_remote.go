@@ -93,30 +93,37 @@ func (r *remoteRun) lead(ctx context.Context, l *swarmlease.Leadership) (exitCod
 	default:
 	}
 	child, err := supervisor.Start(supervisor.Spec{
-		Argv:  r.argv,
-		Env:   append(r.a.Environ(), remoteChildEnv(cfg, r.candidate, l.Term())...),
-		Grace: cfg.ShutdownTimeout,
+		Argv:     r.argv,
+		Env:      append(r.a.Environ(), remoteChildEnv(cfg, r.candidate, l.Term())...),
+		Grace:    cfg.ShutdownTimeout,
+		NoCgroup: !cfg.ChildCgroup,
 	})
 	if err != nil {
 		r.resign(ctx, l, log)
 		return 0, true, err
 	}
 	started := time.Now()
-	log.Info("child started", "pid", child.PID(), "command", r.argv[0])
+	log.Info("child started", "guard_pid", child.PID(), "command", r.argv[0])
 	select {
 	case <-l.Done():
 		killed := child.Stop(cfg.ShutdownTimeout)
-		log.Info("child stopped", "exit_code", child.ExitCode(), "killed_after_grace", killed,
+		log.Info("child stopped", append(childOutcome(child), "killed_after_grace", killed,
 			"ran", time.Since(started).Round(time.Millisecond), "reason", termEnd(l.Cause()),
-			"safety_deadline", l.Deadline(), "deadline_in", time.Until(l.Deadline()).Round(time.Millisecond))
+			"safety_deadline", l.Deadline(), "deadline_in", time.Until(l.Deadline()).Round(time.Millisecond))...)
 		r.resign(ctx, l, log)
 		if r.once && ctx.Err() == nil {
 			return ExitLost, true, nil
 		}
 		return 0, false, nil
 	case <-child.Done():
+		if err := child.StartError(); err != nil {
+			// Removed or changed since run checked it: the same configuration error.
+			log.Error("child could not start", "err", err)
+			r.resign(ctx, l, log)
+			return 0, true, commandError(err)
+		}
 		code := child.ExitCode()
-		log.Info("child exited", "exit_code", code, "ran", time.Since(started).Round(time.Millisecond))
+		log.Info("child exited", append(childOutcome(child), "ran", time.Since(started).Round(time.Millisecond))...)
 		r.resign(ctx, l, log)
 		if r.once || r.exitOnChild {
 			return code, true, nil

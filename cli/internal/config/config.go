@@ -69,6 +69,8 @@ type Config struct {
 	// Server and ElectionID name the remote elections server and room of `run --server`.
 	Server     string
 	ElectionID string
+	// ChildCgroup: run puts its command in a cgroup of its own when it can.
+	ChildCgroup bool
 
 	sources map[string]Source
 }
@@ -123,6 +125,9 @@ type Loader struct {
 	// Remote: the command contends through an elections server when the server setting is
 	// set (run); then it needs no Docker access, and discovery never runs.
 	Remote bool
+	// Warn receives warnings that do not stop the command, such as an unknown variable under
+	// the prefix (nil: dropped).
+	Warn func(string)
 }
 
 // FlagName returns the flag of a key.
@@ -181,7 +186,13 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 		defaults[KeyStore] = l.StoreDefault
 		sources[KeyStore] = Source{Kind: FromDefault}
 	}
-	envLayer, envSources, err := loadEnv(prefix, environ(), readFile)
+	env := environ()
+	if l.Warn != nil {
+		for _, w := range UnknownVariables(prefix, env) {
+			l.Warn(w)
+		}
+	}
+	envLayer, envSources, err := loadEnv(prefix, env, readFile)
 	if err != nil {
 		return nil, err
 	}
@@ -342,15 +353,18 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 		}
 	}
 
-	switch store := k.String(KeyStore); {
-	case store == string(StoreSwarm):
-		c.Store = StoreSwarm
-	case store == string(StoreMemory):
-		c.Store = StoreMemory
-	case strings.HasPrefix(store, "file://") && len(store) > len("file://"):
-		c.Store, c.StoreDir = StoreFile, strings.TrimPrefix(store, "file://")
+	switch k.String(KeyChildCgroup) {
+	case "auto":
+		c.ChildCgroup = true
+	case "off":
 	default:
-		bad(KeyStore, "want swarm, memory, or file://<directory> (e.g. file:///var/lib/lfp-swarm-lease)")
+		bad(KeyChildCgroup, "want auto or off")
+	}
+
+	if kind, dir, err := ParseStore(k.String(KeyStore)); err != nil {
+		bad(KeyStore, err.Error())
+	} else {
+		c.Store, c.StoreDir = kind, dir
 	}
 	return c, errors.Join(errs...)
 }

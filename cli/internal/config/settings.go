@@ -44,6 +44,8 @@ const (
 
 	KeyServer     = "server"
 	KeyElectionID = "election"
+
+	KeyChildCgroup = "child_cgroup"
 )
 
 // DefaultEnvPrefix is the prefix of every variable unless --env-prefix changes it.
@@ -55,7 +57,7 @@ var Settings = []Setting{
 	{KeyHolderID, "", "holder identity; default: the current Swarm node ID"},
 	{KeyNodeID, "", "node metadata; default: the current Swarm node ID"},
 	{KeyTaskID, "", "task identity; default: the current Swarm task ID (empty outside Swarm)"},
-	{KeyStore, "swarm", "where elections and rooms live: swarm, file://<dir> (one host only) or memory; serve defaults to file:// in its data directory"},
+	{KeyStore, "swarm", "where elections and rooms live: swarm, file:///abs/dir or file:rel/dir (one host only) or memory; serve defaults to file:// in its data directory"},
 	{KeyTTLMillis, "30000", "lease duration in milliseconds (at least 500)"},
 	{KeyMaxCASRetries, "8", "conflicting writes retried within one operation"},
 	{KeyMaxClockSkewMs, "1000", "tolerated wall-clock difference between hosts, in milliseconds (below the TTL)"},
@@ -78,4 +80,6 @@ var Settings = []Setting{
 
 	{KeyServer, "", "base URL of an elections server to contend through instead of Swarm, e.g. http://elect:8080 (run)"},
 	{KeyElectionID, "", "the room to contend for on the elections server: 8 to 64 of [A-Za-z0-9_-] (run)"},
+
+	{KeyChildCgroup, "auto", "auto: run the command in a cgroup v2 of its own where one is writable, so that all it starts dies with it; off: process group and subreaper only (run)"},
 }

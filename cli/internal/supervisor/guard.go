@@ -6,23 +6,36 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
 )
 
-// Guard is the guard process's main: it starts argv in its own process group (the guard leads
-// it), reaps every descendant, and stops the whole group — SIGTERM, grace, SIGKILL — when it is
-// told to stop (SIGTERM/SIGINT, also sent by the kernel when the supervisor dies) or when the
-// main child exits while others of the group remain. It returns the main child's exit code.
-func Guard(argv []string, grace time.Duration, parent int) int {
-	if len(argv) == 0 {
+// OpenReport opens the report pipe the supervisor passed as fd. The command does not inherit it:
+// the supervisor must see it end when the guard exits.
+func OpenReport(fd int) *os.File {
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), "report")
+}
+
+// reapInterval is how often a stopping guard looks for descendants it has not yet signalled:
+// a process orphaned by the death of its parent, or one that was still being forked.
+const reapInterval = 20 * time.Millisecond
+
+// Guard is the guard process's main: it starts the command in its own process group (the guard
+// leads it) and, when it can, in a cgroup of its own; it reaps every descendant (it is a child
+// subreaper), and stops all of them — SIGTERM, the grace period, SIGKILL — when it is told to
+// stop (SIGTERM/SIGINT, also sent by the kernel when the supervisor dies) or when the command
+// exits while others remain. "All" is every process in the group, every descendant found in
+// /proc (also those that left the group or the session) and, with a cgroup, every process in
+// it. It returns the command's own exit code, and reports the details to o.Report.
+func Guard(o GuardOptions) int {
+	if len(o.Argv) == 0 {
 		fmt.Fprintln(os.Stderr, "child-guard: no command")
 		return 2
 	}
 	// The supervisor may have died between fork and the parent-death signal taking effect.
-	if parent != 0 && os.Getppid() != parent {
+	if o.Parent != 0 && os.Getppid() != o.Parent {
 		return 1
 	}
 	becomeSubreaper()
@@ -30,21 +43,79 @@ func Guard(argv []string, grace time.Duration, parent int) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "child-guard: %v\n", err)
-		return 127
+	g := &guard{self: os.Getpid(), grace: o.Grace, signalled: map[int]syscall.Signal{}}
+	if o.Cgroup {
+		if cg, err := newCgroup(); err == nil {
+			g.cgroup = cg
+		}
 	}
-	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
-		Env:   os.Environ(),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "child-guard: start %s: %v\n", argv[0], err)
-		return 126
+	defer g.removeCgroup()
+	proc, startErr := g.start(o.Argv)
+	if startErr != nil {
+		var se *StartError
+		errors.As(startErr, &se)
+		fmt.Fprintf(os.Stderr, "child-guard: %v\n", startErr)
+		sendReport(o.Report, Report{Done: true, ExitCode: se.Code, StartError: startErr.Error()})
+		return se.Code
 	}
-	mainPID := proc.Pid
+	g.main = proc.Pid
+	first := Report{PID: proc.Pid}
+	if g.cgroup != nil {
+		first.Cgroup = g.cgroup.dir
+	}
+	sendReport(o.Report, first)
+	r := g.supervise(sigs)
+	sendReport(o.Report, r)
+	return r.ExitCode
+}
 
+// guard is the state of one guard process.
+type guard struct {
+	self, main int
+	grace      time.Duration
+	cgroup     *cgroup
+	// signalled remembers the strongest signal sent to each process.
+	signalled map[int]syscall.Signal
+	// exited: the command has been reaped (its PID may be reused).
+	exited bool
+	// groupSignal is the last signal sent to the command's process group.
+	groupSignal syscall.Signal
+}
+
+// start starts the command as the leader of a new process group, inside the cgroup when there
+// is one (falling back to none if the kernel refuses to start a process in it). The group is not
+// the guard's own: the guard signals it, and must not SIGKILL itself.
+func (g *guard) start(argv []string) (*os.Process, error) {
+	path, err := Resolve(argv[0])
+	if err != nil {
+		return nil, err
+	}
+	attr := &os.ProcAttr{Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
+	if g.cgroup != nil {
+		attr.Sys = &syscall.SysProcAttr{Setpgid: true}
+		g.cgroup.intoCgroup(attr.Sys)
+		proc, err := os.StartProcess(path, argv, attr)
+		g.cgroup.close()
+		if err == nil {
+			return proc, nil
+		}
+		g.removeCgroup()
+	}
+	attr.Sys = &syscall.SysProcAttr{Setpgid: true}
+	proc, err := os.StartProcess(path, argv, attr)
+	if err != nil {
+		code := ExitNotExecutable
+		if errors.Is(err, os.ErrNotExist) { // e.g. removed meanwhile, or a missing #! interpreter
+			code = ExitNotFound
+		}
+		return nil, &StartError{Command: argv[0], Code: code, Err: err}
+	}
+	return proc, nil
+}
+
+// supervise reaps until no descendant is left, stopping them all when told to or when the
+// command exits.
+func (g *guard) supervise(sigs <-chan os.Signal) Report {
 	type exit struct {
 		pid    int
 		status syscall.WaitStatus
@@ -66,38 +137,91 @@ func Guard(argv []string, grace time.Duration, parent int) int {
 		}
 	}()
 
-	code := -1
-	stopping := false
+	r := Report{Done: true, ExitCode: -1}
+	var sweep <-chan time.Time
 	var kill <-chan time.Time
+	sig := syscall.Signal(0)
 	stop := func() {
-		if stopping {
+		if sig != 0 {
 			return
 		}
-		stopping = true
-		_ = syscall.Kill(0, syscall.SIGTERM) // the whole group; this process ignores it (Notify)
-		kill = time.After(grace)
+		sig = syscall.SIGTERM
+		kill = time.After(g.grace)
+		ticker := time.NewTicker(reapInterval)
+		sweep = ticker.C
+		g.signalAll(sig)
 	}
 	for {
 		select {
 		case <-sigs:
 			stop()
 		case <-kill:
-			signal.Reset()
-			_ = syscall.Kill(0, syscall.SIGKILL) // the group, this process included
+			sig = syscall.SIGKILL
+			g.signalAll(sig)
+		case <-sweep:
+			g.signalAll(sig)
 		case ex := <-exits:
-			if ex.pid == mainPID {
-				// What the child started must not outlive it as a headless leader.
-				code = statusCode(ex.status)
+			if ex.pid == g.main {
+				// What the command started must not outlive it as a headless leader.
+				g.exited = true
+				r.ExitCode = statusCode(ex.status)
 				stop()
 			}
 		case <-reaped:
 			for len(exits) > 0 {
-				if ex := <-exits; ex.pid == mainPID {
-					code = statusCode(ex.status)
+				if ex := <-exits; ex.pid == g.main {
+					r.ExitCode = statusCode(ex.status)
 				}
 			}
-			return code
+			for pid, s := range g.signalled {
+				switch {
+				case pid == g.main:
+					r.CommandKilled = s == syscall.SIGKILL
+				case s == syscall.SIGKILL:
+					r.Killed++
+					r.Terminated++
+				default:
+					r.Terminated++
+				}
+			}
+			return r
 		}
+	}
+}
+
+// signalAll sends sig once to the command's process group and to every descendant outside it
+// that has not had sig yet, and — for SIGKILL — to the whole cgroup. A process is sent each
+// signal once: a command that handles SIGTERM to shut down gracefully must not get a stream of
+// them.
+func (g *guard) signalAll(sig syscall.Signal) {
+	groupNow := g.groupSignal != sig
+	if groupNow {
+		g.groupSignal = sig
+		_ = syscall.Kill(-g.main, sig)
+		if !g.exited {
+			g.signalled[g.main] = sig
+		}
+	}
+	for _, p := range descendants(g.self) {
+		switch {
+		case g.signalled[p.pid] == sig:
+		case groupNow && p.pgid == g.main: // just reached through the group
+			g.signalled[p.pid] = sig
+		case syscall.Kill(p.pid, sig) == nil:
+			g.signalled[p.pid] = sig
+		}
+	}
+	if sig == syscall.SIGKILL && g.cgroup != nil {
+		killCgroup(g.cgroup.dir)
+	}
+}
+
+// removeCgroup removes the command's cgroup, killing anything still in it.
+func (g *guard) removeCgroup() {
+	if g.cgroup != nil {
+		g.cgroup.close()
+		removeCgroup(g.cgroup.dir)
+		g.cgroup = nil
 	}
 }
 

@@ -1,17 +1,23 @@
 //go:build unix
 
 // Package supervisor runs the leader's child process: in a process group of its own, behind a
-// small guard process that makes sure the whole group dies with the supervisor.
+// small guard process that makes sure nothing the child started outlives the supervisor.
 //
-// The process tree is: supervisor → guard (a hidden mode of the same binary, leader of a new
-// process group) → CMD and everything CMD starts. On Linux the guard is a child subreaper and
-// receives SIGTERM when the supervisor dies (parent-death signal); it then stops the group
-// exactly as a normal stop would: SIGTERM, the grace period, SIGKILL. Without the guard a
-// SIGKILLed supervisor would leave its child — and its child's children — running as a second
-// leader.
+// The process tree is: supervisor → guard (a hidden mode of the same binary) → CMD (leader of a
+// new process group and, where a cgroup v2 is writable, alone in a cgroup of its own) and
+// everything CMD starts. On Linux the guard is a child subreaper — every orphaned descendant
+// becomes its child, also one that called setsid — and receives SIGTERM when the supervisor dies
+// (parent-death signal). Whenever it stops — told to, supervisor dead, or CMD exited — it stops
+// every descendant: SIGTERM to the group, to each descendant found in /proc and to what it
+// adopts meanwhile, then after the grace period SIGKILL to all of them and the whole cgroup. If
+// the guard itself is SIGKILLed, the supervisor kills what is left in the cgroup (or the group).
+// Without the guard a SIGKILLed supervisor would leave its child — and its child's children —
+// running as a second leader.
 package supervisor
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +31,13 @@ import (
 // GuardCommand is the hidden command of the binary that runs the guard.
 const GuardCommand = "child-guard"
 
+// reportFD is the guard's file descriptor of the report pipe (the first of ExtraFiles).
+const reportFD = 3
+
+// stopBackstop is how long Stop waits beyond the grace period for the guard, which kills what
+// is left itself at the end of the grace period, before killing the guard too.
+const stopBackstop = 2 * time.Second
+
 // Spec describes a child to start.
 type Spec struct {
 	// Argv is the command and its arguments.
@@ -35,17 +48,22 @@ type Spec struct {
 	Stdout, Stderr io.Writer
 	// Grace is the time between SIGTERM and SIGKILL, for the guard's own stop.
 	Grace time.Duration
+	// NoCgroup keeps the command out of a cgroup of its own even where one can be created.
+	NoCgroup bool
 	// Self is the path of this binary, which runs the guard (default os.Executable()).
 	Self string
 }
 
 // Child is a running child process group.
 type Child struct {
-	guard *exec.Cmd
-	pgid  int
-	done  chan struct{}
-	state *os.ProcessState
-	err   error
+	guard   *exec.Cmd
+	command string
+	pid     int
+	done    chan struct{}
+	state   *os.ProcessState
+	report  Report
+	// leftovers counts the processes the supervisor itself had to kill after the guard died.
+	leftovers int
 }
 
 // Start starts the guard and, through it, the child.
@@ -60,23 +78,73 @@ func Start(spec Spec) (*Child, error) {
 			return nil, fmt.Errorf("supervisor: find own executable: %w", err)
 		}
 	}
-	args := append([]string{GuardCommand, "--grace-ms", strconv.FormatInt(spec.Grace.Milliseconds(), 10),
-		"--parent", strconv.Itoa(os.Getpid()), "--"}, spec.Argv...)
-	cmd := exec.Command(self, args...)
+	args := []string{GuardCommand, "--grace-ms", strconv.FormatInt(spec.Grace.Milliseconds(), 10),
+		"--parent", strconv.Itoa(os.Getpid()), "--report-fd", strconv.Itoa(reportFD)}
+	if spec.NoCgroup {
+		args = append(args, "--no-cgroup")
+	}
+	cmd := exec.Command(self, append(append(args, "--"), spec.Argv...)...)
 	cmd.Env = spec.Env
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = orDefault(spec.Stdout, os.Stdout), orDefault(spec.Stderr, os.Stderr)
 	cmd.SysProcAttr = guardAttr()
-	if err := cmd.Start(); err != nil {
+	reports, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: report pipe: %w", err)
+	}
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		reports.Close()
 		return nil, fmt.Errorf("supervisor: start %q: %w", spec.Argv[0], err)
 	}
-	c := &Child{guard: cmd, pgid: cmd.Process.Pid, done: make(chan struct{})}
+	c := &Child{guard: cmd, command: spec.Argv[0], pid: cmd.Process.Pid, done: make(chan struct{}), report: Report{ExitCode: -1}}
 	go func() {
-		c.err = cmd.Wait()
+		// The pipe ends when the guard exits (the command does not inherit it).
+		c.readReports(reports)
+		_ = cmd.Wait()
 		c.state = cmd.ProcessState
+		if !c.report.Done {
+			// The guard died (SIGKILL) before it could stop what it guarded: do it here.
+			c.leftovers = c.killLeftovers()
+		}
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// readReports reads the guard's reports until it exits.
+func (c *Child) readReports(r *os.File) {
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var rep Report
+		if json.Unmarshal(sc.Bytes(), &rep) != nil {
+			continue
+		}
+		if rep.Done {
+			rep.PID, rep.Cgroup = c.report.PID, c.report.Cgroup
+			c.report = rep
+		} else {
+			c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
+		}
+	}
+}
+
+// killLeftovers kills what a dead guard left: its cgroup (all the command started, wherever
+// it went) or, without one, the command's process group. It returns how many were killed.
+func (c *Child) killLeftovers() int {
+	dir, err := guardCgroupDir(c.pid)
+	if err == nil {
+		if n := removeCgroup(dir); n > 0 {
+			return n
+		}
+	}
+	if c.report.PID > 0 && syscall.Kill(-c.report.PID, syscall.SIGKILL) == nil {
+		return 1 // at least one: a process group cannot be counted from outside
+	}
+	return 0
 }
 
 func orDefault(w, def io.Writer) io.Writer {
@@ -86,15 +154,37 @@ func orDefault(w, def io.Writer) io.Writer {
 	return w
 }
 
-// PID returns the guard's process ID, which is also the process group ID.
-func (c *Child) PID() int { return c.pgid }
+// PID returns the guard's process ID.
+func (c *Child) PID() int { return c.pid }
 
-// Done is closed when the guard has exited: the child and its group are gone.
+// Done is closed when the guard has exited: the child and everything it started are gone.
 func (c *Child) Done() <-chan struct{} { return c.done }
 
 // ExitCode is the child's exit code once Done is closed: its own code, or 128 + the signal
-// that killed it.
-func (c *Child) ExitCode() int { return ExitCode(c.state) }
+// that killed it — never the status of a descendant killed after it exited. Without a report
+// from the guard (it was killed) it is the guard's status.
+func (c *Child) ExitCode() int {
+	if c.report.Done {
+		return c.report.ExitCode
+	}
+	return ExitCode(c.state)
+}
+
+// Report is the guard's final report once Done is closed (Done false if the guard died before
+// it could report).
+func (c *Child) Report() Report { return c.report }
+
+// StartError is the reason the command could not be started, once Done is closed: a
+// *StartError with the exit code 126 or 127, or nil.
+func (c *Child) StartError() error {
+	if c.report.StartError == "" {
+		return nil
+	}
+	return &StartError{Command: c.command, Code: c.report.ExitCode, Err: errors.New(c.report.StartError)}
+}
+
+// Leftovers is how many processes the supervisor killed because the guard had died.
+func (c *Child) Leftovers() int { return c.leftovers }
 
 // ExitCode maps a process state to a shell-style exit code.
 func ExitCode(st *os.ProcessState) int {
@@ -107,24 +197,29 @@ func ExitCode(st *os.ProcessState) int {
 	return st.ExitCode()
 }
 
-// Stop sends SIGTERM to the child's process group, waits up to grace for it to end, then sends
-// SIGKILL to what remains, and returns once the guard has exited. It reports whether the grace
-// period ran out.
+// Stop asks the guard to stop the child and all it started — SIGTERM, the grace period,
+// SIGKILL — and returns once the guard has exited. A guard that has not finished within
+// stopBackstop after the grace period is killed, and what it guarded with it. It reports
+// whether anything needed SIGKILL.
 func (c *Child) Stop(grace time.Duration) (killed bool) {
 	select {
 	case <-c.done:
-		return false
+		return c.killedAny()
 	default:
 	}
-	_ = syscall.Kill(-c.pgid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
+	_ = syscall.Kill(c.pid, syscall.SIGTERM)
+	t := time.NewTimer(grace + stopBackstop)
 	defer t.Stop()
 	select {
 	case <-c.done:
-		return false
+		return c.killedAny()
 	case <-t.C:
 	}
-	_ = syscall.Kill(-c.pgid, syscall.SIGKILL)
+	_ = syscall.Kill(c.pid, syscall.SIGKILL)
 	<-c.done
 	return true
+}
+
+func (c *Child) killedAny() bool {
+	return c.report.CommandKilled || c.report.Killed > 0 || c.leftovers > 0
 }

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"os"
 	"time"
 )
 
@@ -13,9 +14,10 @@ var ErrUnsupported = errors.New("supervisor: run needs Linux or macOS")
 
 // Spec describes a child to start.
 type Spec struct {
-	Argv  []string
-	Env   []string
-	Grace time.Duration
+	Argv     []string
+	Env      []string
+	Grace    time.Duration
+	NoCgroup bool
 }
 
 // Child is a running child process group.
@@ -30,6 +32,15 @@ func (c *Child) Done() <-chan struct{} { return nil }
 // ExitCode is -1.
 func (c *Child) ExitCode() int { return -1 }
 
+// Report is empty.
+func (c *Child) Report() Report { return Report{} }
+
+// StartError is nil.
+func (c *Child) StartError() error { return nil }
+
+// Leftovers is 0.
+func (c *Child) Leftovers() int { return 0 }
+
 // PID is 0.
 func (c *Child) PID() int { return 0 }
 
@@ -37,4 +48,7 @@ func (c *Child) PID() int { return 0 }
 func (c *Child) Stop(time.Duration) bool { return false }
 
 // Guard fails on Windows.
-func Guard([]string, time.Duration, int) int { return 1 }
+func Guard(GuardOptions) int { return 1 }
+
+// OpenReport opens the report pipe fd.
+func OpenReport(fd int) *os.File { return os.NewFile(uintptr(fd), "report") }

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command testchild is the child process of the supervisor tests. It appends one JSON line per
 // event to the file named by TESTCHILD_LOG (start, stop, term-ignored, exit, grandchild), so a
 // test — or a test reading a bind mount of a Swarm service — can check that no two children
@@ -8,8 +10,11 @@
 //	TESTCHILD_LOG            the event log (required)
 //	TESTCHILD_IGNORE_TERM=1  ignore SIGTERM (the supervisor must SIGKILL after the grace)
 //	TESTCHILD_EXIT_AFTER_MS  exit by itself after this long, with TESTCHILD_EXIT_CODE (default 0)
-//	TESTCHILD_GRANDCHILD=1   start a grandchild (this binary, sleeping) and log its PID
-//	TESTCHILD_MODE=sleep     be that grandchild: sleep until killed
+//	TESTCHILD_GRANDCHILD=1   start a grandchild (this binary, sleeping) and log its PID;
+//	                         =setsid: the grandchild is in a session of its own; =daemon: a
+//	                         double-forked daemon (an intermediate starts it with setsid, exits)
+//	TESTCHILD_GRANDCHILD_IGNORE_TERM=1  the grandchild ignores SIGTERM
+//	TESTCHILD_MODE=sleep     be that grandchild: sleep until killed (=daemonize: the intermediate)
 //	SWARM_LEASE_FENCE, _HOLDER_ID, _TASK_ID, _NODE_ID, _NAMESPACE: logged with every event
 package main
 
@@ -57,8 +62,21 @@ func logEvent(name string, other int) {
 }
 
 func main() {
-	if os.Getenv("TESTCHILD_MODE") == "sleep" {
-		select {}
+	switch os.Getenv("TESTCHILD_MODE") {
+	case "sleep":
+		if os.Getenv("TESTCHILD_GRANDCHILD_IGNORE_TERM") == "1" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		for { // not select{}: the runtime would end a program with nothing left to run
+			time.Sleep(time.Hour)
+		}
+	case "daemonize":
+		pid, err := startSleeper(true)
+		if err != nil {
+			os.Exit(4)
+		}
+		logEvent("grandchild", pid)
+		os.Exit(0)
 	}
 	if os.Getenv("TESTCHILD_LOG") == "" {
 		fmt.Fprintln(os.Stderr, "testchild: TESTCHILD_LOG is not set")
@@ -68,13 +86,16 @@ func main() {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	logEvent("start", 0)
 
-	if os.Getenv("TESTCHILD_GRANDCHILD") == "1" {
-		self, _ := os.Executable()
-		gc := exec.Command(self)
-		gc.Env = append(os.Environ(), "TESTCHILD_MODE=sleep")
-		if err := gc.Start(); err == nil {
-			logEvent("grandchild", gc.Process.Pid)
+	switch os.Getenv("TESTCHILD_GRANDCHILD") {
+	case "1", "setsid":
+		if pid, err := startSleeper(os.Getenv("TESTCHILD_GRANDCHILD") == "setsid"); err == nil {
+			logEvent("grandchild", pid)
 		}
+	case "daemon":
+		self, _ := os.Executable()
+		mid := exec.Command(self)
+		mid.Env = append(os.Environ(), "TESTCHILD_MODE=daemonize")
+		_ = mid.Run() // it logs the daemon's PID
 	}
 	var exitAfter <-chan time.Time
 	if ms, err := strconv.Atoi(os.Getenv("TESTCHILD_EXIT_AFTER_MS")); err == nil {
@@ -95,4 +116,20 @@ func main() {
 			os.Exit(code)
 		}
 	}
+}
+
+// startSleeper starts this binary sleeping, in a session of its own if setsid, and returns its
+// PID; nobody waits for it.
+func startSleeper(setsid bool) (int, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	gc := exec.Command(self)
+	gc.Env = append(os.Environ(), "TESTCHILD_MODE=sleep")
+	gc.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	if err := gc.Start(); err != nil {
+		return 0, err
+	}
+	return gc.Process.Pid, nil
 }
