@@ -9,9 +9,9 @@ require (
 	github.com/moby/moby/client v0.6.2
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
-	github.com/regbo/lfp-swarm-lease/clients/go v0.0.0
-	github.com/regbo/lfp-swarm-lease/lease v0.0.0
-	github.com/regbo/lfp-swarm-lease/server v0.0.0
+	github.com/regbo/lfp-swarm-lease/clients/go v0.1.0
+	github.com/regbo/lfp-swarm-lease/lease v0.1.0
+	github.com/regbo/lfp-swarm-lease/server v0.1.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.48.0
@@ -54,9 +54,3 @@ require (
 	go.opentelemetry.io/otel/trace v1.35.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/regbo/lfp-swarm-lease/clients/go => ../clients/go
-
-replace github.com/regbo/lfp-swarm-lease/lease => ../lease
-
-replace github.com/regbo/lfp-swarm-lease/server => ../server

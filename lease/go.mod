@@ -1,6 +1,6 @@
 module github.com/regbo/lfp-swarm-lease/lease
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
@@ -8,7 +8,7 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/moby/moby/api v1.57.0
 	github.com/moby/moby/client v0.6.2
-	golang.org/x/sys v0.33.0
+	golang.org/x/sys v0.48.0
 )
 
 require (

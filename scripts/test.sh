@@ -39,6 +39,25 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
 fi
 
+# The modules link through go.work only: a replace directive or a v0.0.0 requirement in a
+# committed go.mod would make `go install …@vX.Y.Z` refuse the tagged module, and every module
+# states the same go version.
+step "module hygiene"
+hygiene_failed=0
+for m in $modules; do
+  if grep -nE '^[[:space:]]*replace\b|^replace[[:space:]]*\(' "$m/go.mod" >&2; then
+    echo "$m/go.mod: replace directives belong in go.work, not in a module's go.mod" >&2; hygiene_failed=1
+  fi
+  if grep -nE '[[:space:]]v0\.0\.0([[:space:]]|$)' "$m/go.mod" >&2; then
+    echo "$m/go.mod: require the workspace's modules at the version in go.work's replace lines, not v0.0.0" >&2; hygiene_failed=1
+  fi
+done
+go_versions=$(for m in $modules; do sed -n 's/^go //p' "$m/go.mod"; done | sort -u)
+if [ "$(printf '%s\n' "$go_versions" | wc -l)" != 1 ]; then
+  echo "the modules state different go versions: $(echo $go_versions); use one" >&2; hygiene_failed=1
+fi
+[ "$hygiene_failed" = 0 ] || exit 1
+
 step "go vet"
 for m in $modules; do (cd "$m" && go vet ./...); done
 

@@ -8,7 +8,7 @@ require (
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/moby/moby/client v0.6.2
 	github.com/prometheus/client_golang v1.25.0
-	github.com/regbo/lfp-swarm-lease/lease v0.0.0
+	github.com/regbo/lfp-swarm-lease/lease v0.1.0
 	github.com/swaggest/swgui v1.8.5
 	golang.org/x/time v0.16.0
 )
@@ -44,5 +44,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/regbo/lfp-swarm-lease/lease => ../lease

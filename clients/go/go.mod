@@ -1,3 +1,3 @@
 module github.com/regbo/lfp-swarm-lease/clients/go
 
-go 1.23
+go 1.26.0
