@@ -93,11 +93,14 @@ func New(opts Options) (*Server, error) {
 
 	r := chi.NewRouter()
 	r.Use(withRequestID, recoverPanics(opts.Logger), s.limitBody)
+	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
+	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", r.Method+" "+r.URL.Path)
+		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", "see /docs/ for the endpoints")
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed", r.Method+" "+r.URL.Path)
+		writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed",
+			"the endpoint exists; see /docs/ for the methods it takes")
 	})
 	s.router = r
 	s.api = newAPI(r)
