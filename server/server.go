@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -35,6 +36,14 @@ type Options struct {
 	MaxSSEClients int
 	// MaxBodyBytes bounds request bodies (default 64 KiB).
 	MaxBodyBytes int64
+	// MaxConnections bounds the open HTTP connections, hijacked streams included (default:
+	// ConnectionCapacity, the descriptor limit less a reserve for the store and the process).
+	// At the bound a connection waiting for a request is closed to admit a new one (connlimit.go).
+	MaxConnections int
+	// MaxConnectionsPerClient bounds the open connections of one client address (IPv6: /64;
+	// default a quarter of MaxConnections). Trusted proxies (ElectionsOptions.TrustedProxies)
+	// count only against MaxConnections.
+	MaxConnectionsPerClient int
 	// Metrics receives the server's and the election's measurements (default: new).
 	Metrics *Metrics
 	// Logger logs server events (default slog.Default()).
@@ -82,6 +91,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
+	}
+	if err := connectionDefaults(&opts); err != nil {
+		return nil, err
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -169,8 +181,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	defer s.hub.closeStreams() // waits for the hijacked SSE streams' end, which Shutdown does not track
 
+	var proxies []netip.Prefix
+	if s.opts.Elections != nil {
+		proxies = s.opts.Elections.TrustedProxies
+	}
+	limiter := newConnLimiter(s.opts.MaxConnections, s.opts.MaxConnectionsPerClient, proxies, s.opts.Metrics)
+	ln = &limitedListener{Listener: ln, limiter: limiter}
 	srv := &http.Server{
 		Handler:           s.router,
+		ConnState:         limiter.connState,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
