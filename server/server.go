@@ -13,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/swaggest/swgui/v5emb"
 
@@ -104,7 +105,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics)}
 
 	r := chi.NewRouter()
-	r.Use(withRequestID, recoverPanics(opts.Logger), s.limitBody)
+	r.Use(withRequestID, recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
 	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
 	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -145,6 +146,7 @@ func newAPI(r chi.Router) huma.API {
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil
+	cfg.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
 	return humachi.New(r, cfg)
 }
 
