@@ -103,6 +103,9 @@ type waitQueue [waitClasses]list.List
 // to a client that comes back at its own pace; and none waits past pressureIdleTimeout at a
 // bound anyway.
 func (q *waitQueue) victim(now time.Time) *trackedConn {
+	if q == nil { // a client none of whose connections waits
+		return nil
+	}
 	fresh := q[waitFresh].Front()
 	if fresh != nil && now.Sub(fresh.Value.(*trackedConn).waitingFrom) >= freshGrace {
 		return fresh.Value.(*trackedConn)

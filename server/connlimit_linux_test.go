@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,8 +85,13 @@ func startFloodChild(t *testing.T) (base string, stderr func() string) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), floodChildEnv+"="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var errBuf syncBuffer
-	cmd.Stderr = &errBuf
+	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close() // the child holds its own copy
+	cmd.Stderr = errFile
+	stderr = func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -99,27 +105,9 @@ func startFloodChild(t *testing.T) (base string, stderr func() string) {
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		t.Fatalf("server process: %v; stderr: %s", err, errBuf.String())
+		t.Fatalf("server process: %v; stderr: %s", err, stderr())
 	}
-	return "http://" + strings.TrimSpace(line), errBuf.String
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	return "http://" + strings.TrimSpace(line), stderr
 }
 
 // connFlood holds idle keep-alive and slowloris connections open against addr, redialling a
@@ -141,9 +129,9 @@ func (f *connFlood) start(ctx context.Context, idle, slow int) {
 			for ctx.Err() == nil && f.budget.Add(-1) >= 0 {
 				f.dials.Add(1)
 				if i < idle {
-					f.holdIdle(ctx)
+					f.hold(ctx, holdIdle)
 				} else {
-					f.holdSlow(ctx)
+					f.hold(ctx, func(c net.Conn) { holdSlow(ctx, c) })
 				}
 				select {
 				case <-ctx.Done():
@@ -154,8 +142,9 @@ func (f *connFlood) start(ctx context.Context, idle, slow int) {
 	}
 }
 
-// holdIdle makes one request on a new connection, then keeps it open without a word.
-func (f *connFlood) holdIdle(ctx context.Context) {
+// hold dials a connection and runs use on it; the connection closes when use returns or ctx
+// ends.
+func (f *connFlood) hold(ctx context.Context, use func(net.Conn)) {
 	c, err := (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, "tcp", f.addr)
 	if err != nil {
 		return
@@ -164,6 +153,11 @@ func (f *connFlood) holdIdle(ctx context.Context) {
 	defer f.held.Add(-1)
 	defer context.AfterFunc(ctx, func() { c.Close() })()
 	defer c.Close()
+	use(c)
+}
+
+// holdIdle makes one request on a connection, then keeps it open without a word.
+func holdIdle(c net.Conn) {
 	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: flood\r\n\r\n"); err != nil {
 		return
 	}
@@ -174,19 +168,11 @@ func (f *connFlood) holdIdle(ctx context.Context) {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	_, _ = br.ReadByte() // blocks until the server closes the connection (or ctx ends)
+	_, _ = br.ReadByte() // blocks until the server closes the connection (or the flood ends)
 }
 
 // holdSlow trickles a request's headers, one line a second, never ending them.
-func (f *connFlood) holdSlow(ctx context.Context) {
-	c, err := (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, "tcp", f.addr)
-	if err != nil {
-		return
-	}
-	f.held.Add(1)
-	defer f.held.Add(-1)
-	defer context.AfterFunc(ctx, func() { c.Close() })()
-	defer c.Close()
+func holdSlow(ctx context.Context, c net.Conn) {
 	closed := make(chan struct{})
 	go func() { _, _ = c.Read(make([]byte, 1)); close(closed) }() // the server's close ends the trickle at once
 	if _, err := io.WriteString(c, "POST /elections/flood-room-0001/campaign HTTP/1.1\r\nHost: flood\r\n"); err != nil {
