@@ -30,6 +30,10 @@ import (
 // descriptor limit, serving the elections API on the file store in the directory it names.
 const floodChildEnv = "LFP_SERVER_TEST_FLOOD_STORE"
 
+// floodChildOneBound, set in the child's environment, lifts the per-client bound to the global
+// one, so that the flood (all from 127.0.0.1) meets MaxConnections itself.
+const floodChildOneBound = "LFP_SERVER_TEST_FLOOD_ONE_BOUND"
+
 // floodChildNofile is the child's RLIMIT_NOFILE (soft and hard): small, so that a flood of a
 // few thousand connections is more than the process can hold.
 const floodChildNofile = 1024
@@ -59,7 +63,11 @@ func serveFloodChild(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	s, err := server.New(server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+	opts := server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}}
+	if os.Getenv(floodChildOneBound) != "" {
+		opts.MaxConnectionsPerClient, _ = server.ConnectionCapacity()
+	}
+	s, err := server.New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -79,11 +87,12 @@ func serveFloodChild(dir string) int {
 	return 0
 }
 
-// startFloodChild starts the server process and returns its base URL and its stderr so far.
-func startFloodChild(t *testing.T) (base string, stderr func() string) {
+// startFloodChild starts the server process and returns its base URL, its stderr so far and
+// the number of descriptors it has open.
+func startFloodChild(t *testing.T, env ...string) (base string, stderr func() string, openFDs func() int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), floodChildEnv+"="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), floodChildEnv+"="+t.TempDir()), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
@@ -107,7 +116,14 @@ func startFloodChild(t *testing.T) (base string, stderr func() string) {
 	if err != nil {
 		t.Fatalf("server process: %v; stderr: %s", err, stderr())
 	}
-	return "http://" + strings.TrimSpace(line), stderr
+	openFDs = func() int {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+		if err != nil {
+			t.Fatalf("the server process's descriptors: %v", err)
+		}
+		return len(fds)
+	}
+	return "http://" + strings.TrimSpace(line), stderr, openFDs
 }
 
 // connFlood holds idle keep-alive and slowloris connections open against addr, redialling a
@@ -265,9 +281,15 @@ func (l *floodLeader) renewFor(t *testing.T, client *http.Client, d, interval ti
 // TestLeaderKeepsItsTermThroughConnectionFlood: a server process whose descriptor limit is
 // 1,024 is flooded with a few thousand idle keep-alive and slowloris connections, all from
 // 127.0.0.1 like the leader; the leader renews through it on its kept-alive connection, then
-// on a new connection for every renewal, and keeps its term throughout.
+// on a new connection for every renewal, and keeps its term throughout. With the default
+// bounds the per-client one (a quarter) meets the flood; with one bound, the global one.
 func TestLeaderKeepsItsTermThroughConnectionFlood(t *testing.T) {
-	base, stderr := startFloodChild(t)
+	t.Run("default bounds", func(t *testing.T) { leaderThroughFlood(t) })
+	t.Run("one bound", func(t *testing.T) { leaderThroughFlood(t, floodChildOneBound+"=1") })
+}
+
+func leaderThroughFlood(t *testing.T, childEnv ...string) {
+	base, stderr, openFDs := startFloodChild(t, childEnv...)
 	l := &floodLeader{base: base, room: "flood-room-0001", ttl: 5 * time.Second}
 	keepAlive := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer keepAlive.CloseIdleConnections()
@@ -296,6 +318,10 @@ func TestLeaderKeepsItsTermThroughConnectionFlood(t *testing.T) {
 		time.Sleep(time.Second) // the leader's renewal cadence
 	}
 
+	// The server keeps descriptors in reserve for the store whatever the flood holds.
+	if fds := openFDs(); fds > floodChildNofile-64 {
+		t.Errorf("the server process has %d descriptors open of %d: no reserve left", fds, floodChildNofile)
+	}
 	n, reused, failures := l.renewFor(t, keepAlive, 6*time.Second, 1500*time.Millisecond)
 	t.Logf("kept-alive connection: %d renewals, %d on a reused connection, failed attempts %q; flood: %d dials, %d held",
 		n, reused, failures, flood.dials.Load(), flood.held.Load())
@@ -306,6 +332,7 @@ func TestLeaderKeepsItsTermThroughConnectionFlood(t *testing.T) {
 		t.Errorf("on the kept-alive connection: %d of %d renewals reused it, failed attempts %q", reused, n, failures)
 	}
 
+	t.Logf("the server process holds %d descriptors", openFDs())
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	n, reused, failures = l.renewFor(t, fresh, 6*time.Second, 1500*time.Millisecond)
 	t.Logf("new connection per renewal: %d renewals, failed attempts %q; flood: %d dials, %d held",
