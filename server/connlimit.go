@@ -2,6 +2,7 @@ package server
 
 import (
 	"container/list"
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -21,8 +22,10 @@ import (
 //     (IPv6: one /64; trusted proxies count only against the global bound);
 //   - at a bound, a connection that is waiting for a request is closed to admit the new one
 //     instead of refusing it, so that a fresh connection of a live leader is served whatever
-//     the flood holds. Busy connections (a request being read or served) and hijacked streams
-//     are never shed; when every connection is busy, the new one is closed at once;
+//     the flood holds. Busy connections (a request being read or served) are never shed.
+//     Streams (SSE and watch) are shed only at the global bound when nothing waits, the
+//     oldest first: their clients reconnect, and a leader's renewal matters more. When every
+//     connection is busy, the new one is closed at once;
 //   - which waiting connection goes: a stalled one (no complete request a second after it
 //     connected: a slowloris, or a connection opened and left), then an idle keep-alive one
 //     that completed a single request, then one that has just connected, and last a reused
@@ -151,6 +154,7 @@ type connLimiter struct {
 	perAddr map[string]int
 	waiting waitQueue
 	byAddr  map[string]*waitQueue
+	streams list.List // of *trackedConn carrying an SSE or watch stream, oldest first
 }
 
 func newConnLimiter(maxConns, perClient int, proxies []netip.Prefix, metrics *Metrics) *connLimiter {
@@ -171,6 +175,7 @@ type trackedConn struct {
 	elem        *list.Element // in limiter.waiting, while waiting
 	addrElem    *list.Element // in limiter.byAddr[client], while waiting
 	class       waitClass
+	streamElem  *list.Element // in limiter.streams, while it carries a stream
 
 	closeOnce sync.Once
 	closeErr  error
@@ -268,7 +273,11 @@ func (l *connLimiter) admit(c net.Conn) *trackedConn {
 		}
 	}
 	if !refused && l.open >= l.max {
-		if v := l.waiting.victim(now); v != nil {
+		v := l.waiting.victim(now)
+		if v == nil && l.streams.Len() > 0 {
+			v = l.streams.Front().Value.(*trackedConn)
+		}
+		if v != nil {
 			l.releaseLocked(v)
 			victims = append(victims, v)
 		} else {
@@ -316,11 +325,48 @@ func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
 	case http.StateActive:
 		tc.requests++
 		l.unwaitLocked(tc)
-	case http.StateHijacked:
+	case http.StateHijacked: // an SSE stream handed to the hub's writers
 		l.unwaitLocked(tc)
+		l.streamLocked(tc)
 	case http.StateIdle:
 		l.unwaitLocked(tc)
+		l.unstreamLocked(tc)
 		l.waitLocked(tc, l.now())
+	}
+}
+
+// connContextKey keys the request's *trackedConn in its context (see withConn).
+type connContextKey struct{}
+
+// withConn is the http.Server's ConnContext hook: it lets a handler find its connection.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connContextKey{}, c)
+}
+
+// markStream tells the limiter that the request of ctx now carries a stream (a watch served by
+// its handler), which may be shed like a hijacked one; the mark ends with the request.
+func markStream(ctx context.Context) {
+	tc, ok := ctx.Value(connContextKey{}).(*trackedConn)
+	if !ok {
+		return
+	}
+	tc.limiter.mu.Lock()
+	defer tc.limiter.mu.Unlock()
+	if !tc.released {
+		tc.limiter.streamLocked(tc)
+	}
+}
+
+func (l *connLimiter) streamLocked(c *trackedConn) {
+	if c.streamElem == nil {
+		c.streamElem = l.streams.PushBack(c)
+	}
+}
+
+func (l *connLimiter) unstreamLocked(c *trackedConn) {
+	if c.streamElem != nil {
+		l.streams.Remove(c.streamElem)
+		c.streamElem = nil
 	}
 }
 
@@ -336,6 +382,7 @@ func (l *connLimiter) release(c *trackedConn) {
 func (l *connLimiter) releaseLocked(c *trackedConn) {
 	c.released = true
 	l.unwaitLocked(c)
+	l.unstreamLocked(c)
 	l.open--
 	if l.metrics != nil {
 		l.metrics.connections.Set(float64(l.open))

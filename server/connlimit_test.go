@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
@@ -143,5 +144,34 @@ func TestConnectionDefaults(t *testing.T) {
 		if err := connectionDefaults(&bad); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// TestConnLimiterShedsStreamsLast: at the global bound with nothing waiting, the oldest
+// stream (hijacked SSE, or a watch its handler serves) is closed for the new connection; a
+// request in progress never is.
+func TestConnLimiterShedsStreamsLast(t *testing.T) {
+	c := newTestLimiter(3, 3) // every connection from another client: only the global bound applies
+	sse, sseConn := c.admit(t, 0, "192.0.2.1:1000")
+	watch, watchConn := c.admit(t, 0, "192.0.2.2:1000")
+	busy, busyConn := c.admit(t, 0, "192.0.2.3:1000")
+	c.l.connState(sse, http.StateActive)
+	c.l.connState(sse, http.StateHijacked)
+	c.l.connState(watch, http.StateActive)
+	markStream(withConn(context.Background(), watch))
+	c.l.connState(busy, http.StateActive)
+
+	first, _ := c.admit(t, 0, "192.0.2.4:1000")
+	if first == nil || !sseConn.closed || watchConn.closed || busyConn.closed {
+		t.Fatalf("first: sse %v, watch %v, busy %v", sseConn.closed, watchConn.closed, busyConn.closed)
+	}
+	c.l.connState(first, http.StateActive)
+	second, _ := c.admit(t, 0, "192.0.2.5:1000")
+	if second == nil || !watchConn.closed || busyConn.closed {
+		t.Fatalf("second: watch %v, busy %v", watchConn.closed, busyConn.closed)
+	}
+	c.l.connState(second, http.StateActive)
+	if tc, fc := c.admit(t, 0, "192.0.2.6:1000"); tc != nil || !fc.closed || busyConn.closed || c.l.streams.Len() != 0 {
+		t.Fatalf("only busy connections left: admitted %v, busy closed %v, %d streams", tc != nil, busyConn.closed, c.l.streams.Len())
 	}
 }

@@ -288,6 +288,7 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.metrics.electionRequest(string(opWatch), "ok")
+	markStream(ctx) // at the connection bound, a stream may be shed for a new connection
 
 	setStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
