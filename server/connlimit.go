@@ -34,8 +34,8 @@ import (
 //     for the client connecting) the idle keep-alive timeout shrinks from the server's 120 s
 //     to pressureIdleTimeout: each new connection first closes those that have waited longer.
 //
-// Go (1.19 and later) already raises the soft RLIMIT_NOFILE to the hard limit at start on
-// Linux, so the limits are derived from the raised value.
+// Go (1.19 and later) already raises the soft RLIMIT_NOFILE to one below the hard limit at
+// start on Linux, so the limits are derived from the raised value; nothing here raises it.
 
 // Defaults of the connection limits.
 const (

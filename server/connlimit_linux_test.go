@@ -38,11 +38,42 @@ const floodChildOneBound = "LFP_SERVER_TEST_FLOOD_ONE_BOUND"
 // few thousand connections is more than the process can hold.
 const floodChildNofile = 1024
 
+// capacityChildEnv makes the test binary print server.ConnectionCapacity and exit.
+const capacityChildEnv = "LFP_SERVER_TEST_PRINT_CAPACITY"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(floodChildEnv); dir != "" {
 		os.Exit(serveFloodChild(dir))
 	}
+	if os.Getenv(capacityChildEnv) != "" {
+		capacity, ok := server.ConnectionCapacity()
+		fmt.Println(capacity, ok)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+// TestConnectionCapacityFollowsTheRaisedLimit: a process started with a soft RLIMIT_NOFILE
+// below its hard one runs with the soft limit raised (Go does it at start, to one below the
+// hard limit), and the default connection bound derives from the raised value.
+func TestConnectionCapacityFollowsTheRaisedLimit(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prlimit (util-linux) is needed under CI")
+		}
+		t.Skip("prlimit (util-linux) is not installed")
+	}
+	cmd := exec.Command(prlimit, "--nofile=256:1024", "--", os.Args[0])
+	cmd.Env = append(os.Environ(), capacityChildEnv+"=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	const raised = 1023
+	if want := fmt.Sprintf("%d true", raised-(64+raised/8)); strings.TrimSpace(string(out)) != want {
+		t.Fatalf("capacity under a soft limit of 256 and a hard one of 1024: %q, want %q (from the raised %d)", out, want, raised)
+	}
 }
 
 // serveFloodChild serves until SIGTERM with every connection limit at its default, which

@@ -4,8 +4,8 @@ package server
 
 import "syscall"
 
-// descriptorLimit is the process's soft RLIMIT_NOFILE (which Go raised to the hard limit at
-// start).
+// descriptorLimit is the process's soft RLIMIT_NOFILE, which Go raised to one below the hard
+// limit at start.
 func descriptorLimit() (int, bool) {
 	var l syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur == 0 {
