@@ -132,15 +132,15 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 // serveOn serves the election's HTTP API on ln until ctx ends, from snaps when set (else the
 // server watches the election itself).
 func (a *App) serveOn(ctx context.Context, s *session, metrics *server.Metrics, log *slog.Logger, ln net.Listener, snaps <-chan lease.Snapshot) error {
-	err := checkConnectionLimit(s.cfg)
-	var srv *server.Server
-	if err == nil {
-		srv, err = server.New(server.Options{
-			Election: s.election, Version: Version, PollInterval: s.cfg.DefaultPoll,
-			KeepAlive: s.cfg.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
-			MaxConnections: s.cfg.MaxConnections, MaxConnectionsPerClient: s.cfg.MaxConnectionsPerClient,
-		})
+	if err := checkConnectionLimit(s.cfg); err != nil {
+		ln.Close()
+		return err
 	}
+	srv, err := server.New(server.Options{
+		Election: s.election, Version: Version, PollInterval: s.cfg.DefaultPoll,
+		KeepAlive: s.cfg.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
+		MaxConnections: s.cfg.MaxConnections, MaxConnectionsPerClient: s.cfg.MaxConnectionsPerClient,
+	})
 	if err != nil {
 		ln.Close()
 		return err
@@ -149,13 +149,20 @@ func (a *App) serveOn(ctx context.Context, s *session, metrics *server.Metrics, 
 	return srv.Serve(ctx, ln)
 }
 
-// checkConnectionLimit refuses a max_connections the descriptor limit cannot hold: past it,
+// checkConnectionLimit refuses connection limits the descriptor limit cannot hold: past it,
 // connections would take the descriptors the store needs.
 func checkConnectionLimit(cfg *config.Config) error {
 	capacity, ok := server.ConnectionCapacity()
-	if ok && cfg.MaxConnections > capacity {
+	if !ok {
+		return nil
+	}
+	key, n := config.KeyMaxConnections, cfg.MaxConnections
+	if n == 0 { // the default is the capacity itself; only the per-client bound can exceed it
+		key, n = config.KeyMaxConnectionsPerClient, cfg.MaxConnectionsPerClient
+	}
+	if n > capacity {
 		return &usageError{fmt.Errorf("invalid %s %d (from %s): the descriptor limit (ulimit -n) leaves room for %d connections beside the store's files; lower it or raise the limit",
-			config.KeyMaxConnections, cfg.MaxConnections, cfg.Source(config.KeyMaxConnections), capacity)}
+			key, n, cfg.Source(key), capacity)}
 	}
 	return nil
 }
