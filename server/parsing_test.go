@@ -74,7 +74,7 @@ func TestHeadOnEveryGetEndpoint(t *testing.T) {
 		sameLength bool // the body is the same on every call, so Content-Length must match
 	}{
 		{"/healthz", true}, {"/readyz", true}, {"/v1/info", true}, {"/v1/state", false}, {"/openapi.json", true},
-		{"/metrics", false}, {"/docs/", true}, {"/docs", true}, {"/elections/head-room-0001", true}, {"/elections/bad", true},
+		{"/openapi.yaml", true}, {"/metrics", false}, {"/docs/", true}, {"/docs", true}, {"/elections/head-room-0001", true}, {"/elections/bad", true},
 	} {
 		getStatus, getHeader, _ := send(t, http.MethodGet, base+c.path, "", "")
 		status, header, body := send(t, http.MethodHead, base+c.path, "", "")
