@@ -87,6 +87,11 @@ func clientKey(r *http.Request, proxies []netip.Prefix) string {
 			}
 		}
 	}
+	return addrKey(client)
+}
+
+// addrKey is the key of a client address: the address, or an IPv6 address's /64.
+func addrKey(client netip.Addr) string {
 	if client.Is6() {
 		return netip.PrefixFrom(client, 64).Masked().String()
 	}

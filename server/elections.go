@@ -133,7 +133,7 @@ func (TTL) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.T
 func (t *TTL) UnmarshalJSON(b []byte) error {
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
-		return fmt.Errorf("ttl_seconds: want an integer")
+		return errors.New("want an integer") // exactFields names the field
 	}
 	*t = TTL{}
 	if f == math.Trunc(f) && f >= 0 && f <= 1e6 {
@@ -168,7 +168,11 @@ func exactFields(b []byte, fields map[string]any) error {
 			continue
 		}
 		if err := json.Unmarshal(v, dst); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return wireError(name, err)
+			}
+			return fmt.Errorf("%s: %v", name, err)
 		}
 	}
 	return nil
@@ -300,11 +304,15 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, op electionOp, 
 		}
 	}
 	if op.hasBody() {
+		// Media types are case-insensitive, and parameters (charset=UTF-8) do not change
+		// JSON (always UTF-8); huma looks its formats up by the exact string, so it gets the
+		// canonical one.
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
 			return fail(http.StatusUnsupportedMediaType, "invalid_input", "the body must be JSON",
 				"send Content-Type: application/json", 0)
 		}
+		r.Header.Set("Content-Type", mt)
 	}
 	return true
 }

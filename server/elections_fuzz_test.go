@@ -48,6 +48,11 @@ func FuzzElectionBodies(f *testing.F) {
 		`{"leader_token":"` + won.Token + `","ttl_seconds":"x"}`, `{"leader_token":` + `"` + strings.Repeat("A", 43) + `"}`,
 		`{`, `[]`, `null`, `{"ttl_seconds":1e400}`, `{"candidate_id":null,"ttl_seconds":null,"metadata":null}`,
 		`{"candidate_id":"a","ttl_seconds":9223372036854775807}`, "\xff\xfe", `{"metadata":"` + strings.Repeat("é", 1025) + `"}`,
+		// Duplicate keys, invalid UTF-8 and unpaired surrogates, wrong types, trailing data.
+		`{"candidate_id":"a","candidate_id":"b"}`, `{"leader_token":"` + won.Token + `","leader_token":"x"}`,
+		`{"` + won.Token + `":1,"` + won.Token + `":2}`, "{\"candidate_id\":\"a\",\"metadata\":\"caf\xe9\"}",
+		"{\"candidate_id\":\"a\xff\"}", `{"candidate_id":"a","metadata":"\ud800"}`, `{"candidate_id":"\udc00x"}`,
+		`{"candidate_id":5}`, `{"metadata":{"a":[1e400]}}`, `{"candidate_id":"a"} {}`, `{"leader_token":` + won.Token + `}`,
 	} {
 		for op := range 3 {
 			f.Add(uint8(op), []byte(seed))

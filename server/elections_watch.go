@@ -259,7 +259,7 @@ func watchFrame(o observed) []byte {
 // store fails, the server shuts down or the stream's lifetime ends.
 func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if !e.gate(w, r, opWatch, id) {
+	if !e.gate(w, r, opWatch, id) || headStream(w, r) {
 		return
 	}
 	ctx := r.Context()
@@ -288,11 +288,9 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.metrics.electionRequest(string(opWatch), "ok")
+	markStream(ctx) // at the connection bound, a stream may be shed for a new connection
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no")
+	setStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	if writeFrame(w, rc, watchFrame(first)) != nil {

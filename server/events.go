@@ -16,6 +16,9 @@ const sseWriteTimeout = 10 * time.Second
 // After the first event, an HTTP/1.1 stream is handed to the hub's writers and the handler
 // returns (handOver); other streams are served here until they end.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if headStream(w, r) {
+		return
+	}
 	rc := http.NewResponseController(w)
 	sub, current, err := s.hub.subscribe(r.Context())
 	switch {
@@ -30,11 +33,8 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no") // nginx and compatible proxies: do not buffer the stream
+	setStreamHeaders(w.Header())
+	w.Header().Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
 
 	if err := s.writeSSE(w, rc, current); err != nil {

@@ -25,6 +25,9 @@ type Metrics struct {
 	electionRequests *prometheus.CounterVec
 	electionWatches  prometheus.Gauge
 	storeDamage      prometheus.Counter
+
+	connections  prometheus.Gauge
+	limitedConns *prometheus.CounterVec
 }
 
 var _ lease.Observer = (*Metrics)(nil)
@@ -50,14 +53,21 @@ func NewMetrics() *Metrics {
 	m.electionWatches = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "election_watches", Help: "Open watch streams of the elections API."})
 	m.storeDamage = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "store_damage_total",
 		Help: "Damaged stored state the rooms store found and worked around (a file store slot cut short, changed or missing); never routine, see the log."})
+	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "http_connections", Help: "Open HTTP connections, hijacked streams included."})
+	m.limitedConns = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "http_connections_limited_total",
+		Help: "HTTP connections closed by the connection limits: shed (waiting, closed to admit a new one), idle_pressure " +
+			"(idle past the shortened keep-alive under pressure) or refused (new, when every connection was busy)."}, []string{"reason"})
 	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.storeErrors, m.sseClients, m.sseDropped,
-		m.electionRequests, m.electionWatches, m.storeDamage,
+		m.electionRequests, m.electionWatches, m.storeDamage, m.connections, m.limitedConns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, so rate() and absent() work before the first error.
 	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "store_full", "permission", "canceled", "other"} {
 		m.storeErrors.WithLabelValues(kind)
 	}
 	m.renew.WithLabelValues("ok")
+	for _, reason := range []string{"shed", "idle_pressure", "refused"} {
+		m.limitedConns.WithLabelValues(reason)
+	}
 	for _, op := range []string{"create", "status", "renew", "resign", "watch"} {
 		m.electionRequests.WithLabelValues(op, "ok")
 	}
@@ -69,6 +79,15 @@ func NewMetrics() *Metrics {
 // electionRequest counts one elections API request.
 func (m *Metrics) electionRequest(op, outcome string) {
 	m.electionRequests.WithLabelValues(op, outcome).Inc()
+}
+
+// connectionsLimited counts the connections the limits closed for one new connection.
+func (m *Metrics) connectionsLimited(idlePressure, shed int, refused bool) {
+	m.limitedConns.WithLabelValues("idle_pressure").Add(float64(idlePressure))
+	m.limitedConns.WithLabelValues("shed").Add(float64(shed))
+	if refused {
+		m.limitedConns.WithLabelValues("refused").Inc()
+	}
 }
 
 // Registry returns the registry the metrics live in.

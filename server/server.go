@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/swaggest/swgui/v5emb"
 
@@ -35,6 +37,14 @@ type Options struct {
 	MaxSSEClients int
 	// MaxBodyBytes bounds request bodies (default 64 KiB).
 	MaxBodyBytes int64
+	// MaxConnections bounds the open HTTP connections, hijacked streams included (default:
+	// ConnectionCapacity, the descriptor limit less a reserve for the store and the process).
+	// At the bound a connection waiting for a request is closed to admit a new one (connlimit.go).
+	MaxConnections int
+	// MaxConnectionsPerClient bounds the open connections of one client address (IPv6: /64;
+	// default a quarter of MaxConnections). Trusted proxies (ElectionsOptions.TrustedProxies)
+	// count only against MaxConnections.
+	MaxConnectionsPerClient int
 	// Metrics receives the server's and the election's measurements (default: new).
 	Metrics *Metrics
 	// Logger logs server events (default slog.Default()).
@@ -85,6 +95,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
+	if err := connectionDefaults(&opts); err != nil {
+		return nil, err
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -94,12 +107,15 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics)}
 
 	r := chi.NewRouter()
-	r.Use(withRequestID, recoverPanics(opts.Logger), s.limitBody)
+	r.Use(withRequestID, recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
+	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
+	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", r.Method+" "+r.URL.Path)
+		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", "see /docs/ for the endpoints")
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed", r.Method+" "+r.URL.Path)
+		writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed",
+			"the endpoint exists; see /docs/ for the methods it takes")
 	})
 	s.router = r
 	s.api = newAPI(r)
@@ -132,6 +148,7 @@ func newAPI(r chi.Router) huma.API {
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil
+	cfg.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
 	return humachi.New(r, cfg)
 }
 
@@ -168,8 +185,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	defer s.hub.closeStreams() // waits for the hijacked SSE streams' end, which Shutdown does not track
 
+	var proxies []netip.Prefix
+	if s.opts.Elections != nil {
+		proxies = s.opts.Elections.TrustedProxies
+	}
+	limiter := newConnLimiter(s.opts.MaxConnections, s.opts.MaxConnectionsPerClient, proxies, s.opts.Metrics)
+	ln = &limitedListener{Listener: ln, limiter: limiter}
 	srv := &http.Server{
 		Handler:           s.router,
+		ConnState:         limiter.connState,
+		ConnContext:       withConn,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

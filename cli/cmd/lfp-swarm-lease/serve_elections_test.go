@@ -178,6 +178,8 @@ func TestServeElectionsSettings(t *testing.T) {
 		{"SWARM_LEASE_ADMISSION_PER_MINUTE=-1", "invalid admission_per_minute"},
 		{"SWARM_LEASE_ROOM_SHARDS=1000", "invalid room_shards"},
 		{"SWARM_LEASE_WATCH_LIFETIME_MS=10", "invalid watch_lifetime_ms"},
+		{"SWARM_LEASE_MAX_CONNECTIONS=10000000", "invalid max_connections 10000000"}, // more than the descriptor limit holds
+		{"SWARM_LEASE_MAX_CONNECTIONS_PER_CLIENT=10000000", "invalid max_connections_per_client 10000000"},
 	} {
 		r := cli(t, append([]string{"SWARM_LEASE_LISTEN=127.0.0.1:0", tc.env}, store.env...), "serve")
 		expectCode(t, r, 2, tc.env)

@@ -53,7 +53,8 @@ survive the loss of any replica.`,
 	config.RegisterFlags(cmd.Flags(), config.KeyListen, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis,
 		config.KeyElections, config.KeyElectionsNamespace, config.KeyRoomShards, config.KeyMaxActiveRooms,
 		config.KeyAdmissionPerMinute, config.KeyMaxTrackedClients, config.KeyTrustedProxies,
-		config.KeyMaxWatchesPerClient, config.KeyMaxWatches, config.KeyWatchLifetimeMs)
+		config.KeyMaxWatchesPerClient, config.KeyMaxWatches, config.KeyWatchLifetimeMs,
+		config.KeyMaxConnections, config.KeyMaxConnectionsPerClient)
 	return cmd
 }
 
@@ -71,7 +72,11 @@ func DefaultDataDir() string {
 // serve runs the server of the serve command on ln until ctx ends.
 func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
 	metrics := server.NewMetrics()
-	opts := server.Options{Version: Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log}
+	if err := checkConnectionLimit(cfg); err != nil {
+		return err
+	}
+	opts := server.Options{Version: Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
+		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient}
 	store, closeStore, err := OpenStore(cfg)
 	if err != nil {
 		return err
@@ -127,9 +132,14 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 // serveOn serves the election's HTTP API on ln until ctx ends, from snaps when set (else the
 // server watches the election itself).
 func (a *App) serveOn(ctx context.Context, s *session, metrics *server.Metrics, log *slog.Logger, ln net.Listener, snaps <-chan lease.Snapshot) error {
+	if err := checkConnectionLimit(s.cfg); err != nil {
+		ln.Close()
+		return err
+	}
 	srv, err := server.New(server.Options{
 		Election: s.election, Version: Version, PollInterval: s.cfg.DefaultPoll,
 		KeepAlive: s.cfg.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
+		MaxConnections: s.cfg.MaxConnections, MaxConnectionsPerClient: s.cfg.MaxConnectionsPerClient,
 	})
 	if err != nil {
 		ln.Close()
@@ -137,6 +147,24 @@ func (a *App) serveOn(ctx context.Context, s *session, metrics *server.Metrics, 
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "namespace", s.cfg.Namespace)
 	return srv.Serve(ctx, ln)
+}
+
+// checkConnectionLimit refuses connection limits the descriptor limit cannot hold: past it,
+// connections would take the descriptors the store needs.
+func checkConnectionLimit(cfg *config.Config) error {
+	capacity, ok := server.ConnectionCapacity()
+	if !ok {
+		return nil
+	}
+	key, n := config.KeyMaxConnections, cfg.MaxConnections
+	if n == 0 { // the default is the capacity itself; only the per-client bound can exceed it
+		key, n = config.KeyMaxConnectionsPerClient, cfg.MaxConnectionsPerClient
+	}
+	if n > capacity {
+		return &usageError{fmt.Errorf("invalid %s %d (from %s): the descriptor limit (ulimit -n) leaves room for %d connections beside the store's files; lower it or raise the limit",
+			key, n, cfg.Source(key), capacity)}
+	}
+	return nil
 }
 
 func (a *App) newOpenAPICmd() *cobra.Command {

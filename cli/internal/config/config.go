@@ -57,6 +57,9 @@ type Config struct {
 	DefaultPoll time.Duration
 	// KeepAlive is the SSE keep-alive interval.
 	KeepAlive time.Duration
+	// MaxConnections and MaxConnectionsPerClient bound the HTTP API's connections; 0 takes
+	// the server's default (derived from the descriptor limit).
+	MaxConnections, MaxConnectionsPerClient int
 	// ShutdownTimeout is the child's grace period.
 	ShutdownTimeout time.Duration
 	// RenewInterval is the leader's renewal cadence; 0 means a third of the TTL.
@@ -327,6 +330,10 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 	c.MaxClockSkew = millis(KeyMaxClockSkewMs, 0)
 	c.DefaultPoll = millis(KeyDefaultPollMillis, 10*time.Millisecond)
 	c.KeepAlive = millis(KeyKeepAliveMillis, 100*time.Millisecond)
+	c.MaxConnections, c.MaxConnectionsPerClient = connectionLimit(k, KeyMaxConnections, bad), connectionLimit(k, KeyMaxConnectionsPerClient, bad)
+	if c.MaxConnections > 0 && c.MaxConnectionsPerClient > c.MaxConnections {
+		bad(KeyMaxConnectionsPerClient, fmt.Sprintf("must not exceed %s (%d)", KeyMaxConnections, c.MaxConnections))
+	}
 	c.ShutdownTimeout = millis(KeyShutdownTimeoutMs, 0)
 	if k.String(KeyRenewIntervalMs) != "" {
 		c.RenewInterval = millis(KeyRenewIntervalMs, 10*time.Millisecond)
@@ -431,6 +438,20 @@ func validPrefix(p string) bool {
 		}
 	}
 	return p != ""
+}
+
+// connectionLimit reads an optional connection limit: empty is 0 (the server's default).
+func connectionLimit(k *koanf.Koanf, key string, bad func(key, want string)) int {
+	v := strings.TrimSpace(k.String(key))
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 10_000_000 {
+		bad(key, "want a whole number from 1 to 10000000, or nothing for the default derived from the descriptor limit (ulimit -n)")
+		return 0
+	}
+	return n
 }
 
 // buildElections reads the elections API's settings.

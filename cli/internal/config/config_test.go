@@ -190,3 +190,32 @@ func TestRemoteSkipsDiscoveryAndValidates(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionLimits: both limits are optional whole numbers (empty: the server derives them
+// from the descriptor limit), and the per-client one may not exceed the global one.
+func TestConnectionLimits(t *testing.T) {
+	load := func(vars ...string) (*config.Config, error) {
+		l := config.Loader{Environ: env(append([]string{"SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory"}, vars...)...)}
+		return l.Load(context.Background())
+	}
+	c, err := load()
+	if err != nil || c.MaxConnections != 0 || c.MaxConnectionsPerClient != 0 {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	c, err = load("SWARM_LEASE_MAX_CONNECTIONS=900", "SWARM_LEASE_MAX_CONNECTIONS_PER_CLIENT=100")
+	if err != nil || c.MaxConnections != 900 || c.MaxConnectionsPerClient != 100 {
+		t.Fatalf("set: %+v %v", c, err)
+	}
+	for _, tc := range []struct {
+		vars []string
+		want string
+	}{
+		{[]string{"SWARM_LEASE_MAX_CONNECTIONS=0"}, `invalid max_connections "0" (from environment variable SWARM_LEASE_MAX_CONNECTIONS)`},
+		{[]string{"SWARM_LEASE_MAX_CONNECTIONS_PER_CLIENT=many"}, `invalid max_connections_per_client "many"`},
+		{[]string{"SWARM_LEASE_MAX_CONNECTIONS=100", "SWARM_LEASE_MAX_CONNECTIONS_PER_CLIENT=200"}, "must not exceed max_connections (100)"},
+	} {
+		if _, err := load(tc.vars...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.vars, err, tc.want)
+		}
+	}
+}

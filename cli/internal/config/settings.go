@@ -31,6 +31,9 @@ const (
 	KeyShutdownTimeoutMs = "shutdown_timeout_ms"
 	KeyRenewIntervalMs   = "renew_interval_ms"
 
+	KeyMaxConnections          = "max_connections"
+	KeyMaxConnectionsPerClient = "max_connections_per_client"
+
 	KeyElections           = "elections"
 	KeyElectionsNamespace  = "elections_namespace"
 	KeyRoomShards          = "room_shards"
@@ -66,6 +69,8 @@ var Settings = []Setting{
 	{KeyKeepAliveMillis, "15000", "SSE keep-alive interval in milliseconds"},
 	{KeyShutdownTimeoutMs, "10000", "grace period for the child between SIGTERM and SIGKILL, in milliseconds"},
 	{KeyRenewIntervalMs, "", "how often the leader renews, in milliseconds (default: a third of the TTL)"},
+	{KeyMaxConnections, "", "open HTTP connections at most; at the limit a waiting one is closed to admit a new one (default: the descriptor limit less a reserve for the store)"},
+	{KeyMaxConnectionsPerClient, "", "open HTTP connections per client address at most (default: a quarter of max_connections)"},
 
 	{KeyElections, "on", "serve the elections (rooms) API: on, or off to answer every elections endpoint 403 (serve)"},
 	{KeyElectionsNamespace, "lfp-elections", "where the rooms live in the store; every server of one elections service uses the same (serve)"},

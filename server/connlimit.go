@@ -1,0 +1,424 @@
+package server
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Connection limits. Every accepted connection holds a file descriptor until it closes, and so
+// does every file the store opens: without a bound, a flood of idle keep-alive or slowloris
+// connections (headers trickling in) uses up RLIMIT_NOFILE, and then the store's own opens —
+// a live leader's renewal — fail with "too many open files" and its lease lapses. So:
+//
+//   - at most MaxConnections are open at once (default: the descriptor limit less a reserve for
+//     the store and the process), and at most MaxConnectionsPerClient from one client address
+//     (IPv6: one /64; trusted proxies count only against the global bound);
+//   - at a bound, a connection that is waiting for a request is closed to admit the new one
+//     instead of refusing it, so that a fresh connection of a live leader is served whatever
+//     the flood holds. Busy connections (a request being read or served) are never shed.
+//     Streams (SSE and watch) are shed only at the global bound when nothing waits, the
+//     oldest first: their clients reconnect, and a leader's renewal matters more. When every
+//     connection is busy, the new one is closed at once;
+//   - which waiting connection goes: a stalled one (no complete request a second after it
+//     connected: a slowloris, or a connection opened and left), then an idle keep-alive one
+//     that completed a single request, then one that has just connected, and last a reused
+//     one (a client that keeps coming back, like a renewing leader) — see waitQueue.victim;
+//   - under pressure (above three quarters of MaxConnections, or of MaxConnectionsPerClient
+//     for the client connecting) the idle keep-alive timeout shrinks from the server's 120 s
+//     to pressureIdleTimeout: each new connection first closes those that have waited longer.
+//
+// Go (1.19 and later) already raises the soft RLIMIT_NOFILE to one below the hard limit at
+// start on Linux, so the limits are derived from the raised value; nothing here raises it.
+
+// Defaults of the connection limits.
+const (
+	// DefaultMaxConnections is the bound where the descriptor limit cannot be read.
+	DefaultMaxConnections = 4096
+	// pressureIdleTimeout is the idle keep-alive timeout above the pressure mark.
+	pressureIdleTimeout = 5 * time.Second
+	// freshGrace: a client sends its request right after connecting, within milliseconds; a
+	// connection without a complete request after this long is stalled, and shed first.
+	freshGrace = time.Second
+)
+
+// descriptorReserve is how many descriptors of limit are kept for the store (its files, its
+// Docker connections), the listener, the poller and the process itself: a fixed floor plus an
+// eighth, since a larger store (more shards, more Docker connections) comes with larger limits.
+func descriptorReserve(limit int) int { return 64 + limit/8 }
+
+// ConnectionCapacity is the largest MaxConnections the process's descriptor limit allows: the
+// soft RLIMIT_NOFILE less the reserve for the store and the process. ok is false where the
+// limit cannot be read (then DefaultMaxConnections is the default).
+func ConnectionCapacity() (capacity int, ok bool) {
+	limit, ok := descriptorLimit()
+	if !ok {
+		return 0, false
+	}
+	return max(limit-descriptorReserve(limit), 1), true
+}
+
+// connectionDefaults fills the zero connection limits of opts and checks them.
+func connectionDefaults(opts *Options) error {
+	if opts.MaxConnections < 0 || opts.MaxConnectionsPerClient < 0 {
+		return errors.New("server: MaxConnections and MaxConnectionsPerClient must not be negative (0 takes the default)")
+	}
+	if opts.MaxConnections == 0 {
+		opts.MaxConnections = DefaultMaxConnections
+		if c, ok := ConnectionCapacity(); ok {
+			opts.MaxConnections = c
+		}
+	}
+	if opts.MaxConnectionsPerClient == 0 {
+		opts.MaxConnectionsPerClient = max(opts.MaxConnections/4, 1)
+	}
+	if opts.MaxConnectionsPerClient > opts.MaxConnections {
+		return errors.New("server: MaxConnectionsPerClient must not exceed MaxConnections")
+	}
+	return nil
+}
+
+// waitClass orders waiting connections for shedding: lower classes go first.
+type waitClass int
+
+const (
+	waitFresh  waitClass = iota // no request completed yet
+	waitOnce                    // one request completed, then idle
+	waitReused                  // several requests completed: a returning client
+	waitClasses
+)
+
+// waitQueue holds waiting connections by class, each class in the order they began to wait.
+type waitQueue [waitClasses]list.List
+
+// victim is the connection to shed first at now, or nil when none waits: a stalled fresh one
+// (no complete request within freshGrace: a slowloris, or a connection opened and left), an
+// idle one that completed a single request, one that has just connected, and last a reused
+// idle one (a client that keeps coming back, like a renewing leader). Fresh ones go longest
+// waiting first. Idle ones go most recently idle first: a flood's connections arrive fastest,
+// so the newest idle one is most likely the flood's, while one that has waited a while belongs
+// to a client that comes back at its own pace; and none waits past pressureIdleTimeout at a
+// bound anyway.
+func (q *waitQueue) victim(now time.Time) *trackedConn {
+	if q == nil { // a client none of whose connections waits
+		return nil
+	}
+	fresh := q[waitFresh].Front()
+	if fresh != nil && now.Sub(fresh.Value.(*trackedConn).waitingFrom) >= freshGrace {
+		return fresh.Value.(*trackedConn)
+	}
+	for _, e := range []*list.Element{q[waitOnce].Back(), fresh, q[waitReused].Back()} {
+		if e != nil {
+			return e.Value.(*trackedConn)
+		}
+	}
+	return nil
+}
+
+// empty reports whether no connection waits.
+func (q *waitQueue) empty() bool {
+	for i := range q {
+		if q[i].Len() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// waitedSince returns the connections that began to wait before t.
+func (q *waitQueue) waitedSince(t time.Time) []*trackedConn {
+	var out []*trackedConn
+	for i := range q {
+		for e := q[i].Front(); e != nil && e.Value.(*trackedConn).waitingFrom.Before(t); e = e.Next() {
+			out = append(out, e.Value.(*trackedConn))
+		}
+	}
+	return out
+}
+
+// connLimiter bounds and sheds the connections of one listener (see the comment above).
+type connLimiter struct {
+	max, perClient int
+	proxies        []netip.Prefix
+	metrics        *Metrics
+	now            func() time.Time
+
+	mu      sync.Mutex
+	open    int
+	perAddr map[string]int
+	waiting waitQueue
+	byAddr  map[string]*waitQueue
+	streams list.List // of *trackedConn carrying an SSE or watch stream, oldest first
+}
+
+func newConnLimiter(maxConns, perClient int, proxies []netip.Prefix, metrics *Metrics) *connLimiter {
+	return &connLimiter{max: maxConns, perClient: perClient, proxies: proxies, metrics: metrics, now: time.Now,
+		perAddr: map[string]int{}, byAddr: map[string]*waitQueue{}}
+}
+
+// trackedConn is an accepted connection under the limiter's accounting.
+type trackedConn struct {
+	net.Conn
+	limiter *connLimiter
+	client  string // "" for a trusted proxy: bounded only globally
+
+	// Guarded by limiter.mu.
+	released    bool
+	requests    int
+	waitingFrom time.Time
+	elem        *list.Element // in limiter.waiting, while waiting
+	addrElem    *list.Element // in limiter.byAddr[client], while waiting
+	class       waitClass
+	streamElem  *list.Element // in limiter.streams, while it carries a stream
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Close implements net.Conn: the connection's slot is free as soon as it closes.
+func (c *trackedConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.limiter.release(c)
+		c.closeErr = c.Conn.Close()
+	})
+	return c.closeErr
+}
+
+// SyscallConn implements syscall.Conn, so that hijacked SSE streams are still written without
+// blocking through their descriptor (fanout.go).
+func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.New("server: the connection has no descriptor")
+}
+
+// CloseWrite half-closes the connection as net/http does after refusing an oversized body.
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+var _ syscall.Conn = (*trackedConn)(nil)
+
+// limitedListener applies a connLimiter to every connection it accepts.
+type limitedListener struct {
+	net.Listener
+	limiter *connLimiter
+}
+
+// Accept implements net.Listener: it returns the next admitted connection; refused ones are
+// closed here and never reach the HTTP server.
+func (l *limitedListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if tc := l.limiter.admit(c); tc != nil {
+			return tc, nil
+		}
+	}
+}
+
+// clientOf is the per-client key of a connection's peer, "" when the peer is a trusted proxy
+// (its connections carry many clients).
+func (l *connLimiter) clientOf(c net.Conn) string {
+	addr, ok := parseHop(c.RemoteAddr().String())
+	if !ok {
+		return c.RemoteAddr().String()
+	}
+	if trusted(addr, l.proxies) {
+		return ""
+	}
+	return addrKey(addr)
+}
+
+// admit accounts for a new connection, shedding waiting ones to make room; it returns nil
+// (and closes c) when every connection in the way is busy.
+func (l *connLimiter) admit(c net.Conn) *trackedConn {
+	tc := &trackedConn{Conn: c, limiter: l, client: l.clientOf(c)}
+	var victims []*trackedConn
+	var idleClosed int
+	l.mu.Lock()
+	now := l.now()
+	// Under pressure, globally or from this client: shorten the idle keep-alive timeout by
+	// closing the connections that have waited longer.
+	var stale []*trackedConn
+	if l.open >= l.max*3/4 {
+		stale = l.waiting.waitedSince(now.Add(-pressureIdleTimeout))
+	} else if q := l.byAddr[tc.client]; tc.client != "" && q != nil && l.perAddr[tc.client] >= l.perClient*3/4 {
+		stale = q.waitedSince(now.Add(-pressureIdleTimeout))
+	}
+	for _, v := range stale {
+		l.releaseLocked(v)
+	}
+	victims = append(victims, stale...)
+	idleClosed = len(victims)
+	refused := false
+	if tc.client != "" && l.perAddr[tc.client] >= l.perClient {
+		if v := l.byAddr[tc.client].victim(now); v != nil {
+			l.releaseLocked(v)
+			victims = append(victims, v)
+		} else {
+			refused = true
+		}
+	}
+	if !refused && l.open >= l.max {
+		v := l.waiting.victim(now)
+		if v == nil && l.streams.Len() > 0 {
+			v = l.streams.Front().Value.(*trackedConn)
+		}
+		if v != nil {
+			l.releaseLocked(v)
+			victims = append(victims, v)
+		} else {
+			refused = true
+		}
+	}
+	if !refused {
+		l.open++
+		if tc.client != "" {
+			l.perAddr[tc.client]++
+		}
+		l.waitLocked(tc, now)
+		if l.metrics != nil {
+			l.metrics.connections.Set(float64(l.open))
+		}
+	}
+	l.mu.Unlock()
+
+	for _, v := range victims {
+		_ = v.Close()
+	}
+	if l.metrics != nil {
+		l.metrics.connectionsLimited(idleClosed, len(victims)-idleClosed, refused)
+	}
+	if refused {
+		_ = c.Close()
+		return nil
+	}
+	return tc
+}
+
+// connState is the http.Server's ConnState hook: it moves connections in and out of the
+// waiting queues.
+func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
+	tc, ok := c.(*trackedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if tc.released {
+		return
+	}
+	switch state {
+	case http.StateActive:
+		tc.requests++
+		l.unwaitLocked(tc)
+	case http.StateHijacked: // an SSE stream handed to the hub's writers
+		l.unwaitLocked(tc)
+		l.streamLocked(tc)
+	case http.StateIdle:
+		l.unwaitLocked(tc)
+		l.unstreamLocked(tc)
+		l.waitLocked(tc, l.now())
+	}
+}
+
+// connContextKey keys the request's *trackedConn in its context (see withConn).
+type connContextKey struct{}
+
+// withConn is the http.Server's ConnContext hook: it lets a handler find its connection.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connContextKey{}, c)
+}
+
+// markStream tells the limiter that the request of ctx now carries a stream (a watch served by
+// its handler), which may be shed like a hijacked one; the mark ends with the request.
+func markStream(ctx context.Context) {
+	tc, ok := ctx.Value(connContextKey{}).(*trackedConn)
+	if !ok {
+		return
+	}
+	tc.limiter.mu.Lock()
+	defer tc.limiter.mu.Unlock()
+	if !tc.released {
+		tc.limiter.streamLocked(tc)
+	}
+}
+
+func (l *connLimiter) streamLocked(c *trackedConn) {
+	if c.streamElem == nil {
+		c.streamElem = l.streams.PushBack(c)
+	}
+}
+
+func (l *connLimiter) unstreamLocked(c *trackedConn) {
+	if c.streamElem != nil {
+		l.streams.Remove(c.streamElem)
+		c.streamElem = nil
+	}
+}
+
+// release frees c's slot (once; shedding may have done it already).
+func (l *connLimiter) release(c *trackedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !c.released {
+		l.releaseLocked(c)
+	}
+}
+
+func (l *connLimiter) releaseLocked(c *trackedConn) {
+	c.released = true
+	l.unwaitLocked(c)
+	l.unstreamLocked(c)
+	l.open--
+	if l.metrics != nil {
+		l.metrics.connections.Set(float64(l.open))
+	}
+	if c.client != "" {
+		if l.perAddr[c.client]--; l.perAddr[c.client] <= 0 {
+			delete(l.perAddr, c.client)
+		}
+	}
+}
+
+func (l *connLimiter) waitLocked(c *trackedConn, now time.Time) {
+	c.class = min(waitClass(c.requests), waitReused)
+	c.waitingFrom = now
+	c.elem = l.waiting[c.class].PushBack(c)
+	if c.client != "" {
+		q := l.byAddr[c.client]
+		if q == nil {
+			q = new(waitQueue)
+			l.byAddr[c.client] = q
+		}
+		c.addrElem = q[c.class].PushBack(c)
+	}
+}
+
+func (l *connLimiter) unwaitLocked(c *trackedConn) {
+	if c.elem != nil {
+		l.waiting[c.class].Remove(c.elem)
+		c.elem = nil
+	}
+	if c.addrElem != nil {
+		q := l.byAddr[c.client]
+		q[c.class].Remove(c.addrElem)
+		c.addrElem = nil
+		if q.empty() {
+			delete(l.byAddr, c.client)
+		}
+	}
+}
