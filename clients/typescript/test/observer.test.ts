@@ -25,7 +25,10 @@ function collect(observer: RemoteLeaseObserver, signal: AbortSignal) {
 /** Asserts that no state equals the one before it. */
 function assertNoReplays(states: State[]): void {
   for (let i = 1; i < states.length; i++) {
-    assert.ok(changed(states[i - 1] as State, states[i] as State), `state ${i} replays state ${i - 1}: ${JSON.stringify(states)}`);
+    assert.ok(
+      changed(states[i - 1] as State, states[i] as State),
+      `state ${i} replays state ${i - 1}: ${JSON.stringify(states)}`,
+    );
   }
 }
 
@@ -70,7 +73,11 @@ describe("RemoteLeaseObserver", () => {
     srv = await startServe(dir, { ns, listen: srv.addr });
     // The restarted server's first event is the same state: it must not be yielded again. A
     // change after it must arrive.
-    await pollUntil(10_000, "the reconnect", async () => ((await metric(srv.base, "lfp_swarm_lease_sse_clients")) ?? 0) >= 1);
+    await pollUntil(
+      10_000,
+      "the reconnect",
+      async () => ((await metric(srv.base, "lfp_swarm_lease_sse_clients")) ?? 0) >= 1,
+    );
     const fence = (w.states[0] as State).fence;
     await cli(dir, ns, "alice", "release", String(fence));
     await pollUntil(10_000, "the release", () => w.states.length >= 2);
@@ -103,7 +110,11 @@ describe("RemoteLeaseObserver", () => {
     const w = collect(RemoteLeaseObserver.connect("http://vip.invalid", { ...fast, fetch: vip }), ac.signal);
     await pollUntil(10_000, "first state", () => w.states.length === 1);
     await one.stop("SIGKILL");
-    await pollUntil(10_000, "a connection to the second server", async () => (await metric(two.base, "lfp_swarm_lease_sse_clients")) === 1);
+    await pollUntil(
+      10_000,
+      "a connection to the second server",
+      async () => (await metric(two.base, "lfp_swarm_lease_sse_clients")) === 1,
+    );
     await cli(dir, ns, "alice", "release", String(w.states[0]?.fence));
     await pollUntil(10_000, "the release", () => w.states.length >= 2);
     assert.equal(w.states.length, 2, JSON.stringify(w.states));
@@ -118,7 +129,11 @@ describe("RemoteLeaseObserver", () => {
     const dir = tempStore();
     const ns = namespace();
     const a = await startRun(dir, ns, "replica-a");
-    await pollUntil(10_000, "replica-a leads", async () => (await (await fetch(`${a.base}/v1/state`)).json()).holder_id === "replica-a");
+    await pollUntil(
+      10_000,
+      "replica-a leads",
+      async () => (await (await fetch(`${a.base}/v1/state`)).json()).holder_id === "replica-a",
+    );
     const b = await startRun(dir, ns, "replica-b");
     const replicas = [a, b];
     const vip = async (input: Request) => {
@@ -131,7 +146,11 @@ describe("RemoteLeaseObserver", () => {
     await pollUntil(10_000, "first state", () => w.states.length >= 1);
     assert.equal(w.states[0]?.holder_id, "replica-a");
     await a.stop("SIGTERM"); // releases: replica-b takes over within milliseconds
-    await pollUntil(15_000, "replica-b leads", () => w.states.at(-1)?.holder_id === "replica-b" && w.states.at(-1)?.acquired === true);
+    await pollUntil(
+      15_000,
+      "replica-b leads",
+      () => w.states.at(-1)?.holder_id === "replica-b" && w.states.at(-1)?.acquired === true,
+    );
     assert.ok((w.states.at(-1)?.fence ?? 0) > (w.states[0]?.fence ?? 0));
     assertNoReplays(w.states);
     ac.abort();
@@ -187,7 +206,11 @@ describe("RemoteLeaseObserver", () => {
     const took = performance.now() - began;
     assert.ok(took < 200, `the iteration ended ${took} ms after the abort`);
     assert.equal(w.failure(), undefined);
-    await pollUntil(5000, "the server sees the stream closed", async () => (await metric(srv.base, "lfp_swarm_lease_sse_clients")) === 0);
+    await pollUntil(
+      5000,
+      "the server sees the stream closed",
+      async () => (await metric(srv.base, "lfp_swarm_lease_sse_clients")) === 0,
+    );
     await srv.stop();
   });
 
@@ -197,7 +220,11 @@ describe("RemoteLeaseObserver", () => {
     const srv = await startServe(dir, { ns });
     const observer = RemoteLeaseObserver.connect(srv.base, fast);
     const waiting = observer.waitForHolder(10_000);
-    await pollUntil(10_000, "the observer connected", async () => (await metric(srv.base, "lfp_swarm_lease_sse_clients")) === 1);
+    await pollUntil(
+      10_000,
+      "the observer connected",
+      async () => (await metric(srv.base, "lfp_swarm_lease_sse_clients")) === 1,
+    );
     await cli(dir, ns, "bob", "try-acquire");
     const state = await waiting;
     assert.equal(state.holder_id, "bob");

@@ -37,7 +37,7 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Its stderr and stdout so far. */
   output(): string;
-  /** Sends signal and waits for the exit. */
+  /** Sends signal (default SIGKILL: most tests need no graceful stop) and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -50,7 +50,11 @@ after(() => {
  * Starts the binary with args and env (plus SWARM_LEASE_LISTEN, default 127.0.0.1:0) and
  * resolves once its `msg=listening addr=…` log line names its address.
  */
-export function startProcess(args: string[], env: Record<string, string> = {}, listen = "127.0.0.1:0"): Promise<ServerProcess> {
+export function startProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  listen = "127.0.0.1:0",
+): Promise<ServerProcess> {
   const child = spawn(binary(), args, {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", SWARM_LEASE_LISTEN: listen, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -75,7 +79,7 @@ export function startProcess(args: string[], env: Record<string, string> = {}, l
           addr,
           child,
           output: () => out,
-          stop: async (signal = "SIGTERM") => {
+          stop: async (signal = "SIGKILL") => {
             if (child.exitCode === null && child.signalCode === null) child.kill(signal);
             await exited;
           },
@@ -131,7 +135,11 @@ export async function cli(dir: string, ns: string, holder: string, ...args: stri
 }
 
 /** Calls cond until it holds, or throws after timeoutMs naming what. */
-export async function pollUntil(timeoutMs: number, what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
+export async function pollUntil(
+  timeoutMs: number,
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     if (await cond()) return;

@@ -1,0 +1,22 @@
+// What `npm pack` puts into the published package: the compiled dist/ with its types, the
+// README, the LICENSE when there is one, and package.json — no sources, tests or binaries.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const pkg = fileURLToPath(new URL("..", import.meta.url));
+
+test("npm pack ships only dist/, types, README, LICENSE and package.json", () => {
+  assert.ok(existsSync(`${pkg}/dist/index.js`), "dist/ is missing: run `bun run clients:build` first");
+  const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: pkg, encoding: "utf8" });
+  const [report] = JSON.parse(out) as [{ name: string; files: { path: string }[] }];
+  assert.equal(report.name, "@regbo/lfp-swarm-lease");
+  const paths = report.files.map((f) => f.path).sort();
+  const allowed = /^(dist\/.+\.(js|d\.ts)|README\.md|LICENSE|package\.json)$/;
+  for (const p of paths) assert.match(p, allowed, `${p} would be published`);
+  for (const must of ["dist/index.js", "dist/index.d.ts", "dist/generated/openapi.d.ts", "README.md", "package.json"]) {
+    assert.ok(paths.includes(must), `${must} is not in the package: ${paths.join(", ")}`);
+  }
+});
