@@ -42,6 +42,9 @@ const run = spawnSync(
     "tsx",
     "--test",
     "--test-concurrency=2",
+    // A failed test may leave a watch reconnecting or a term renewing: end the file anyway.
+    "--test-force-exit",
+    "--test-timeout=120000",
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     "--test-reporter=tap",
