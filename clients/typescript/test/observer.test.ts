@@ -4,7 +4,17 @@ import { createServer } from "node:net";
 import { describe, test } from "node:test";
 import { InitialTimeoutError, RemoteLeaseObserver, type State } from "../src/index.js";
 import { changed } from "../src/observer.js";
-import { cli, metric, namespace, pollUntil, startRun, startServe, tempStore } from "./support/server.js";
+import {
+  cli,
+  metric,
+  namespace,
+  pollUntil,
+  startRun,
+  startServe,
+  tempStore,
+  vipBase,
+  vipFetch,
+} from "./support/server.js";
 
 const fast = { minBackoffMs: 50, maxBackoffMs: 200 };
 
@@ -95,19 +105,10 @@ describe("RemoteLeaseObserver", () => {
     await cli(dir, ns, "alice", "try-acquire");
     const one = await startServe(dir, { ns });
     const two = await startServe(dir, { ns });
-    // The fetch plays the Swarm VIP: each connection goes to the first server still alive.
-    const replicas = [one, two];
     const served = new Map<string, number>();
-    const vip = async (input: Request) => {
-      for (const r of replicas) {
-        if (r.child.exitCode !== null || r.child.signalCode !== null) continue;
-        served.set(r.base, (served.get(r.base) ?? 0) + 1);
-        return fetch(new Request(input.url.replace("http://vip.invalid", r.base), input));
-      }
-      throw new TypeError("no replica");
-    };
+    const vip = vipFetch([one, two], served);
     const ac = new AbortController();
-    const w = collect(RemoteLeaseObserver.connect("http://vip.invalid", { ...fast, fetch: vip }), ac.signal);
+    const w = collect(RemoteLeaseObserver.connect(vipBase, { ...fast, fetch: vip }), ac.signal);
     await pollUntil(10_000, "first state", () => w.states.length === 1);
     await one.stop("SIGKILL");
     await pollUntil(
@@ -128,21 +129,16 @@ describe("RemoteLeaseObserver", () => {
   test("follows a handover between two run replicas", async () => {
     const dir = tempStore();
     const ns = namespace();
-    const a = await startRun(dir, ns, "replica-a");
+    const a = await startRun({ store: `file://${dir}`, ns, holder: "replica-a" });
     await pollUntil(
       10_000,
       "replica-a leads",
       async () => (await (await fetch(`${a.base}/v1/state`)).json()).holder_id === "replica-a",
     );
-    const b = await startRun(dir, ns, "replica-b");
-    const replicas = [a, b];
-    const vip = async (input: Request) => {
-      const r = replicas.find((p) => p.child.exitCode === null && p.child.signalCode === null);
-      if (!r) throw new TypeError("no replica");
-      return fetch(new Request(input.url.replace("http://vip.invalid", r.base), input));
-    };
+    const b = await startRun({ store: `file://${dir}`, ns, holder: "replica-b" });
+    const vip = vipFetch([a, b]);
     const ac = new AbortController();
-    const w = collect(RemoteLeaseObserver.connect("http://vip.invalid", { ...fast, fetch: vip }), ac.signal);
+    const w = collect(RemoteLeaseObserver.connect(vipBase, { ...fast, fetch: vip }), ac.signal);
     await pollUntil(10_000, "first state", () => w.states.length >= 1);
     assert.equal(w.states[0]?.holder_id, "replica-a");
     await a.stop("SIGTERM"); // releases: replica-b takes over within milliseconds

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createLeaseClient, LeaseApiError, RemoteLeaseObserver, type State } from "../src/index.js";
-import { pollUntil } from "./support/server.js";
 import { eventStream, frame, scripted, stateOf } from "./support/scripted.js";
+import { pollUntil } from "./support/server.js";
 
 const fast = { minBackoffMs: 20, maxBackoffMs: 100, jitter: () => 0 };
 
@@ -44,7 +44,8 @@ describe("stream watches", () => {
   test("unknown event types are skipped; an invalid state ends the connection", async () => {
     const srv = await scripted((_req, res, n) => {
       eventStream(res);
-      if (n === 0) res.write(`: hello\n\nevent: future\ndata: {"x":1}\n\n${frame("current", stateOf("a", 1))}data: {broken\n\n`);
+      if (n === 0)
+        res.write(`: hello\n\nevent: future\ndata: {"x":1}\n\n${frame("current", stateOf("a", 1))}data: {broken\n\n`);
       else res.end(frame("current", stateOf("b", 2)));
     });
     const states = await take(RemoteLeaseObserver.connect(srv.base, fast), 2);
@@ -59,7 +60,8 @@ describe("stream watches", () => {
     const srv = await scripted((_req, res, n) => {
       if (n === 0) return; // accepted, never answered
       eventStream(res);
-      if (n === 1) res.write(frame("current", stateOf("a", 1))); // then silence
+      if (n === 1)
+        res.write(frame("current", stateOf("a", 1))); // then silence
       else res.end(frame("current", stateOf("b", 2)));
     });
     const began = performance.now();
@@ -103,10 +105,21 @@ describe("stream watches", () => {
         res.end(JSON.stringify({ error: "slow down", code: "rate_limited", details: "", request_id: "req_2" }));
       } else if (req.url?.includes("forbidden")) {
         res.writeHead(403, { "Content-Type": "application/json", "X-Request-Id": "req_3" });
-        res.end(JSON.stringify({ error: "elections are disabled", code: "forbidden", details: "", request_id: "req_3" }));
+        res.end(
+          JSON.stringify({ error: "elections are disabled", code: "forbidden", details: "", request_id: "req_3" }),
+        );
       } else {
         eventStream(res);
-        res.end(frame("state", { election_id: "room-abcdefgh", status: "vacant", leader: null, retry_after_ms: 0, observed_at: "2026-01-01T00:00:00Z", schema_version: 1 }));
+        res.end(
+          frame("state", {
+            election_id: "room-abcdefgh",
+            status: "vacant",
+            leader: null,
+            retry_after_ms: 0,
+            observed_at: "2026-01-01T00:00:00Z",
+            schema_version: 1,
+          }),
+        );
       }
     });
     const client = createLeaseClient(srv.base, fast);
@@ -120,7 +133,8 @@ describe("stream watches", () => {
       async () => {
         for await (const _ of client.watchRoom("forbidden-room")) assert.fail("a state");
       },
-      (e: unknown) => e instanceof LeaseApiError && e.status === 403 && e.code === "forbidden" && e.requestId === "req_3",
+      (e: unknown) =>
+        e instanceof LeaseApiError && e.status === 403 && e.code === "forbidden" && e.requestId === "req_3",
     );
   });
 
@@ -151,8 +165,16 @@ describe("stream watches", () => {
 
 describe("LeaseApiError", () => {
   test("from the server's body and headers, or a proxy's text", async () => {
-    const body = { error: "slow down", code: "rate_limited", details: "600 per minute", request_id: "req_a", retry_after_ms: 1500 };
-    const e = await LeaseApiError.fromResponse(new Response(JSON.stringify(body), { status: 429, headers: { "Retry-After": "7" } }));
+    const body = {
+      error: "slow down",
+      code: "rate_limited",
+      details: "600 per minute",
+      request_id: "req_a",
+      retry_after_ms: 1500,
+    };
+    const e = await LeaseApiError.fromResponse(
+      new Response(JSON.stringify(body), { status: 429, headers: { "Retry-After": "7" } }),
+    );
     assert.equal(e.status, 429);
     assert.equal(e.code, "rate_limited");
     assert.equal(e.requestId, "req_a");

@@ -90,34 +90,62 @@ export function startServe(dir: string, options: { ns?: string; args?: string[];
   return startProcess([...args, ...(options.args ?? [])], {}, options.listen);
 }
 
-/** `run` as holder on the file store dir, contending for ns, with a child that sleeps. */
-export function startRun(dir: string, ns: string, holder: string, ttlMs = 3000) {
-  return startProcess([
-    "run",
-    "--store",
-    `file://${dir}`,
-    "--namespace",
-    ns,
-    "--holder-id",
-    holder,
-    "--ttl-ms",
-    String(ttlMs),
-    "--default-poll-ms",
-    "100",
-    "--shutdown-timeout-ms",
-    "500",
-    "--",
-    "sleep",
-    "3600",
-  ]);
+/** What a `run` replica contends with. */
+export interface RunOptions {
+  /** `file://<dir>` or `swarm`. */
+  store: string;
+  ns: string;
+  holder: string;
+  /** The lease TTL (default 3000). */
+  ttlMs?: number;
+  /** Extra environment (DOCKER_HOST for the Swarm store). */
+  env?: Record<string, string>;
+}
+
+/** `run` as holder, contending for ns, with a child that sleeps; it serves the HTTP API on a free port. */
+export function startRun(o: RunOptions) {
+  return startProcess(
+    [
+      "run",
+      "--store",
+      o.store,
+      "--namespace",
+      o.ns,
+      "--holder-id",
+      o.holder,
+      "--ttl-ms",
+      String(o.ttlMs ?? 3000),
+      "--default-poll-ms",
+      "100",
+      "--shutdown-timeout-ms",
+      "500",
+      "--",
+      "sleep",
+      "3600",
+    ],
+    o.env,
+  );
 }
 
 /** Runs a one-shot command (try-acquire, release, init, …) on the file store dir; resolves its stdout. */
 export async function cli(dir: string, ns: string, holder: string, ...args: string[]): Promise<string> {
+  return cliOn(`file://${dir}`, {}, ns, holder, ...args);
+}
+
+/** Runs a one-shot command on store (`file://<dir>` or `swarm`, with env); resolves its stdout. */
+export async function cliOn(
+  store: string,
+  env: Record<string, string>,
+  ns: string,
+  holder: string,
+  ...args: string[]
+): Promise<string> {
   const { stdout } = await execFileAsync(
     binary(),
-    [...args, "--store", `file://${dir}`, "--namespace", ns, "--holder-id", holder],
-    { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" } },
+    [...args, "--store", store, "--namespace", ns, "--holder-id", holder],
+    {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    },
   );
   return stdout.trim();
 }
@@ -141,4 +169,20 @@ export async function metric(base: string, name: string): Promise<number | undef
   const text = await (await fetch(`${base}/metrics`)).text();
   const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
   return m?.[1] === undefined ? undefined : Number(m[1]);
+}
+
+/** The base URL the vipFetch routes. */
+export const vipBase = "http://vip.invalid";
+
+/**
+ * A fetch that plays the Swarm VIP in front of replicas: each request to vipBase goes to the
+ * first replica still running. served counts the requests each replica got.
+ */
+export function vipFetch(replicas: ServerProcess[], served = new Map<string, number>()) {
+  return async (input: Request): Promise<Response> => {
+    const r = replicas.find((p) => p.child.exitCode === null && p.child.signalCode === null);
+    if (!r) throw new TypeError("no replica is running");
+    served.set(r.base, (served.get(r.base) ?? 0) + 1);
+    return fetch(new Request(input.url.replace(vipBase, r.base), input));
+  };
 }

@@ -13,7 +13,9 @@ export interface Scripted {
 }
 
 /** Serves handler(request, response, n) for the n-th request (0-based) on 127.0.0.1. */
-export async function scripted(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void): Promise<Scripted> {
+export async function scripted(
+  handler: (req: IncomingMessage, res: ServerResponse, n: number) => void,
+): Promise<Scripted> {
   const arrivals: number[] = [];
   const server = createServer((req, res) => {
     arrivals.push(performance.now());
