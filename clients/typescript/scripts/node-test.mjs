@@ -38,6 +38,8 @@ const tap = join(tmp ?? mkdtempSync(join(tmpdir(), "lfp-swarm-lease-node-test-")
 const run = spawnSync(
   process.execPath,
   [
+    // The abort tests collect garbage (see test/abort-gc.test.ts).
+    "--expose-gc",
     "--import",
     "tsx",
     "--test",

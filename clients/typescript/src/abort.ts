@@ -39,3 +39,43 @@ export function childController(parent?: AbortSignal): { controller: AbortContro
 export function now(): number {
   return performance.now();
 }
+
+/**
+ * Resolves or rejects as promise does, or rejects with signal's reason as soon as it aborts;
+ * onLate receives a value that arrives after the abort (to close a response's body).
+ *
+ * fetch in Node 20 follows a Request's signal through a weak reference, so an abort can be lost
+ * once the Request object has been garbage-collected: the client never relies on the abort
+ * reaching fetch alone.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal, onLate?: (late: T) => void): Promise<T> {
+  const late = () => {
+    promise.then((value) => onLate?.(value)).catch(() => {});
+  };
+  if (signal.aborted) {
+    late();
+    return Promise.reject(signal.reason);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      late();
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Cancels a response's body that nobody will read, so that its connection is released. */
+export function discardBody(response: Response): void {
+  response.body?.cancel().catch(() => {});
+}

@@ -80,8 +80,6 @@ export class RemoteLeaseObserver {
     const url = this.#events;
     return {
       url,
-      open: (signal) =>
-        s.fetch(new Request(url, { headers: { Accept: "text/event-stream", "Cache-Control": "no-cache" }, signal })),
       settings: s,
       initialTimeoutMs,
       server: "an lfp-swarm-lease controller",

@@ -1,6 +1,6 @@
 // One request of the typed client: bounded by the request timeout and the caller's signal, its
 // failures turned into the client's errors.
-import { childController } from "./abort.js";
+import { abortable, childController, discardBody } from "./abort.js";
 import { LeaseApiError } from "./errors.js";
 
 /** What openapi-fetch answers: data on success, the parsed error body otherwise. */
@@ -27,7 +27,7 @@ export async function call<D>(
   try {
     let result: FetchResult<D>;
     try {
-      result = await send(controller.signal);
+      result = await abortable(send(controller.signal), controller.signal, (late) => discardBody(late.response));
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       const why = controller.signal.reason === timeout ? timeout : error;

@@ -13,10 +13,6 @@ export function roomWatchSpec(
   const url = `${base}/elections/${encodeURIComponent(roomId)}/watch`;
   return {
     url,
-    open: (signal) =>
-      settings.fetch(
-        new Request(url, { headers: { Accept: "text/event-stream", "Cache-Control": "no-cache" }, signal }),
-      ),
     settings,
     initialTimeoutMs,
     server: "a server of the elections API",

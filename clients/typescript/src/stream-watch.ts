@@ -2,17 +2,15 @@
 // current state: the observer on GET /v1/events, watchRoom and hold's follower on
 // GET /elections/{id}/watch. It owns the connections, back-off, timeouts and de-duplication.
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
-import { childController, now, sleep } from "./abort.js";
+import { abortable, childController, discardBody, now, sleep } from "./abort.js";
 import { Backoff } from "./backoff.js";
 import { InitialTimeoutError, LeaseApiError } from "./errors.js";
 import type { Settings } from "./options.js";
 
 /** What to read, whom to hand it, and where the two endpoints' policies differ. */
 export interface StreamSpec<T> {
-  /** The stream's URL, for messages. */
+  /** The stream's URL. */
   url: string;
-  /** Sends the request; the response is checked here. */
-  open(signal: AbortSignal): Promise<Response>;
   settings: Settings;
   /** Bounds the wait for the first state; 0: no bound but the signal. */
   initialTimeoutMs: number;
@@ -87,10 +85,16 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
     };
     armIdle();
     let phase = "no response";
+    // Held for the whole connection: fetch follows the request's signal only while it lives.
+    let request: Request | undefined;
     let delivered = false;
     let failure: unknown;
     try {
-      const response = await spec.open(conn.controller.signal);
+      request = new Request(spec.url, {
+        headers: { Accept: "text/event-stream", "Cache-Control": "no-cache" },
+        signal: conn.controller.signal,
+      });
+      const response = await abortable(s.fetch(request), conn.controller.signal, discardBody);
       if (response.status !== 200) {
         const error = await LeaseApiError.fromResponse(response);
         throw spec.endOnPermanentAnswer && !error.temporary ? new Permanent(error) : error;
@@ -104,6 +108,9 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
       }
       phase = "connected, but no state event";
       const reader = response.body.getReader();
+      // Cancelling the reader ends a pending read at once, whether or not the abort reaches fetch.
+      const cancel = () => reader.cancel(conn.controller.signal.reason).catch(() => {});
+      conn.controller.signal.addEventListener("abort", cancel, { once: true });
       try {
         const events: EventSourceMessage[] = [];
         let parseError: ParseError | undefined;
@@ -117,7 +124,10 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
         const decoder = new TextDecoder();
         for (;;) {
           const { done, value } = await reader.read();
-          if (done) throw new Error(`GET ${spec.url}: the server ended the stream`);
+          if (done) {
+            if (conn.controller.signal.aborted) throw conn.controller.signal.reason;
+            throw new Error(`GET ${spec.url}: the server ended the stream`);
+          }
           armIdle(); // any data, keep-alive comments included, shows the connection lives
           parser.feed(decoder.decode(value, { stream: true }));
           if (parseError) throw new Error(`GET ${spec.url}: ${parseError.message}`);
@@ -146,6 +156,7 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
           }
         }
       } finally {
+        conn.controller.signal.removeEventListener("abort", cancel);
         reader.cancel().catch(() => {});
       }
     } catch (error) {
@@ -155,6 +166,7 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
       stopIdle();
       conn.release();
       conn.controller.abort();
+      request = undefined;
     }
 
     if (signal?.aborted) return;
