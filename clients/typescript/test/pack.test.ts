@@ -2,7 +2,7 @@
 // README, the LICENSE when there is one, and package.json — no sources, tests or binaries.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
@@ -18,5 +18,23 @@ test("npm pack ships only dist/, types, README, LICENSE and package.json", () =>
   for (const p of paths) assert.match(p, allowed, `${p} would be published`);
   for (const must of ["dist/index.js", "dist/index.d.ts", "dist/generated/openapi.d.ts", "README.md", "package.json"]) {
     assert.ok(paths.includes(must), `${must} is not in the package: ${paths.join(", ")}`);
+  }
+});
+
+test("the runtime code uses no Node-only API (browsers: fetch and web streams only)", () => {
+  const dist = `${pkg}/dist`;
+  const files = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"));
+  assert.ok(files.length > 0, "dist/ is empty: run `bun run clients:build` first");
+  for (const f of files) {
+    const code = readFileSync(`${dist}/${f}`, "utf8");
+    for (const nodeOnly of [
+      /from "node:/,
+      /require\(/,
+      /\bprocess\./,
+      /\bBuffer\b/,
+      /from "(fs|path|os|http|https|stream|util)"/,
+    ]) {
+      assert.doesNotMatch(code, nodeOnly, `dist/${f} uses ${nodeOnly}`);
+    }
   }
 });
