@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, test } from "node:test";
 import { createLeaseClient, LeaseApiError } from "../src/index.js";
 import { scripted } from "./support/scripted.js";
+import { pollUntil } from "./support/server.js";
 
 const room = "room-abcdefgh";
 const token = "tok-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdef";
@@ -122,5 +123,43 @@ describe("hold against scripted answers", () => {
     const expected = slowArrival + ttl - margin - stopBefore;
     assert.ok(endedAt <= expected + 50, `ended ${endedAt - expected} ms after start + TTL − margin − stop`);
     assert.ok(endedAt >= expected - 250, `ended ${expected - endedAt} ms early: the deadline did not move`);
+  });
+
+  test("its signal stops a follower promptly, and ends a won term as aborted", async () => {
+    const srv = await scripted((req, res) => {
+      if (op(req) === "watch") {
+        res.writeHead(200, { "Content-Type": "text/event-stream" });
+        res.flushHeaders();
+        return; // a room watch that shows nothing
+      }
+      if (op(req) === "campaign") {
+        let body = "";
+        req.on("data", (c) => {
+          body += c;
+        });
+        req.on("end", () => {
+          if (body.includes('"follower-me"')) {
+            json(res, 200, { ...leader("other", 4, false), status: "follower", retry_after_ms: 60_000 });
+          } else json(res, 200, leader("me", 5));
+        });
+        return;
+      }
+      json(res, 200, leader("me", 5));
+    });
+    const client = createLeaseClient(srv.base, fast);
+    const ac = new AbortController();
+    const following = client.hold(room, "follower-me", { ttlSeconds: 5, signal: ac.signal });
+    await pollUntil(5000, "the follower's campaign and watch", () => srv.arrivals.length >= 2);
+    const began = performance.now();
+    ac.abort(new Error("shutting down"));
+    await assert.rejects(following, /shutting down/);
+    assert.ok(performance.now() - began < 500, "hold did not stop promptly");
+
+    const ac2 = new AbortController();
+    const l = await client.hold(room, "me", { ttlSeconds: 5, signal: ac2.signal });
+    ac2.abort(new Error("bye"));
+    const cause = await l.done;
+    assert.equal(cause.reason, "aborted");
+    assert.equal(l.signal.aborted, true);
   });
 });
