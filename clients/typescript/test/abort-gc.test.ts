@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createLeaseClient } from "../src/index.js";
-import { eventStream, frame, scripted } from "./support/scripted.js";
+import { eventStream, frame, scripted, vacantFrame } from "./support/scripted.js";
 import { pollUntil } from "./support/server.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -35,16 +35,7 @@ describe("aborts after garbage collection", () => {
       open++;
       req.socket.once("close", () => open--);
       eventStream(res);
-      res.write(
-        frame("state", {
-          election_id: "room-abcdefgh",
-          status: "vacant",
-          leader: null,
-          retry_after_ms: 0,
-          observed_at: "2026-01-01T00:00:00Z",
-          schema_version: 1,
-        }),
-      );
+      res.write(frame("state", vacantFrame("room-abcdefgh")));
     });
     const client = createLeaseClient(srv.base);
     const ac = new AbortController();

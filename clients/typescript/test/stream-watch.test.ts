@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createLeaseClient, LeaseApiError, RemoteLeaseObserver, type State } from "../src/index.js";
-import { eventStream, frame, scripted, stateOf } from "./support/scripted.js";
+import { eventStream, frame, scripted, stateOf, vacantFrame } from "./support/scripted.js";
 import { pollUntil } from "./support/server.js";
 
 const fast = { minBackoffMs: 20, maxBackoffMs: 100, jitter: () => 0 };
@@ -110,16 +110,7 @@ describe("stream watches", () => {
         );
       } else {
         eventStream(res);
-        res.end(
-          frame("state", {
-            election_id: "room-abcdefgh",
-            status: "vacant",
-            leader: null,
-            retry_after_ms: 0,
-            observed_at: "2026-01-01T00:00:00Z",
-            schema_version: 1,
-          }),
-        );
+        res.end(frame("state", vacantFrame("room-abcdefgh")));
       }
     });
     const client = createLeaseClient(srv.base, fast);

@@ -59,3 +59,15 @@ export function stateOf(holder: string, fence: number) {
 export function frame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
+
+/** A watch frame of a vacant room. */
+export function vacantFrame(room: string) {
+  return {
+    election_id: room,
+    status: "vacant",
+    leader: null,
+    retry_after_ms: 0,
+    observed_at: "2026-01-01T00:00:00Z",
+    schema_version: 1,
+  };
+}
