@@ -71,6 +71,19 @@ for m in $modules; do
   (cd "$m" && go test -race -count=1 -timeout 20m ./...)
 done
 
+# --- TypeScript: the npm client in the bun workspace (clients/typescript) ---
+step "TypeScript: bun install, drift, build, lint, typecheck, node:test"
+if ! command -v bun >/dev/null 2>&1; then
+  echo "test.sh: bun is missing: install it with npm i -g bun@1.4.5 (.ci/run does)" >&2; exit 1
+fi
+bun install --frozen-lockfile
+bun run clients:drift # before the build, which regenerates the types
+bun run clients:build
+bun run lint
+bun run typecheck
+bun run node:test
+# --- end TypeScript ---
+
 # Each fuzz target runs briefly on top of its seed corpus (which `go test` above already ran);
 # FUZZTIME=1m scripts/test.sh fuzzes longer.
 step "fuzz (${FUZZTIME:-10s} each)"
