@@ -73,8 +73,14 @@ done
 
 # --- TypeScript: the npm client in the bun workspace (clients/typescript) ---
 step "TypeScript: bun install, drift, build, lint, typecheck, node:test"
-if ! command -v bun >/dev/null 2>&1; then
-  echo "test.sh: bun is missing: install it with npm i -g bun@1.4.5 (.ci/run does)" >&2; exit 1
+# bun comes from npm at a pinned version, like every other tool of the suite: a fresh machine
+# with Node.js gets it here.
+BUN_VERSION=1.4.5
+if [ "$(bun --version 2>/dev/null)" != "$BUN_VERSION" ]; then
+  echo "test.sh: installing bun $BUN_VERSION through npm" >&2
+  npm i -g "bun@$BUN_VERSION"
+  # npm may skip the package's install script, which puts the platform binary in place.
+  bun --version >/dev/null 2>&1 || node "$(npm root -g)/bun/install.js"
 fi
 bun install --frozen-lockfile
 bun run clients:drift # before the build, which regenerates the types
