@@ -1,0 +1,188 @@
+package contend
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
+)
+
+// CallTimeout bounds one one-shot call: above the ~20 s a Swarm write can block while the Raft
+// leader changes, so that most calls end with the store's own answer.
+const CallTimeout = 30 * time.Second
+
+// Caller is a one-shot lease client attached to one manager: it calls try-acquire, renew and
+// release in a seeded random mix, with the concurrency suite's identities and settings (an hour's
+// TTL, so nothing expires and the model needs no clock), and records every call.
+type Caller struct {
+	client   int
+	election *lease.Election
+	store    *swarmstore.Store
+	rng      *rand.Rand
+
+	mu     sync.Mutex
+	ops    []check.LeaseOp
+	counts Counts
+}
+
+// Counts sums a caller's outcomes.
+type Counts struct {
+	// Calls is every call made; Errors those that failed with a store error (not a refusal).
+	Calls, Errors int
+	// Unknown is the failed calls whose outcome is unknown (they may have written).
+	Unknown int
+}
+
+// Add returns the sum of c and d.
+func (c Counts) Add(d Counts) Counts {
+	return Counts{Calls: c.Calls + d.Calls, Errors: c.Errors + d.Errors, Unknown: c.Unknown + d.Unknown}
+}
+
+// NewCaller returns contender client (leasetest.ContenderIdentity) on namespace through the
+// manager at host.
+func NewCaller(host, namespace string, client int, seed uint64) (*Caller, error) {
+	store, err := swarmstore.NewFromEnv(clientHost(host))
+	if err != nil {
+		return nil, err
+	}
+	e, err := leasetest.NewContenderElection(store, namespace, client)
+	if err != nil {
+		return nil, err
+	}
+	return &Caller{client: client, election: e, store: store, rng: rand.New(rand.NewPCG(seed, uint64(client)))}, nil
+}
+
+func clientHost(host string) client.Opt { return client.WithHost(host) }
+
+// Election is the caller's election (for Init and Inspect).
+func (c *Caller) Election() *lease.Election { return c.election }
+
+// Close releases the caller's Docker connections.
+func (c *Caller) Close() error { return c.store.Close() }
+
+// Run calls until ctx ends or max calls were made (0: no limit).
+func (c *Caller) Run(ctx context.Context, max int) {
+	var (
+		holding bool
+		mine    uint64
+		seen    []uint64
+	)
+	stale := func() uint64 {
+		if len(seen) > 0 && c.rng.IntN(4) > 0 {
+			return seen[c.rng.IntN(len(seen))]
+		}
+		return mine + 1
+	}
+	for n := 0; ctx.Err() == nil && (max == 0 || n < max); n++ {
+		op := check.LeaseOp{Op: leasetest.Op{Client: c.client, Contender: leasetest.IdentityKey(c.election.Identity())}}
+		r := c.rng.IntN(100)
+		switch {
+		case holding && r < 45:
+			op.Kind, op.Fence = leasetest.OpRenew, mine
+		case holding && r < 75:
+			op.Kind, op.Fence = leasetest.OpRelease, mine
+		case holding && r < 85, !holding && r < 65:
+			op.Kind = leasetest.OpTryAcquire
+		case r%2 == 0:
+			op.Kind, op.Fence = leasetest.OpRenew, stale()
+		default:
+			op.Kind, op.Fence = leasetest.OpRelease, stale()
+		}
+		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CallTimeout)
+		var err error
+		op.Call = check.Monotonic()
+		switch op.Kind {
+		case leasetest.OpTryAcquire:
+			var res lease.TryAcquireResult
+			res, err = c.election.TryAcquire(callCtx)
+			op.OK, op.ResultFence = res.Acquired, res.Current.Fence
+			if !res.Acquired {
+				op.CurrentHolder = leasetest.IdentityKey(res.Current.Identity())
+			}
+		case leasetest.OpRenew:
+			var g lease.Grant
+			g, err = c.election.Renew(callCtx, op.Fence)
+			op.OK, op.ResultFence = err == nil, g.Fence
+		case leasetest.OpRelease:
+			err = c.election.Release(callCtx, op.Fence)
+			op.OK = err == nil
+		}
+		op.Return = check.Monotonic()
+		cancel()
+
+		counts := Counts{Calls: 1}
+		record := true
+		switch {
+		case err == nil, errors.Is(err, lease.ErrNotHolder):
+		case errors.Is(err, lease.ErrTooManyConflicts):
+			record = false // every compare-and-swap lost: nothing written
+		case errors.Is(err, lease.ErrAmbiguous):
+			counts.Errors, counts.Unknown, op.Unknown = 1, 1, true
+		case errors.Is(err, lease.ErrUnavailable), errors.Is(err, lease.ErrNoQuorum), errors.Is(err, lease.ErrNotManager):
+			// Refused before anything was written (no connection, no Raft leader). Should one
+			// of these ever have written, the history becomes inexplicable and the check fails:
+			// leaving it out is the strict side.
+			counts.Errors, record = 1, false
+		default:
+			counts.Errors, counts.Unknown, op.Unknown = 1, 1, true
+		}
+		c.mu.Lock()
+		c.counts = c.counts.Add(counts)
+		if record {
+			c.ops = append(c.ops, op)
+		}
+		c.mu.Unlock()
+
+		switch {
+		case op.Unknown || !record:
+			holding = false // it may or may not hold: it finds out by acquiring again
+			if mine > 0 {
+				seen = append(seen, mine)
+			}
+			pauseFor(ctx, time.Duration(c.rng.IntN(200))*time.Millisecond) // do not spin on a dead manager
+		case op.Kind == leasetest.OpTryAcquire && op.OK:
+			if mine > 0 {
+				seen = append(seen, mine)
+			}
+			holding, mine = true, op.ResultFence
+		case op.Kind == leasetest.OpTryAcquire:
+			holding = false
+			seen = append(seen, op.ResultFence)
+			pauseFor(ctx, time.Duration(c.rng.IntN(50))*time.Millisecond) // think time, as a real contender
+		case op.Fence == mine && !op.OK, op.Kind == leasetest.OpRelease && op.Fence == mine:
+			holding = false
+		}
+	}
+}
+
+// pauseFor waits d or until ctx ends.
+func pauseFor(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// Ops returns the calls recorded so far.
+func (c *Caller) Ops() []check.LeaseOp {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]check.LeaseOp(nil), c.ops...)
+}
+
+// Counts returns the caller's outcome counts so far.
+func (c *Caller) Counts() Counts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts
+}
