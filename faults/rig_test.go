@@ -179,7 +179,9 @@ func (r *rig) figure(format string, args ...any) {
 }
 
 // since is the time from mono to now.
-func since(mono int64) time.Duration { return time.Duration(check.Monotonic() - mono).Round(time.Millisecond) }
+func since(mono int64) time.Duration {
+	return time.Duration(check.Monotonic() - mono).Round(time.Millisecond)
+}
 
 // recovered waits until every manager sees all three managers reachable and a child runs, and
 // returns the time since mono.
