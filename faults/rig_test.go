@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,8 @@ type rig struct {
 	thaws   []check.Thaw
 	began   int64
 	figures []string
+	rng     *rand.Rand // the long variant's fault timing
+	calls   int        // lease calls made, set by finish
 	done    bool
 }
 
@@ -65,7 +68,7 @@ func newRig(t *testing.T, seed uint64) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, c: c, bins: bins, log: filepath.Join(t.TempDir(), "children.log"), began: check.Monotonic()}
+	r := &rig{t: t, c: c, bins: bins, rng: rand.New(rand.NewPCG(seed, 0)), log: filepath.Join(t.TempDir(), "children.log"), began: check.Monotonic()}
 	t.Cleanup(r.abort)
 	r.sups = make([]*contend.Supervisor, cluster.Nodes)
 	for n := 1; n <= cluster.Nodes; n++ {
@@ -172,6 +175,14 @@ func (r *rig) leader() int {
 	return 0
 }
 
+// jitter waits a random part of a TTL in the long variant, so that faults hit the lease at
+// every point of its renewal cycle; the CI variant injects them at once.
+func (r *rig) jitter() {
+	if *long {
+		time.Sleep(time.Duration(r.rng.Int64N(int64(faultTTL)))) // randomized fault timing, seeded
+	}
+}
+
 // figure records a measured figure for the summary line.
 func (r *rig) figure(format string, args ...any) {
 	r.figures = append(r.figures, fmt.Sprintf(format, args...))
@@ -211,11 +222,15 @@ func (r *rig) finish() {
 	r.done = true
 	r.stop()
 	r.wg.Wait()
+	var slowest time.Duration
 	for _, s := range r.sups {
-		if !s.Stop(30 * time.Second) {
-			t.Errorf("supervisor %s did not exit within 30 s of SIGTERM", s.Config.Holder)
+		began := time.Now()
+		if !s.Stop(time.Minute) {
+			t.Errorf("supervisor %s did not exit within a minute of SIGTERM", s.Config.Holder)
 		}
+		slowest = max(slowest, time.Since(began).Round(time.Millisecond))
 	}
+	r.figure("slowest supervisor exit after SIGTERM %v", slowest)
 	terms := r.terms()
 	if err := check.Children(terms, r.thaws, thawPrompt); err != nil {
 		t.Errorf("children: %v", err)
@@ -227,6 +242,7 @@ func (r *rig) finish() {
 		counts = counts.Add(c.Counts())
 		_ = c.Close()
 	}
+	r.calls = counts.Calls
 	res, err := check.LeaseHistory(r.floor, ops, 2*time.Minute)
 	if err != nil {
 		t.Errorf("lease history: %v", err)

@@ -22,12 +22,13 @@ func other(not ...int) int {
 	return 0
 }
 
-// TestFollowerManagerCrash crashes a manager that is neither the Raft leader nor the holder's:
+// followerManagerCrash crashes a manager that is neither the Raft leader nor the holder's:
 // the holder keeps its child, writes go on, and the restarted manager rejoins.
-func TestFollowerManagerCrash(t *testing.T) {
-	r := newRig(t, 1)
+func followerManagerCrash(r *rig) {
+	t := r.t
 	holder, hn := r.holder()
 	f := other(hn, r.leader())
+	r.jitter()
 	t0 := check.Monotonic()
 	if err := r.c.Kill(f); err != nil {
 		t.Fatal(err)
@@ -45,13 +46,14 @@ func TestFollowerManagerCrash(t *testing.T) {
 	r.finish()
 }
 
-// TestLeaderManagerCrash crashes the Raft leader, with the holder attached to it: the holder
+// leaderManagerCrash crashes the Raft leader, with the holder attached to it: the holder
 // loses its store and stops its child by its deadline; a contender on the majority takes over
 // with a higher fence once the Swarm has a new leader.
-func TestLeaderManagerCrash(t *testing.T) {
-	r := newRig(t, 2)
+func leaderManagerCrash(r *rig) {
+	t := r.t
 	l := r.leader()
 	waitHolderOn(r, l)
+	r.jitter()
 	t0 := check.Monotonic()
 	if err := r.c.Kill(l); err != nil {
 		t.Fatal(err)
@@ -76,6 +78,7 @@ func waitHolderOn(r *rig, n int) {
 	if _, hn := r.holder(); hn == n {
 		return
 	}
+	r.jitter()
 	t0 := check.Monotonic()
 	for m := 1; m <= cluster.Nodes; m++ {
 		if m != n {
@@ -93,12 +96,13 @@ func waitHolderOn(r *rig, n int) {
 	}
 }
 
-// TestQuorumLoss crashes two managers, leaving the holder's manager without a Raft quorum: the
+// quorumLoss crashes two managers, leaving the holder's manager without a Raft quorum: the
 // holder stops its child by its deadline, nobody starts one until a manager comes back, then a
 // contender takes over with a higher fence.
-func TestQuorumLoss(t *testing.T) {
-	r := newRig(t, 3)
+func quorumLoss(r *rig) {
+	t := r.t
 	holder, hn := r.holder()
+	r.jitter()
 	t0 := check.Monotonic()
 	for _, n := range []int{other(hn), other(hn, other(hn))} {
 		if err := r.c.Kill(n); err != nil {
@@ -136,21 +140,19 @@ func TestQuorumLoss(t *testing.T) {
 	r.finish()
 }
 
-// TestPartitionedHolderManager cuts the holder's manager (a Raft follower) off: the holder
+// partitionedHolderManager cuts the holder's manager (a Raft follower) off: the holder
 // stops its child by its deadline, the majority side takes over with a higher fence; healing
 // the manager is disruptive (it rejoins with a higher Raft term) and the cluster recovers.
-func TestPartitionedHolderManager(t *testing.T) {
-	r := newRig(t, 4)
+func partitionedHolderManager(r *rig) {
 	l := r.leader()
 	waitHolderOn(r, other(l))
 	partitionHolder(r)
 }
 
-// TestPartitionedLeaderStaleReads cuts the Raft leader off while the holder talks to it: the
+// partitionedLeaderStaleReads cuts the Raft leader off while the holder talks to it: the
 // ex-leader answers reads from its stale copy for a while, so the holder's supervisor and the
 // callers on it decide on old records — which must not let anything through.
-func TestPartitionedLeaderStaleReads(t *testing.T) {
-	r := newRig(t, 5)
+func partitionedLeaderStaleReads(r *rig) {
 	waitHolderOn(r, r.leader())
 	partitionHolder(r)
 }
@@ -160,6 +162,7 @@ func TestPartitionedLeaderStaleReads(t *testing.T) {
 func partitionHolder(r *rig) {
 	t := r.t
 	holder, hn := r.holder()
+	r.jitter()
 	t0 := check.Monotonic()
 	if err := r.c.Partition(hn); err != nil {
 		t.Fatal(err)
@@ -182,10 +185,11 @@ func partitionHolder(r *rig) {
 	r.finish()
 }
 
-// TestEngineRestartUnderHolder restarts (SIGTERM, start) the dockerd the holder talks to.
-func TestEngineRestartUnderHolder(t *testing.T) {
-	r := newRig(t, 6)
+// engineRestartUnderHolder restarts (SIGTERM, start) the dockerd the holder talks to.
+func engineRestartUnderHolder(r *rig) {
+	t := r.t
 	holder, hn := r.holder()
+	r.jitter()
 	t0 := check.Monotonic()
 	if err := r.c.Stop(hn); err != nil {
 		t.Fatal(err)
@@ -205,12 +209,13 @@ func TestEngineRestartUnderHolder(t *testing.T) {
 	r.finish()
 }
 
-// TestFrozenHolder freezes the holder's supervisor and child (SIGSTOP) for two TTLs: a
+// frozenHolder freezes the holder's supervisor and child (SIGSTOP) for two TTLs: a
 // contender takes over with a higher fence; on thaw the supervisor finds its deadline passed and
 // stops its child at once. The overlap is the documented case that fencing covers.
-func TestFrozenHolder(t *testing.T) {
-	r := newRig(t, 7)
+func frozenHolder(r *rig) {
+	t := r.t
 	holder, hn := r.holder()
+	r.jitter()
 	t0 := check.Monotonic()
 	if _, err := r.sups[hn-1].Freeze(); err != nil {
 		t.Fatal(err)
@@ -246,3 +251,38 @@ func TestFrozenHolder(t *testing.T) {
 	time.Sleep(faultTTL) // the thawed supervisor contends again beside the new holder
 	r.finish()
 }
+
+// scenarios are the fault scenarios, in the order docs/reliability.md lists them.
+var scenarios = []struct {
+	name string
+	run  func(*rig)
+}{
+	{"FollowerManagerCrash", followerManagerCrash},
+	{"LeaderManagerCrash", leaderManagerCrash},
+	{"QuorumLoss", quorumLoss},
+	{"PartitionedHolderManager", partitionedHolderManager},
+	{"PartitionedLeaderStaleReads", partitionedLeaderStaleReads},
+	{"EngineRestartUnderHolder", engineRestartUnderHolder},
+	{"FrozenHolder", frozenHolder},
+}
+
+// TestFollowerManagerCrash runs the followerManagerCrash scenario once (the CI variant).
+func TestFollowerManagerCrash(t *testing.T) { scenarios[0].run(newRig(t, 1)) }
+
+// TestLeaderManagerCrash runs the leaderManagerCrash scenario once (the CI variant).
+func TestLeaderManagerCrash(t *testing.T) { scenarios[1].run(newRig(t, 2)) }
+
+// TestQuorumLoss runs the quorumLoss scenario once (the CI variant).
+func TestQuorumLoss(t *testing.T) { scenarios[2].run(newRig(t, 3)) }
+
+// TestPartitionedHolderManager runs the partitionedHolderManager scenario once (the CI variant).
+func TestPartitionedHolderManager(t *testing.T) { scenarios[3].run(newRig(t, 4)) }
+
+// TestPartitionedLeaderStaleReads runs the partitionedLeaderStaleReads scenario once (the CI variant).
+func TestPartitionedLeaderStaleReads(t *testing.T) { scenarios[4].run(newRig(t, 5)) }
+
+// TestEngineRestartUnderHolder runs the engineRestartUnderHolder scenario once (the CI variant).
+func TestEngineRestartUnderHolder(t *testing.T) { scenarios[5].run(newRig(t, 6)) }
+
+// TestFrozenHolder runs the frozenHolder scenario once (the CI variant).
+func TestFrozenHolder(t *testing.T) { scenarios[6].run(newRig(t, 7)) }
