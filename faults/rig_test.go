@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -237,15 +238,23 @@ func (r *rig) finish() {
 	}
 	var ops []check.LeaseOp
 	var counts contend.Counts
+	errs := map[string]int{}
 	for _, c := range r.callers {
 		ops = append(ops, c.Ops()...)
 		counts = counts.Add(c.Counts())
+		for class, n := range c.Errors() {
+			errs[class] += n
+		}
 		_ = c.Close()
+	}
+	for class, n := range errs {
+		t.Logf("store errors: %d × %s", n, class)
 	}
 	r.calls = counts.Calls
 	res, err := check.LeaseHistory(r.floor, ops, 2*time.Minute)
 	if err != nil {
 		t.Errorf("lease history: %v", err)
+		r.keepHistory(ops)
 	}
 	fences := make([]uint64, len(terms))
 	for i, term := range terms {
@@ -259,6 +268,28 @@ func (r *rig) finish() {
 			t.Logf("supervisor %s output:\n%s", s.Config.Holder, s.Output())
 		}
 	}
+}
+
+// keepHistory writes a failed run's lease history (JSON lines) to a directory that outlives the
+// test, and names it.
+func (r *rig) keepHistory(ops []check.LeaseOp) {
+	dir, err := os.MkdirTemp("", "lfp-faults-history-")
+	if err != nil {
+		r.t.Log(err)
+		return
+	}
+	path := filepath.Join(dir, "lease-history.jsonl")
+	var b strings.Builder
+	for _, op := range ops {
+		line, _ := json.Marshal(op)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		r.t.Log(err)
+		return
+	}
+	r.t.Logf("the lease history (floor %d): %s", r.floor, path)
 }
 
 // abort stops whatever a failed scenario left running.

@@ -3,7 +3,9 @@ package contend
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +33,7 @@ type Caller struct {
 	mu     sync.Mutex
 	ops    []check.LeaseOp
 	counts Counts
+	errors map[string]int // ErrorClass → calls
 }
 
 // Counts sums a caller's outcomes.
@@ -126,16 +129,24 @@ func (c *Caller) Run(ctx context.Context, max int) {
 			record = false // every compare-and-swap lost: nothing written
 		case errors.Is(err, lease.ErrAmbiguous):
 			counts.Errors, counts.Unknown, op.Unknown = 1, 1, true
-		case errors.Is(err, lease.ErrUnavailable), errors.Is(err, lease.ErrNoQuorum), errors.Is(err, lease.ErrNotManager):
-			// Refused before anything was written (no connection, no Raft leader). Should one
-			// of these ever have written, the history becomes inexplicable and the check fails:
-			// leaving it out is the strict side.
+		case notSent(err):
+			// Refused before anything was written. Should one of these ever have written, the
+			// history becomes inexplicable and the check fails: leaving it out is the strict side.
 			counts.Errors, record = 1, false
 		default:
+			// Anything else may have written: the engine's ErrUnavailable also covers a
+			// connection that broke after the request was sent (the engine was killed while
+			// the update committed).
 			counts.Errors, counts.Unknown, op.Unknown = 1, 1, true
 		}
 		c.mu.Lock()
 		c.counts = c.counts.Add(counts)
+		if err != nil && !errors.Is(err, lease.ErrNotHolder) {
+			if c.errors == nil {
+				c.errors = map[string]int{}
+			}
+			c.errors[ErrorClass(err)]++
+		}
 		if record {
 			c.ops = append(c.ops, op)
 		}
@@ -178,6 +189,44 @@ func (c *Caller) Ops() []check.LeaseOp {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]check.LeaseOp(nil), c.ops...)
+}
+
+// Errors returns how many calls failed with each ErrorClass.
+func (c *Caller) Errors() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.errors)
+}
+
+// notSent reports whether a failed call certainly wrote nothing: the engine could not be
+// dialled (its socket refuses or is gone), or Swarm refused the request for want of a Raft
+// leader before it reached Raft. The engine's sentinels cannot tell this apart from a
+// connection that broke after the request was sent, so the text decides.
+func notSent(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, lease.ErrNotManager) ||
+		(errors.Is(err, lease.ErrUnavailable) && (strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such file"))) ||
+		(errors.Is(err, lease.ErrNoQuorum) && !errors.Is(err, lease.ErrAmbiguous) && strings.Contains(msg, "does not have a leader"))
+}
+
+// ErrorClass reduces a store error to its kind, for the error-rate summary: the lease sentinel
+// and the last words of the Docker error, without socket paths.
+func ErrorClass(err error) string {
+	class := "other"
+	for _, s := range []error{lease.ErrAmbiguous, lease.ErrNoQuorum, lease.ErrUnavailable, lease.ErrTooManyConflicts, lease.ErrNotManager} {
+		if errors.Is(err, s) {
+			class = s.Error()
+			break
+		}
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	if len(msg) > 60 {
+		msg = msg[:60]
+	}
+	return class + " (" + msg + ")"
 }
 
 // Counts returns the caller's outcome counts so far.
