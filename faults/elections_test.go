@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -45,13 +46,14 @@ func TestElectionsUnderFaults(t *testing.T) {
 		causes = map[string]int{}
 		seq    int
 	)
-	for _, room := range rooms {
+	for ri, room := range rooms {
 		for n, srv := range servers {
 			el, err := swarmlease.NewElections(srv.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
 			candidate := fmt.Sprintf("holder%d", n+1)
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(ri)))
 			wg.Go(func() {
 				for ctx.Err() == nil {
 					l, err := el.Hold(ctx, room, swarmlease.CampaignRequest{CandidateID: candidate, TTL: roomTTL},
@@ -63,7 +65,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 						return
 					}
 					began := check.Monotonic()
-					work := time.NewTimer(time.Duration(500+seq%7*400) * time.Millisecond)
+					work := time.NewTimer(time.Duration(500+rng.IntN(2500)) * time.Millisecond)
 					cause := "resigned"
 					select {
 					case <-l.Done(): // lost or past its deadline: work stops now
@@ -99,7 +101,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 		}
 		t.Logf("figure: %s to all managers reachable %v", what, since(from))
 	}
-	time.Sleep(2 * roomTTL) // rooms change hands under no fault first: time passing is tested
+	time.Sleep(roomTTL) // rooms change hands under no fault first: time passing is tested
 	leader, err := c.Leader(t.Context(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +119,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 	if err := c.Partition(leader); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * roomTTL) // the majority elects a new Raft leader and rooms move on
+	time.Sleep(2 * roomTTL) // the majority elects a new Raft leader and rooms move on
 	t0 = check.Monotonic()
 	if err := c.Heal(leader); err != nil {
 		t.Fatal(err)
@@ -129,7 +131,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(3 * roomTTL) // no quorum: no room may change hands
+	time.Sleep(2 * roomTTL) // no quorum: no room may change hands
 	t0 = check.Monotonic()
 	for _, n := range down {
 		if err := c.StartNode(t.Context(), n); err != nil {
@@ -137,7 +139,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 		}
 	}
 	settle("quorum back", t0)
-	time.Sleep(2 * roomTTL) // normal operation after the faults
+	time.Sleep(roomTTL) // normal operation after the faults
 	stop()
 	wg.Wait()
 

@@ -134,9 +134,8 @@ func (c *Caller) Run(ctx context.Context, max int) {
 			// history becomes inexplicable and the check fails: leaving it out is the strict side.
 			counts.Errors, record = 1, false
 		default:
-			// Anything else may have written: the engine's ErrUnavailable also covers a
-			// connection that broke after the request was sent (the engine was killed while
-			// the update committed).
+			// Anything else may have written: a timeout, a lost Raft leader, a broken
+			// connection.
 			counts.Errors, counts.Unknown, op.Unknown = 1, 1, true
 		}
 		c.mu.Lock()
@@ -199,14 +198,16 @@ func (c *Caller) Errors() map[string]int {
 }
 
 // notSent reports whether a failed call certainly wrote nothing: the engine could not be
-// dialled (its socket refuses or is gone), or Swarm refused the request for want of a Raft
-// leader before it reached Raft. The engine's sentinels cannot tell this apart from a
-// connection that broke after the request was sent, so the text decides.
+// dialled (the store reports a connection that broke after sending as ErrAmbiguous, and only a
+// failed dial as ErrUnavailable), or Swarm refused the request for want of a Raft leader
+// before it reached Raft (the store's ErrNoQuorum, unless ambiguous, says no more than that,
+// so the text decides).
 func notSent(err error) bool {
-	msg := err.Error()
-	return errors.Is(err, lease.ErrNotManager) ||
-		(errors.Is(err, lease.ErrUnavailable) && (strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such file"))) ||
-		(errors.Is(err, lease.ErrNoQuorum) && !errors.Is(err, lease.ErrAmbiguous) && strings.Contains(msg, "does not have a leader"))
+	if errors.Is(err, lease.ErrAmbiguous) {
+		return false
+	}
+	return errors.Is(err, lease.ErrNotManager) || errors.Is(err, lease.ErrUnavailable) ||
+		(errors.Is(err, lease.ErrNoQuorum) && strings.Contains(err.Error(), "does not have a leader"))
 }
 
 // ErrorClass reduces a store error to its kind, for the error-rate summary: the lease sentinel
