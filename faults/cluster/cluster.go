@@ -23,6 +23,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 )
 
 // Root is the directory that holds every run's state, one run-<pid> directory per run. It is
@@ -303,21 +305,9 @@ func (c *Cluster) WaitManagers(ctx context.Context, via int, timeout time.Durati
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("cluster: the managers are not all reachable via node%d after %v: %v (%v)", via, timeout, status, err)
 		}
-		if err := pause(ctx, 200*time.Millisecond); err != nil {
+		if err := ctxwait.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
-	}
-}
-
-// pause waits d or until ctx ends: the poll interval of the harness's wait loops.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

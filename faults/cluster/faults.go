@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 )
 
 // StartNode starts manager n's dockerd (again) and waits until its API answers. It is a no-op
@@ -116,7 +118,7 @@ func waitPing(ctx context.Context, socket string, done <-chan struct{}, timeout 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no answer on %s within %v", socket, timeout)
 		}
-		if err := pause(ctx, 50*time.Millisecond); err != nil {
+		if err := ctxwait.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}

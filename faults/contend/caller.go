@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/regbo/lfp-swarm-lease/faults/check"
+	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
@@ -49,21 +50,19 @@ func (c Counts) Add(d Counts) Counts {
 	return Counts{Calls: c.Calls + d.Calls, Errors: c.Errors + d.Errors, Unknown: c.Unknown + d.Unknown}
 }
 
-// NewCaller returns contender client (leasetest.ContenderIdentity) on namespace through the
+// NewCaller returns contender index (leasetest.ContenderIdentity) on namespace through the
 // manager at host.
-func NewCaller(host, namespace string, client int, seed uint64) (*Caller, error) {
-	store, err := swarmstore.NewFromEnv(clientHost(host))
+func NewCaller(host, namespace string, index int, seed uint64) (*Caller, error) {
+	store, err := swarmstore.NewFromEnv(client.WithHost(host))
 	if err != nil {
 		return nil, err
 	}
-	e, err := leasetest.NewContenderElection(store, namespace, client)
+	e, err := leasetest.NewContenderElection(store, namespace, index)
 	if err != nil {
 		return nil, err
 	}
-	return &Caller{client: client, election: e, store: store, rng: rand.New(rand.NewPCG(seed, uint64(client)))}, nil
+	return &Caller{client: index, election: e, store: store, rng: rand.New(rand.NewPCG(seed, uint64(index)))}, nil
 }
-
-func clientHost(host string) client.Opt { return client.WithHost(host) }
 
 // Election is the caller's election (for Init and Inspect).
 func (c *Caller) Election() *lease.Election { return c.election }
@@ -157,7 +156,7 @@ func (c *Caller) Run(ctx context.Context, max int) {
 			if mine > 0 {
 				seen = append(seen, mine)
 			}
-			pauseFor(ctx, time.Duration(c.rng.IntN(200))*time.Millisecond) // do not spin on a dead manager
+			_ = ctxwait.Sleep(ctx, time.Duration(c.rng.IntN(200))*time.Millisecond) // do not spin on a dead manager
 		case op.Kind == leasetest.OpTryAcquire && op.OK:
 			if mine > 0 {
 				seen = append(seen, mine)
@@ -166,20 +165,10 @@ func (c *Caller) Run(ctx context.Context, max int) {
 		case op.Kind == leasetest.OpTryAcquire:
 			holding = false
 			seen = append(seen, op.ResultFence)
-			pauseFor(ctx, time.Duration(c.rng.IntN(50))*time.Millisecond) // think time, as a real contender
+			_ = ctxwait.Sleep(ctx, time.Duration(c.rng.IntN(50))*time.Millisecond) // think time, as a real contender
 		case op.Fence == mine && !op.OK, op.Kind == leasetest.OpRelease && op.Fence == mine:
 			holding = false
 		}
-	}
-}
-
-// pauseFor waits d or until ctx ends.
-func pauseFor(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 
