@@ -109,7 +109,7 @@ func quorumLoss(r *rig) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(3 * faultTTL) // no quorum for three TTLs: time passing is what is tested
+	time.Sleep(2 * faultTTL) // no quorum for two TTLs: time passing is what is tested
 	t1 := check.Monotonic()
 	terms := r.terms()
 	for _, term := range terms {
