@@ -43,6 +43,9 @@ func StartServer(ctx context.Context, bins Binaries, host, namespace string) (*S
 	}
 	s := &Server{URL: "http://" + addr, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
+	// A test binary that dies (a timeout, SIGKILL) takes its contenders with it; the `run`
+	// guard then stops the child's group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start serve: %w", err)
 	}

@@ -54,6 +54,9 @@ func StartSupervisor(bins Binaries, cfg SupervisorConfig) (*Supervisor, error) {
 	}
 	s := &Supervisor{Config: cfg, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
+	// A test binary that dies (a timeout, SIGKILL) takes its contenders with it; the `run`
+	// guard then stops the child's group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start supervisor %s: %w", cfg.Holder, err)
 	}
