@@ -67,9 +67,10 @@ func (c *Cluster) StartNode(ctx context.Context, n int) error {
 	cmd := exec.Command("nsenter", "--net=/run/netns/"+c.nodeNS(n), "--",
 		"unshare", "--mount", "--uts", "--propagation", "slave", "--", "sh", "-c", script)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// A session of its own: no terminal signal reaches it, and a test binary that dies leaves
-	// it for the next run's sweep rather than taking it down half-way.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// A session of its own, so that no terminal signal reaches it; and it dies with the process
+	// that started it (a test binary that times out), whose namespaces and directory the next
+	// run's sweep then removes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("cluster: start dockerd node%d: %w", n, err)

@@ -88,7 +88,8 @@ func removeRun(dir string, logf func(format string, args ...any)) error {
 	namespaces, _ := os.ReadDir("/run/netns")
 	for _, e := range namespaces {
 		if strings.HasPrefix(e.Name(), netnsPrefix+id+"-") {
-			if err := run("ip", "netns", "del", e.Name()); err != nil {
+			// Another process's sweep may have deleted it in the meantime.
+			if err := run("ip", "netns", "del", e.Name()); err != nil && fileExists("/run/netns/"+e.Name()) {
 				errs = append(errs, err)
 			}
 		}
@@ -106,4 +107,9 @@ func removeRun(dir string, logf func(format string, args ...any)) error {
 		errs = append(errs, fmt.Errorf("cluster: remove %s: %w", dir, err))
 	}
 	return errors.Join(errs...)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
