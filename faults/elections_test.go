@@ -24,8 +24,18 @@ const roomTTL = 5 * time.Second
 // is lost and regained. A holder's work runs from Hold's return until it resigns or its
 // Leadership ends; the terms of one room never overlap — the server's expiry decides takeover,
 // the holder stops at its own earlier deadline — and a room's term only grows.
-func TestElectionsUnderFaults(t *testing.T) {
+func TestElectionsUnderFaults(t *testing.T) { electionsUnderFaults(t, 8) }
+
+// electionsUnderFaults is TestElectionsUnderFaults; the long variant runs it with its own seed,
+// which times the faults at random points of the rooms' renewal cycle.
+func electionsUnderFaults(t *testing.T, seed uint64) {
 	c := cluster.ForTest(t)
+	timing := rand.New(rand.NewPCG(seed, 0))
+	jitter := func() {
+		if *long {
+			time.Sleep(time.Duration(timing.Int64N(int64(roomTTL)))) // randomized fault timing, seeded
+		}
+	}
 	bins, err := contend.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +117,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := other(leader)
+	jitter()
 	if err := c.Kill(f); err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +127,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle("follower restart", t0)
+	jitter()
 	if err := c.Partition(leader); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +138,7 @@ func TestElectionsUnderFaults(t *testing.T) {
 	}
 	settle("leader heal", t0)
 	down := []int{1, 2}
+	jitter()
 	for _, n := range down {
 		if err := c.Kill(n); err != nil {
 			t.Fatal(err)

@@ -12,8 +12,9 @@ import (
 // longOps is how many lease operations the long variant makes at least.
 const longOps = 10_000
 
-// TestLongCampaign runs every scenario, in rounds, with seeded random fault timing, until the
-// one-shot callers have made longOps lease operations. Only with -long (scripts/fault-campaign.sh);
+// TestLongCampaign runs every scenario, in rounds (the lease scenarios in a random order, then
+// the elections one), with seeded random fault timing, until the one-shot callers have made
+// longOps lease operations. Only with -long (scripts/fault-campaign.sh);
 // FAULTS_SEED=N replays a run's fault timing and operation mix (not its interleaving).
 func TestLongCampaign(t *testing.T) {
 	if !*long {
@@ -41,6 +42,11 @@ func TestLongCampaign(t *testing.T) {
 			if t.Failed() {
 				t.Fatalf("stopping after the first failing scenario; seed %d", seed)
 			}
+		}
+		electionsSeed := rng.Uint64()
+		t.Run(fmt.Sprintf("round%d/ElectionsUnderFaults", round), func(t *testing.T) { electionsUnderFaults(t, electionsSeed) })
+		if t.Failed() {
+			t.Fatalf("stopping after the first failing scenario; seed %d", seed)
 		}
 		t.Logf("after round %d: %d lease operations", round, total)
 	}
