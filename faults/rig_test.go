@@ -263,9 +263,17 @@ func (r *rig) finish() {
 	t.Logf("summary %s: %d terms (fences +%v), %d lease calls, %d store errors (%.1f%%), %d unknown outcomes, porcupine %s; %s",
 		t.Name(), len(terms), fences, counts.Calls, counts.Errors, 100*float64(counts.Errors)/float64(max(counts.Calls, 1)),
 		counts.Unknown, res, strings.Join(r.figures, "; "))
-	if t.Failed() {
-		for _, s := range r.sups {
-			t.Logf("supervisor %s output:\n%s", s.Config.Holder, s.Output())
+	r.dumpIfFailed()
+}
+
+// dumpIfFailed logs every supervisor's output, the replaced ones' too, if the test failed.
+func (r *rig) dumpIfFailed() {
+	if !r.t.Failed() {
+		return
+	}
+	for _, s := range append(r.retired, r.sups...) {
+		if s != nil {
+			r.t.Logf("supervisor %s (pid %d) output:\n%s", s.Config.Holder, s.PID(), s.Output())
 		}
 	}
 }
@@ -303,9 +311,9 @@ func (r *rig) abort() {
 	}
 	r.wg.Wait()
 	for _, s := range r.sups {
-		s.Stop(10 * time.Second)
-		if r.t.Failed() {
-			r.t.Logf("supervisor %s output:\n%s", s.Config.Holder, s.Output())
+		if s != nil {
+			s.Stop(10 * time.Second)
 		}
 	}
+	r.dumpIfFailed()
 }
