@@ -11,8 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/swarm"
@@ -237,6 +240,10 @@ func wrap(op, service string, err error) error {
 func classify(err error, write bool) error {
 	msg := err.Error()
 	switch {
+	case client.IsErrConnectionFailed(err) && write && brokeAfterSending(err):
+		// The engine may have applied the update before the connection broke (it was killed
+		// while the write committed through Raft).
+		return fmt.Errorf("%w: connection lost: %w", lease.ErrAmbiguous, err)
 	case client.IsErrConnectionFailed(err):
 		return fmt.Errorf("%w: %w", lease.ErrUnavailable, err)
 	case strings.Contains(msg, "update out of sequence"):
@@ -263,4 +270,15 @@ func classify(err error, write bool) error {
 		return fmt.Errorf("%w: timed out: %w", lease.ErrNoQuorum, err)
 	}
 	return err
+}
+
+// brokeAfterSending reports whether a connection error came after the request could have
+// reached the engine: a read or write on an open connection failed (reset, EOF). A failed dial
+// (refused, no socket) never sent anything; the Docker client reports those without a cause
+// or with a dial error.
+func brokeAfterSending(err error) bool {
+	if op, ok := errors.AsType[*net.OpError](err); ok {
+		return op.Op != "dial"
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -1,0 +1,141 @@
+package check
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ChildEvent is one line of a fault child's log (faults/internal/faultchild).
+type ChildEvent struct {
+	Kind   string // "start" or "stop"
+	Fence  uint64
+	Holder string
+	PID    int
+	Mono   int64 // CLOCK_MONOTONIC, ns
+}
+
+// ReadChildEvents parses the children's shared log; a missing log is no events.
+func ReadChildEvents(path string) ([]ChildEvent, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var events []ChildEvent
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 5 || (fields[0] != "start" && fields[0] != "stop") {
+			return nil, fmt.Errorf("%s line %d: %q is not \"start|stop FENCE HOLDER PID NS\"", path, line, sc.Text())
+		}
+		fence, err1 := strconv.ParseUint(fields[1], 10, 64)
+		pid, err2 := strconv.Atoi(fields[3])
+		mono, err3 := strconv.ParseInt(fields[4], 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
+		}
+		events = append(events, ChildEvent{Kind: fields[0], Fence: fence, Holder: fields[2], PID: pid, Mono: mono})
+	}
+	return events, sc.Err()
+}
+
+// Term is one child's life: from its start to its stop (Stop is 0 while it runs).
+type Term struct {
+	Fence       uint64
+	Holder      string
+	PID         int
+	Start, Stop int64
+}
+
+// Terms pairs the start and stop events by PID, in start order.
+func Terms(events []ChildEvent) []Term {
+	byPID := map[int]int{}
+	var terms []Term
+	for _, e := range events {
+		switch e.Kind {
+		case "start":
+			byPID[e.PID] = len(terms)
+			terms = append(terms, Term{Fence: e.Fence, Holder: e.Holder, PID: e.PID, Start: e.Mono})
+		case "stop":
+			if i, ok := byPID[e.PID]; ok {
+				terms[i].Stop = e.Mono
+			}
+		}
+	}
+	slices.SortFunc(terms, func(a, b Term) int { return cmp.Compare(a.Start, b.Start) })
+	return terms
+}
+
+// Thaw records that a child (by PID) was frozen and thawed at Mono: the documented exception to
+// "never two children at once", which fencing covers.
+type Thaw struct {
+	PID  int
+	Mono int64
+}
+
+// Children checks the children's terms: every child stopped (all supervisors have been stopped
+// when it is called); fences strictly increase in start order, so none is reused; no two terms
+// overlap — except a term whose child was frozen past its deadline (thaws), which must have a
+// lower fence than every term it overlaps and must stop within prompt of its thaw.
+func Children(terms []Term, thaws []Thaw, prompt time.Duration) error {
+	var errs []error
+	thawedAt := map[int]int64{}
+	for _, th := range thaws {
+		thawedAt[th.PID] = th.Mono
+	}
+	for i, a := range terms {
+		if a.Stop == 0 {
+			errs = append(errs, fmt.Errorf("child %d (holder %s, fence %d) never logged its stop", a.PID, a.Holder, a.Fence))
+			continue
+		}
+		if thaw, ok := thawedAt[a.PID]; ok && a.Stop > thaw+prompt.Nanoseconds() {
+			errs = append(errs, fmt.Errorf("frozen child %d (fence %d) stopped %v after its thaw, later than %v",
+				a.PID, a.Fence, time.Duration(a.Stop-thaw), prompt))
+		}
+		for _, b := range terms[i+1:] {
+			if b.Fence <= a.Fence {
+				errs = append(errs, fmt.Errorf("fence did not increase: child %d (holder %s) started with fence %d after child %d (holder %s) with fence %d",
+					b.PID, b.Holder, b.Fence, a.PID, a.Holder, a.Fence))
+			}
+			if b.Start >= a.Stop {
+				continue
+			}
+			if _, frozen := thawedAt[a.PID]; frozen && a.Fence < b.Fence {
+				continue // fenced out: the resource rejects the thawed child's lower fence
+			}
+			errs = append(errs, fmt.Errorf("two children at once: child %d (holder %s, fence %d) ran until +%v, child %d (holder %s, fence %d) started at +%v",
+				a.PID, a.Holder, a.Fence, time.Duration(a.Stop-terms[0].Start), b.PID, b.Holder, b.Fence, time.Duration(b.Start-terms[0].Start)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// FirstStartAfter returns the first term that started after mono, if any.
+func FirstStartAfter(terms []Term, mono int64) (Term, bool) {
+	for _, t := range terms {
+		if t.Start > mono {
+			return t, true
+		}
+	}
+	return Term{}, false
+}
+
+// Running returns the term running at mono (started before it, not stopped by it), if any.
+func Running(terms []Term, mono int64) (Term, bool) {
+	for _, t := range slices.Backward(terms) {
+		if t.Start <= mono && (t.Stop == 0 || t.Stop > mono) {
+			return t, true
+		}
+	}
+	return Term{}, false
+}

@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// live holds the clusters of this process, for the signal handler.
+var live struct {
+	sync.Mutex
+	clusters map[*Cluster]bool
+	handler  sync.Once
+}
+
+// ForTest starts a cluster for t and closes it when t ends. Without the prerequisites the
+// test is skipped — except under CI=true, where it fails, so that CI never passes without the
+// fault tests. An interrupt (SIGINT, SIGTERM) closes the clusters before the process exits.
+func ForTest(t testing.TB) *Cluster {
+	t.Helper()
+	if err := Prerequisites(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v, and CI=true: the fault tests must run in CI", err)
+		}
+		t.Skipf("%v: skipping a fault test", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(c)
+	t.Cleanup(func() {
+		unregister(c)
+		if t.Failed() {
+			c.DumpLogs(t.Logf)
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("closing the cluster: %v", err)
+		}
+	})
+	return c
+}
+
+func register(c *Cluster) {
+	live.Lock()
+	defer live.Unlock()
+	if live.clusters == nil {
+		live.clusters = map[*Cluster]bool{}
+	}
+	live.clusters[c] = true
+	live.handler.Do(func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		go func() {
+			<-sigs
+			live.Lock()
+			for c := range live.clusters {
+				_ = c.Close()
+			}
+			live.Unlock()
+			os.Exit(130)
+		}()
+	})
+}
+
+func unregister(c *Cluster) {
+	live.Lock()
+	defer live.Unlock()
+	delete(live.clusters, c)
+}

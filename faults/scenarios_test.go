@@ -1,0 +1,288 @@
+package faults_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
+	"github.com/regbo/lfp-swarm-lease/faults/cluster"
+)
+
+// other returns a manager that is none of not.
+func other(not ...int) int {
+	for n := 1; n <= cluster.Nodes; n++ {
+		ok := true
+		for _, x := range not {
+			ok = ok && n != x
+		}
+		if ok {
+			return n
+		}
+	}
+	return 0
+}
+
+// followerManagerCrash crashes a manager that is neither the Raft leader nor the holder's:
+// the holder keeps its child, writes go on, and the restarted manager rejoins.
+func followerManagerCrash(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	f := other(hn, r.leader())
+	r.jitter()
+	t0 := check.Monotonic()
+	if err := r.c.Kill(f); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * faultTTL) // the fault lasts two TTLs: time passing is what is tested
+	if still, ok := check.Running(r.terms(), check.Monotonic()); !ok || still.PID != holder.PID {
+		t.Errorf("the holder's child (fence %d) did not survive a follower's crash; running now: %+v", holder.Fence, still)
+	}
+	t1 := check.Monotonic()
+	if err := r.c.StartNode(t.Context(), f); err != nil {
+		t.Fatal(err)
+	}
+	r.figure("follower crash: holder kept its term for %v", since(t0))
+	r.figure("restart to normal %v", r.recovered(t1))
+	r.finish()
+}
+
+// leaderManagerCrash crashes the Raft leader, with the holder attached to it: the holder
+// loses its store and stops its child by its deadline; a contender on the majority takes over
+// with a higher fence once the Swarm has a new leader.
+func leaderManagerCrash(r *rig) {
+	t := r.t
+	l := r.leader()
+	waitHolderOn(r, l)
+	r.jitter()
+	t0 := check.Monotonic()
+	if err := r.c.Kill(l); err != nil {
+		t.Fatal(err)
+	}
+	next, ok := r.waitChild(t0, 2*time.Minute)
+	if !ok {
+		t.Fatal("no new child within 2 minutes of the leader's crash")
+	}
+	r.figure("leader crash: fault to new child %v", time.Duration(next.Start-t0).Round(time.Millisecond))
+	t1 := check.Monotonic()
+	if err := r.c.StartNode(t.Context(), l); err != nil {
+		t.Fatal(err)
+	}
+	r.figure("restart to normal %v", r.recovered(t1))
+	r.finish()
+}
+
+// waitHolderOn moves the term to the supervisor on manager n: the other supervisors are
+// stopped (they stop their child and release) until n's child runs, then started again.
+func waitHolderOn(r *rig, n int) {
+	r.t.Helper()
+	if _, hn := r.holder(); hn == n {
+		return
+	}
+	r.jitter()
+	t0 := check.Monotonic()
+	for m := 1; m <= cluster.Nodes; m++ {
+		if m != n {
+			r.sups[m-1].Stop(30 * time.Second)
+		}
+	}
+	term, ok := r.waitChild(t0, time.Minute)
+	if !ok || r.managerOf(term.Holder) != n {
+		r.t.Fatalf("the supervisor on manager %d did not take over: %+v", n, term)
+	}
+	for m := 1; m <= cluster.Nodes; m++ {
+		if m != n {
+			r.restart(m)
+		}
+	}
+}
+
+// quorumLoss crashes two managers, leaving the holder's manager without a Raft quorum: the
+// holder stops its child by its deadline, nobody starts one until a manager comes back, then a
+// contender takes over with a higher fence.
+func quorumLoss(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	r.jitter()
+	t0 := check.Monotonic()
+	for _, n := range []int{other(hn), other(hn, other(hn))} {
+		if err := r.c.Kill(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * faultTTL) // no quorum for two TTLs: time passing is what is tested
+	t1 := check.Monotonic()
+	terms := r.terms()
+	for _, term := range terms {
+		if term.PID == holder.PID && (term.Stop == 0 || term.Stop > t0+faultTTL.Nanoseconds()) {
+			t.Errorf("the holder's child ran on without quorum: stopped at +%v after the fault (0: still running), deadline within %v",
+				time.Duration(term.Stop-t0), faultTTL)
+		} else if term.PID == holder.PID {
+			r.figure("quorum loss: holder stopped its child %v after the fault", time.Duration(term.Stop-t0).Round(time.Millisecond))
+		}
+		if term.Start > t0 {
+			t.Errorf("a child started without quorum: %+v", term)
+		}
+	}
+	restored := other(hn)
+	if err := r.c.StartNode(t.Context(), restored); err != nil {
+		t.Fatal(err)
+	}
+	next, ok := r.waitChild(t1, 2*time.Minute)
+	if !ok {
+		t.Fatal("no child within 2 minutes of quorum's return")
+	}
+	r.figure("quorum back to new child %v", time.Duration(next.Start-t1).Round(time.Millisecond))
+	t2 := check.Monotonic()
+	if err := r.c.StartNode(t.Context(), other(hn, restored)); err != nil {
+		t.Fatal(err)
+	}
+	r.figure("third manager back to normal %v", r.recovered(t2))
+	r.finish()
+}
+
+// partitionedHolderManager cuts the holder's manager (a Raft follower) off: the holder
+// stops its child by its deadline, the majority side takes over with a higher fence; healing
+// the manager is disruptive (it rejoins with a higher Raft term) and the cluster recovers.
+func partitionedHolderManager(r *rig) {
+	l := r.leader()
+	waitHolderOn(r, other(l))
+	partitionHolder(r)
+}
+
+// partitionedLeaderStaleReads cuts the Raft leader off while the holder talks to it: the
+// ex-leader answers reads from its stale copy for a while, so the holder's supervisor and the
+// callers on it decide on old records — which must not let anything through.
+func partitionedLeaderStaleReads(r *rig) {
+	waitHolderOn(r, r.leader())
+	partitionHolder(r)
+}
+
+// partitionHolder partitions the holder's manager for long enough that the majority takes
+// over, then heals it and waits for normal operation.
+func partitionHolder(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	r.jitter()
+	t0 := check.Monotonic()
+	if err := r.c.Partition(hn); err != nil {
+		t.Fatal(err)
+	}
+	next, ok := r.waitChild(t0, 2*time.Minute)
+	if !ok {
+		t.Fatal("no child on the majority side within 2 minutes of the partition")
+	}
+	r.figure("partition of node%d: fault to new child %v", hn, time.Duration(next.Start-t0).Round(time.Millisecond))
+	if next.Fence <= holder.Fence || r.managerOf(next.Holder) == hn {
+		t.Errorf("takeover %+v after partitioning the holder %+v's manager", next, holder)
+	}
+	time.Sleep(faultTTL) // the partitioned side keeps trying for a TTL more: time passing is tested
+	t1 := check.Monotonic()
+	if err := r.c.Heal(hn); err != nil {
+		t.Fatal(err)
+	}
+	r.figure("heal to normal %v", r.recovered(t1))
+	time.Sleep(faultTTL) // the disruptive rejoin plays out under load
+	r.finish()
+}
+
+// engineRestartUnderHolder restarts (SIGTERM, start) the dockerd the holder talks to.
+func engineRestartUnderHolder(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	r.jitter()
+	t0 := check.Monotonic()
+	if err := r.c.Stop(hn); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.c.StartNode(t.Context(), hn); err != nil {
+		t.Fatal(err)
+	}
+	r.figure("dockerd restart under the holder took %v", since(t0))
+	t1 := check.Monotonic()
+	r.figure("restart to normal %v", r.recovered(t1))
+	if still, ok := check.Running(r.terms(), check.Monotonic()); ok && still.PID == holder.PID {
+		r.figure("the holder kept its term")
+	} else if next, ok := check.FirstStartAfter(r.terms(), t0); ok {
+		r.figure("fault to new child %v", time.Duration(next.Start-t0).Round(time.Millisecond))
+	}
+	time.Sleep(faultTTL) // normal operation after the restart: time passing is tested
+	r.finish()
+}
+
+// frozenHolder freezes the holder's supervisor and child (SIGSTOP) for two TTLs: a
+// contender takes over with a higher fence; on thaw the supervisor finds its deadline passed and
+// stops its child at once. The overlap is the documented case that fencing covers.
+func frozenHolder(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	r.jitter()
+	t0 := check.Monotonic()
+	if _, err := r.sups[hn-1].Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	next, ok := r.waitChild(t0, 2*time.Minute)
+	if !ok {
+		t.Fatal("no takeover within 2 minutes of freezing the holder")
+	}
+	r.figure("frozen holder: fault to new child %v", time.Duration(next.Start-t0).Round(time.Millisecond))
+	time.Sleep(faultTTL) // frozen past its deadline: time passing is what is tested
+	if err := r.sups[hn-1].Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	thaw := check.Monotonic()
+	r.thaws = append(r.thaws, check.Thaw{PID: holder.PID, Mono: thaw})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var stopped int64
+		for _, term := range r.terms() {
+			if term.PID == holder.PID {
+				stopped = term.Stop
+			}
+		}
+		if stopped != 0 {
+			r.figure("thaw to the frozen child's stop %v", time.Duration(stopped-thaw).Round(time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the thawed holder's child still runs a minute after the thaw")
+		}
+		time.Sleep(20 * time.Millisecond) // poll the log
+	}
+	time.Sleep(faultTTL) // the thawed supervisor contends again beside the new holder
+	r.finish()
+}
+
+// scenarios are the fault scenarios, in the order docs/reliability.md lists them.
+var scenarios = []struct {
+	name string
+	run  func(*rig)
+}{
+	{"FollowerManagerCrash", followerManagerCrash},
+	{"LeaderManagerCrash", leaderManagerCrash},
+	{"QuorumLoss", quorumLoss},
+	{"PartitionedHolderManager", partitionedHolderManager},
+	{"PartitionedLeaderStaleReads", partitionedLeaderStaleReads},
+	{"EngineRestartUnderHolder", engineRestartUnderHolder},
+	{"FrozenHolder", frozenHolder},
+}
+
+// TestFollowerManagerCrash runs the followerManagerCrash scenario once (the CI variant).
+func TestFollowerManagerCrash(t *testing.T) { scenarios[0].run(newRig(t, 1)) }
+
+// TestLeaderManagerCrash runs the leaderManagerCrash scenario once (the CI variant).
+func TestLeaderManagerCrash(t *testing.T) { scenarios[1].run(newRig(t, 2)) }
+
+// TestQuorumLoss runs the quorumLoss scenario once (the CI variant).
+func TestQuorumLoss(t *testing.T) { scenarios[2].run(newRig(t, 3)) }
+
+// TestPartitionedHolderManager runs the partitionedHolderManager scenario once (the CI variant).
+func TestPartitionedHolderManager(t *testing.T) { scenarios[3].run(newRig(t, 4)) }
+
+// TestPartitionedLeaderStaleReads runs the partitionedLeaderStaleReads scenario once (the CI variant).
+func TestPartitionedLeaderStaleReads(t *testing.T) { scenarios[4].run(newRig(t, 5)) }
+
+// TestEngineRestartUnderHolder runs the engineRestartUnderHolder scenario once (the CI variant).
+func TestEngineRestartUnderHolder(t *testing.T) { scenarios[5].run(newRig(t, 6)) }
+
+// TestFrozenHolder runs the frozenHolder scenario once (the CI variant).
+func TestFrozenHolder(t *testing.T) { scenarios[6].run(newRig(t, 7)) }

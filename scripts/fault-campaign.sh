@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The fault campaign on a real three-manager Swarm (faults/, docs/reliability.md). Needs root,
+# dockerd, docker, ip, nsenter and unshare; the cluster lives under /tmp/lfp-faults and in
+# network namespaces lfpf<pid>-*, and is removed afterwards (a killed run's leftovers are swept
+# by the next one).
+#
+#   scripts/fault-campaign.sh            # every scenario once (the CI variant, a few minutes)
+#   scripts/fault-campaign.sh -long      # ≥ 10,000 lease operations, randomized fault timing
+#   FAULTS_SEED=N scripts/fault-campaign.sh -long   # replay a long run's seed
+#   scripts/fault-campaign.sh -run TestFrozenHolder # one scenario
+set -euo pipefail
+cd "$(dirname "$0")/../faults"
+
+if [ "$(id -u)" != 0 ]; then
+  echo "fault-campaign.sh: must run as root (network namespaces, dockerd)" >&2
+  exit 2
+fi
+timeout=20m
+run=.
+for arg in "$@"; do
+  if [ "$arg" = -long ]; then timeout=3h; run='^TestLongCampaign$'; fi
+done
+exec go test -count=1 -v -timeout "$timeout" -run "$run" . "$@"
