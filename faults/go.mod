@@ -2,16 +2,12 @@ module github.com/regbo/lfp-swarm-lease/faults
 
 go 1.26.0
 
-replace github.com/regbo/lfp-swarm-lease/lease => ../lease
-
-replace github.com/regbo/lfp-swarm-lease/clients/go => ../clients/go
-
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/moby/moby/client v0.6.2
-	github.com/regbo/lfp-swarm-lease/clients/go v0.0.0
-	github.com/regbo/lfp-swarm-lease/lease v0.0.0-00010101000000-000000000000
-	golang.org/x/sys v0.33.0
+	github.com/regbo/lfp-swarm-lease/clients/go v0.1.0
+	github.com/regbo/lfp-swarm-lease/lease v0.1.0
+	golang.org/x/sys v0.48.0
 )
 
 require (
