@@ -7,8 +7,8 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { chromiumSkip, launchChromium } from "@regbo/test-chromium";
+import { build } from "esbuild";
 import { createLeaseClient } from "../src/index.js";
 import { cli, namespace, pollUntil, startServe, tempStore } from "./support/server.js";
 

@@ -80,7 +80,9 @@ function showLedger(l: Ledger): void {
   $("accepted").replaceChildren(
     ...l.accepted
       .slice(0, shownAccepted)
-      .map((e) => row([String(e.seq), time(e.received_at), String(e.fence), e.holder], { "data-fence": String(e.fence) })),
+      .map((e) =>
+        row([String(e.seq), time(e.received_at), String(e.fence), e.holder], { "data-fence": String(e.fence) }),
+      ),
   );
   $("rejected").replaceChildren(
     ...l.rejected.map((e) =>

@@ -91,7 +91,9 @@ async function containerOf(task: string): Promise<string> {
 
 const skip = chromiumSkip() || (host === "" && process.env.CI !== "true" ? missingSwarm : false);
 
-test("the demo stack in Chromium: failover, a rejected stale write, a ledger kept across a restart", { skip }, async () => {
+test("the demo stack in Chromium: failover, a rejected stale write, a ledger kept across a restart", {
+  skip,
+}, async () => {
   assert.ok(host, `${missingSwarm} — and CI=true, where the Swarm tests must run`);
   mkdirSync(artifacts, { recursive: true });
   const name = `demo-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
