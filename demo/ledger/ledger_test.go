@@ -150,7 +150,9 @@ func TestTornLastRecordIsCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString(`{"fence":4,"holder":"b","se`) // an append cut short by a crash
+	// An append cut short by a crash, longer than the next record: it must be cut, not
+	// partly overwritten.
+	f.WriteString(`{"fence":4,"holder":"` + strings.Repeat("b", 400))
 	f.Close()
 
 	l2 := open(t, dir)
