@@ -161,6 +161,9 @@ func TestTornLastRecordIsCut(t *testing.T) {
 	}
 	mustAppend(t, l2, write(4, "b"))
 	l2.Close()
+	if data, _ := os.ReadFile(path); strings.Count(string(data), "\n") != 2 || !strings.HasSuffix(string(data), "}\n") {
+		t.Fatalf("the torn record was not cut from the file:\n%s", data)
+	}
 	l3 := open(t, dir)
 	if snap := l3.Snapshot(); snap.Counts.Accepted != 2 || snap.Highest != 4 {
 		t.Fatalf("the append after the torn record: %+v", snap)
