@@ -151,7 +151,7 @@ export interface paths {
         };
         /**
          * Store readiness
-         * @description Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum).
+         * @description Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum). A file store must also be able to write (space, permissions). Damage the store worked around is in `details`.
          */
         get: operations["readyz"];
         put?: never;
@@ -333,6 +333,8 @@ export interface components {
             retry_after_ms?: number;
         };
         HealthBody: {
+            /** @description Damage the store found and worked around since the server started (never routine; see the log); absent when none. */
+            details?: string;
             /**
              * @description "ok" or "ready".
              * @example ok
