@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -21,7 +22,7 @@ type Published struct {
 
 // Publish builds both images for b's platforms and pushes them to registry (HOST[:PORT][/path])
 // as ControllerName:tag and ControllerName-demo:tag. Loopback registries are spoken to over
-// plain HTTP, as Docker does.
+// plain HTTP, as Docker does; others with the machine's Docker credentials.
 func Publish(ctx context.Context, b Build, registry, tag string) (Published, error) {
 	b, err := b.withDefaults()
 	if err != nil {
@@ -64,7 +65,7 @@ func push(ctx context.Context, idx v1.ImageIndex, ref string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("images: image reference %q: %w", ref, err)
 	}
-	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx)); err != nil {
+	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return "", fmt.Errorf("images: push %s: %w", ref, err)
 	}
 	digest, err := idx.Digest()

@@ -163,7 +163,16 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
   assert.ok(stale && stale.highest > next.fence, "the ledger recorded the stale write with the fence that beat it");
   await shot("3-stale-write-rejected.png");
 
-  // 4. Restart the demo service: the ledger keeps every entry.
+  // 4. Restart the demo service: the ledger keeps every entry, and the page says it lost the
+  // stream meanwhile.
+  const connections = new Set<string>();
+  const watching = setInterval(async () => {
+    try {
+      connections.add((await shown(page)).connection);
+    } catch {
+      // the page is busy reloading a stream: the next sample counts
+    }
+  }, 50);
   await docker("service", "update", "--force", "--detach=false", `${name}_demo`);
   let after_: Ledger | undefined;
   await pollUntil(60_000, "the ledger answers again after the restart", async () => {
@@ -179,6 +188,11 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
   await pollUntil(20_000, "the page shows the kept ledger", async () =>
     (await rowFences(page, "rejected")).includes(next.fence),
   );
+  await pollUntil(20_000, "the page is live again", async () => (await shown(page)).connection === "live");
+  clearInterval(watching);
+  assert.ok(connections.has("reconnecting"), `the indicator never showed the lost stream: ${[...connections]}`);
   await shot("4-after-demo-restart.png");
+  await page.setViewportSize({ width: 390, height: 844 }); // a phone
+  await shot("5-phone.png");
   assert.deepEqual(errors, []);
 });
