@@ -49,6 +49,7 @@ function row(cells: string[], attrs: Record<string, string> = {}): HTMLTableRowE
   for (const c of cells) {
     const td = document.createElement("td");
     td.textContent = c;
+    td.title = c;
     tr.append(td);
   }
   return tr;
