@@ -67,7 +67,9 @@ function showState(s: State): void {
   if (last && last.holder_id === s.holder_id && last.fence === s.fence) return;
   const li = document.createElement("li");
   const what = s.holder_id ? `${s.holder_id} leads with fence ${s.fence}` : `no leader (fence ${s.fence})`;
-  li.textContent = `${time(new Date())} — ${what}`;
+  // A term's own start when there is one (the store's clock); else when the page saw the change.
+  const at = s.holder_id && s.acquired_at ? s.acquired_at : new Date();
+  li.textContent = `${time(at)} — ${what}`;
   li.dataset.fence = String(s.fence);
   const list = $("timeline");
   list.prepend(li);
