@@ -1,6 +1,11 @@
 package images
 
-import v1 "github.com/google/go-containerregistry/pkg/v1"
+import (
+	"fmt"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
 
 // The settings a mirror of this recipe (the release's `kos`, the deployer) must copy.
 const (
@@ -42,4 +47,17 @@ func (b Build) labels(title string) map[string]string {
 // ldflags strip the symbol tables and stamp the version, as the release builds do.
 func (b Build) ldflags() string {
 	return "-s -w -X " + VersionVariable + "=" + b.Version
+}
+
+// ParsePlatforms reads a comma-separated list such as "linux/amd64,linux/arm64".
+func ParsePlatforms(list string) ([]v1.Platform, error) {
+	var out []v1.Platform
+	for _, p := range strings.Split(list, ",") {
+		plat, err := v1.ParsePlatform(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("images: platform %q: want OS/ARCH, e.g. linux/arm64: %w", p, err)
+		}
+		out = append(out, *plat)
+	}
+	return out, nil
 }

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/regbo/lfp-swarm-lease/demo/internal/stack"
 	"github.com/regbo/lfp-swarm-lease/images"
 )
@@ -57,12 +56,8 @@ func run(args []string) error {
 		return err
 	}
 	b := images.Build{Version: "dev", Commit: gitCommit(root)}
-	for _, p := range strings.Split(*platforms, ",") {
-		plat, err := v1.ParsePlatform(p)
-		if err != nil {
-			return fmt.Errorf("--platforms: %q: %w", p, err)
-		}
-		b.Platforms = append(b.Platforms, *plat)
+	if b.Platforms, err = images.ParsePlatforms(*platforms); err != nil {
+		return fmt.Errorf("--platforms: %w", err)
 	}
 	up, err := stack.Deploy(ctx, stack.Options{Name: *name, Root: root, Port: *port, Env: env}, b, os.Stderr)
 	if err != nil {

@@ -14,10 +14,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/regbo/lfp-swarm-lease/images"
 )
 
@@ -45,12 +43,9 @@ func run(args []string) error {
 		return fmt.Errorf("--registry is required (e.g. --registry 127.0.0.1:5000)")
 	}
 	b.Root = *root
-	for _, p := range strings.Split(*platforms, ",") {
-		plat, err := v1.ParsePlatform(p)
-		if err != nil {
-			return fmt.Errorf("--platforms: %q: %w", p, err)
-		}
-		b.Platforms = append(b.Platforms, *plat)
+	var err error
+	if b.Platforms, err = images.ParsePlatforms(*platforms); err != nil {
+		return fmt.Errorf("--platforms: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
