@@ -24,14 +24,3 @@ func commandError(err error) error {
 	}
 	return err
 }
-
-// childOutcome is what the log says of a finished child: its own exit code, and how many of the
-// processes it started had to be stopped after it (SIGTERM) or killed (SIGKILL).
-func childOutcome(child *supervisor.Child) []any {
-	r := child.Report()
-	attrs := []any{"pid", r.PID, "exit_code", child.ExitCode(), "descendants_terminated", r.Terminated, "descendants_killed", r.Killed}
-	if n := child.Leftovers(); n > 0 {
-		attrs = append(attrs, "killed_after_guard_died", n)
-	}
-	return attrs
-}

@@ -12,14 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server"
 )
-
-// ExitLost is the exit code of `run --once` when the term ended by loss of the lease (deadline
-// without renewal, or another holder) rather than by the child.
-const ExitLost = 10
 
 func (a *App) newRunCmd() *cobra.Command {
 	var once, exitOnChildExit bool
@@ -93,12 +90,15 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv []string, once, exitOnChildExit bool) error {
 	cfg := s.cfg
 	log := slog.New(slog.NewTextHandler(a.Err, nil))
-	campaign := &lease.Campaign{
+	campaign, err := lease.NewCampaign(lease.Campaign{
 		Election:      s.election,
 		RenewInterval: cfg.RenewInterval,
 		PollInterval:  cfg.DefaultPoll,
 		StopBefore:    cfg.ShutdownTimeout,
 		Logger:        log,
+	})
+	if err != nil {
+		return timingSettingError(cfg, err)
 	}
 	if cfg.Listen != config.ListenOff {
 		ln, err := net.Listen("tcp", cfg.Listen)
@@ -119,56 +119,47 @@ func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv
 		}()
 	}
 	log.Info("contending", "namespace", cfg.Namespace, "store", s.store.Describe())
-	exitCode := -1
-	err := campaign.Run(ctx, func(term *lease.Term) error {
+	loop := a.childLoop(cfg, argv, once, exitOnChildExit)
+	var last runloop.Outcome
+	err = campaign.Run(ctx, func(term *lease.Term) error {
 		g := term.Grant
-		clog := log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence)
-		child, err := supervisor.Start(supervisor.Spec{
-			Argv:     argv,
-			Env:      append(a.Environ(), childEnv(cfg, g)...),
-			Grace:    cfg.ShutdownTimeout,
-			NoCgroup: !cfg.ChildCgroup,
+		out, err := loop.Lead(ctx, runloop.Term{
+			Done:  term.Done(),
+			Env:   childEnv(cfg, g),
+			Log:   log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence),
+			Ended: func() []any { return []any{"reason", term.Cause()} },
 		})
 		if err != nil {
-			return err
+			return commandError(err)
 		}
-		started := time.Now()
-		clog.Info("child started", "guard_pid", child.PID(), "command", argv[0])
-		select {
-		case <-term.Done():
-			killed := child.Stop(cfg.ShutdownTimeout)
-			clog.Info("child stopped", append(childOutcome(child), "killed_after_grace", killed,
-				"ran", time.Since(started).Round(time.Millisecond), "reason", term.Cause())...)
-			if once && ctx.Err() == nil {
-				exitCode = ExitLost
-				return lease.ErrStopCampaign
-			}
-			return nil
-		case <-child.Done():
-			if err := child.StartError(); err != nil {
-				// Removed or changed since run checked it: the same configuration error.
-				clog.Error("child could not start", "err", err)
-				return commandError(err)
-			}
-			code := child.ExitCode()
-			clog.Info("child exited", append(childOutcome(child), "ran", time.Since(started).Round(time.Millisecond))...)
-			if once || exitOnChildExit {
-				exitCode = code
-				return lease.ErrStopCampaign
-			}
-			return nil
+		if out.Exit {
+			last = out
+			return lease.ErrStopCampaign
 		}
+		return nil
 	})
 	switch {
 	case errors.Is(err, lease.ErrStopCampaign):
-		if exitCode != 0 {
-			return &exitError{code: exitCode, err: fmt.Errorf("run: exiting with the child's outcome (%d)", exitCode)}
-		}
-		return nil
+		return exitWithOutcome(last)
 	case err != nil:
 		return err
 	}
 	log.Info("stopped", "namespace", cfg.Namespace)
+	return nil
+}
+
+// childLoop is the supervision loop of run's command, in either mode.
+func (a *App) childLoop(cfg *config.Config, argv []string, once, exitOnChildExit bool) *runloop.Loop {
+	return &runloop.Loop{Argv: argv, Environ: a.Environ(), Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
+		Once: once, ExitOnChildExit: exitOnChildExit}
+}
+
+// exitWithOutcome is run's result when the loop decided to exit: the command's own code, or
+// runloop.ExitLost.
+func exitWithOutcome(out runloop.Outcome) error {
+	if out.ExitCode != 0 {
+		return &exitError{code: out.ExitCode, err: fmt.Errorf("run: exiting with the child's outcome (%d)", out.ExitCode)}
+	}
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
-	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 )
 
@@ -40,109 +40,62 @@ func (a *App) runRemote(ctx context.Context, cfg *config.Config, argv []string, 
 		log.Info("listen is ignored with a server: observe the room on the elections server", "listen", cfg.Listen,
 			"watch", cfg.Server+"/elections/"+cfg.ElectionID+"/watch")
 	}
-	r := &remoteRun{a: a, cfg: cfg, argv: argv, candidate: candidate, log: log, once: once, exitOnChild: exitOnChildExit}
-	req := swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}
+	holder, err := el.NewHolder(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, opts...)
+	if err != nil {
+		return holdError(cfg, err)
+	}
+	loop := a.childLoop(cfg, argv, once, exitOnChildExit)
 	log.Info("contending", "ttl", cfg.TTL)
 	for ctx.Err() == nil {
-		l, err := el.Hold(ctx, cfg.ElectionID, req, opts...)
+		l, err := holder.Hold(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
 			return holdError(cfg, err)
 		}
-		exitCode, stop, err := r.lead(ctx, l)
+		out, err := lead(ctx, loop, cfg, candidate, l, log)
 		if err != nil {
-			return err
+			return commandError(err)
 		}
-		if stop {
-			if exitCode != 0 {
-				return &exitError{code: exitCode, err: fmt.Errorf("run: exiting with the child's outcome (%d)", exitCode)}
+		if out.Exit {
+			return exitWithOutcome(out)
+		}
+		if out.ChildExited {
+			// Give the followers one poll interval to take over, and never spin campaign/resign
+			// with a crashing child.
+			t := time.NewTimer(cfg.DefaultPoll)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
 			}
-			return nil
+			t.Stop()
 		}
 	}
 	log.Info("stopped")
 	return nil
 }
 
-// remoteRun is what every term of runRemote shares.
-type remoteRun struct {
-	a                 *App
-	cfg               *config.Config
-	argv              []string
-	candidate         string
-	log               *slog.Logger
-	once, exitOnChild bool
-}
-
-// lead runs the child for the term l and resigns the term afterwards. stop reports that run
-// must exit, with exitCode.
-func (r *remoteRun) lead(ctx context.Context, l *swarmlease.Leadership) (exitCode int, stop bool, err error) {
-	cfg := r.cfg
-	log := r.log.With("term", l.Term())
+// lead runs the command for the term l through the supervision loop, and resigns the term
+// afterwards so that a follower takes over at once.
+func lead(ctx context.Context, loop *runloop.Loop, cfg *config.Config, candidate string, l *swarmlease.Leadership, log *slog.Logger) (runloop.Outcome, error) {
+	log = log.With("term", l.Term())
 	log.Info("acquired", "safety_deadline", l.Deadline())
-	select {
-	case <-l.Done(): // the winning campaign took longer than the term can last
-		log.Warn("term ended before the child started", "reason", termEnd(l.Cause()))
-		r.resign(ctx, l, log)
-		if r.once && ctx.Err() == nil {
-			return ExitLost, true, nil
-		}
-		return 0, false, nil
-	default:
-	}
-	child, err := supervisor.Start(supervisor.Spec{
-		Argv:     r.argv,
-		Env:      append(r.a.Environ(), remoteChildEnv(cfg, r.candidate, l.Term())...),
-		Grace:    cfg.ShutdownTimeout,
-		NoCgroup: !cfg.ChildCgroup,
+	out, err := loop.Lead(ctx, runloop.Term{
+		Done: l.Done(),
+		Env:  remoteChildEnv(cfg, candidate, l.Term()),
+		Log:  log,
+		Ended: func() []any {
+			return []any{"reason", termEnd(l.Cause()), "safety_deadline", l.Deadline(), "deadline_in", time.Until(l.Deadline()).Round(time.Millisecond)}
+		},
 	})
-	if err != nil {
-		r.resign(ctx, l, log)
-		return 0, true, err
-	}
-	started := time.Now()
-	log.Info("child started", "guard_pid", child.PID(), "command", r.argv[0])
-	select {
-	case <-l.Done():
-		killed := child.Stop(cfg.ShutdownTimeout)
-		log.Info("child stopped", append(childOutcome(child), "killed_after_grace", killed,
-			"ran", time.Since(started).Round(time.Millisecond), "reason", termEnd(l.Cause()),
-			"safety_deadline", l.Deadline(), "deadline_in", time.Until(l.Deadline()).Round(time.Millisecond))...)
-		r.resign(ctx, l, log)
-		if r.once && ctx.Err() == nil {
-			return ExitLost, true, nil
-		}
-		return 0, false, nil
-	case <-child.Done():
-		if err := child.StartError(); err != nil {
-			// Removed or changed since run checked it: the same configuration error.
-			log.Error("child could not start", "err", err)
-			r.resign(ctx, l, log)
-			return 0, true, commandError(err)
-		}
-		code := child.ExitCode()
-		log.Info("child exited", append(childOutcome(child), "ran", time.Since(started).Round(time.Millisecond))...)
-		r.resign(ctx, l, log)
-		if r.once || r.exitOnChild {
-			return code, true, nil
-		}
-		// Give the followers one poll interval to take over, and never spin campaign/resign
-		// with a crashing child.
-		t := time.NewTimer(cfg.DefaultPoll)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		return 0, false, nil
-	}
+	resign(ctx, l, log)
+	return out, err
 }
 
 // resign ends the term and hands it back on a fresh context (run's own may be cancelled by
 // then).
-func (r *remoteRun) resign(ctx context.Context, l *swarmlease.Leadership, log *slog.Logger) {
+func resign(ctx context.Context, l *swarmlease.Leadership, log *slog.Logger) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	prev, err := l.Resign(rctx)
@@ -176,10 +129,12 @@ func termEnd(cause error) string {
 	}
 }
 
-// holdError turns a refusal that retrying cannot change into run's error: inputs the server
-// refuses are configuration errors (exit 2) naming the setting.
+// holdError turns a refusal that retrying cannot change into run's error: inputs the client or
+// the server refuses are configuration errors (exit 2) naming the setting.
 func holdError(cfg *config.Config, err error) error {
 	switch {
+	case errors.Is(err, swarmlease.ErrInvalidTiming):
+		return timingSettingError(cfg, err)
 	case errors.Is(err, swarmlease.ErrInvalidTTL):
 		return &usageError{fmt.Errorf("the elections server refused %s (from %s): %w", config.KeyTTLMillis, cfg.Source(config.KeyTTLMillis), err)}
 	case errors.Is(err, swarmlease.ErrInvalidInput):

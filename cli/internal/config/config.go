@@ -17,7 +17,6 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
-	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
@@ -394,9 +393,9 @@ func (c *Config) RequireElection() error {
 }
 
 // RequireRemote checks the settings of `run` through an elections server (server set): the
-// room to contend for, a TTL the elections API accepts (whole seconds from 5 to 300), a holder
-// ID usable as a candidate id when one is set, and the timing order of the renewals and the
-// child's grace period within the TTL.
+// room to contend for, a TTL the elections API accepts (whole seconds from 5 to 300) and a
+// holder ID usable as a candidate id when one is set. The timing rule is the client's
+// (swarmlease.NewHolder).
 func (c *Config) RequireRemote() error {
 	var errs []error
 	if c.ElectionID == "" {
@@ -415,15 +414,6 @@ func (c *Config) RequireRemote() error {
 	if rooms.ValidateTTL(c.TTL) != nil {
 		errs = append(errs, fmt.Errorf("invalid %s %d (from %s): with %s, the TTL must be whole seconds from %d to %d ms (the elections API's ttl_seconds)",
 			KeyTTLMillis, c.TTL.Milliseconds(), c.sources[KeyTTLMillis], KeyServer, rooms.MinTTL.Milliseconds(), rooms.MaxTTL.Milliseconds()))
-		return errors.Join(errs...)
-	}
-	renew := c.RenewInterval
-	if renew == 0 {
-		renew = c.TTL / 3 // Hold's default, as the Swarm lease's
-	}
-	if window := c.TTL - swarmlease.SafetyMargin(c.TTL); renew+c.ShutdownTimeout >= window {
-		errs = append(errs, fmt.Errorf("the renew interval (%s = %d) plus the child's grace period (%s = %d) must be below %s minus its safety margin (%d ms): lower them or raise %s",
-			KeyRenewIntervalMs, renew.Milliseconds(), KeyShutdownTimeoutMs, c.ShutdownTimeout.Milliseconds(), KeyTTLMillis, window.Milliseconds(), KeyTTLMillis))
 	}
 	return errors.Join(errs...)
 }

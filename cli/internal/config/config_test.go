@@ -174,9 +174,6 @@ func TestRemoteSkipsDiscoveryAndValidates(t *testing.T) {
 		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=2500"}, []string{"invalid ttl_ms 2500", "whole seconds", "SWARM_LEASE_TTL_MS"}},
 		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=301000"}, []string{"invalid ttl_ms"}},
 		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_HOLDER_ID=agent/a"}, []string{"invalid holder_id", "candidate id"}},
-		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=5000"}, []string{"renew_interval_ms", "shutdown_timeout_ms", "ttl_ms"}},
-		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=5000", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=100", "SWARM_LEASE_RENEW_INTERVAL_MS=4500"},
-			[]string{"renew_interval_ms = 4500"}},
 	} {
 		err := load(tc.vars...).RequireRemote()
 		if err == nil {
