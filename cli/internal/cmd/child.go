@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+
 	"errors"
 	"fmt"
 
@@ -20,7 +22,7 @@ func checkCommand(command string) error {
 func commandError(err error) error {
 	var se *supervisor.StartError
 	if errors.As(err, &se) {
-		return &exitError{code: se.Code, err: fmt.Errorf("run: %w", err)}
+		return &cmdutil.ExitError{Code: se.Code, Err: fmt.Errorf("run: %w", err)}
 	}
 	return err
 }

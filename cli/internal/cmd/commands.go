@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+
 	"context"
 	"fmt"
 	"runtime"
@@ -21,12 +23,12 @@ func (a *App) newInitCmd() *cobra.Command {
 		Short: "Create the election's anchor if it does not exist (optional; idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withElection(cmd, func(ctx context.Context, s *session) error {
-				snap, err := s.election.Init(ctx)
+			return a.withElection(cmd, func(ctx context.Context, s *cmdutil.Session) error {
+				snap, err := s.Election.Init(ctx)
 				if err != nil {
 					return err
 				}
-				return a.printSnapshot(snap, s.store)
+				return a.printSnapshot(snap, s.Store)
 			})
 		},
 	}
@@ -41,35 +43,35 @@ exit 0. When another contender holds a live lease, exit 75. When this identity a
 lease, a new term starts with a new fence.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withElection(cmd, func(ctx context.Context, s *session) error {
-				res, err := s.election.TryAcquire(ctx)
+			return a.withElection(cmd, func(ctx context.Context, s *cmdutil.Session) error {
+				res, err := s.Election.TryAcquire(ctx)
 				if err != nil {
 					return err
 				}
 				cur := res.Current
-				if a.json {
-					out := tryAcquireJSON{
-						Acquired: res.Acquired, Namespace: s.cfg.Namespace,
+				if a.JSON {
+					out := cmdutil.TryAcquireJSON{
+						Acquired: res.Acquired, Namespace: s.Config.Namespace,
 						CurrentHolderID: cur.HolderID, CurrentNodeID: cur.NodeID, CurrentTaskID: cur.TaskID,
-						CurrentFence: cur.Fence, CurrentExpiresAt: timePtr(cur.ExpiresAt),
+						CurrentFence: cur.Fence, CurrentExpiresAt: cmdutil.TimePtr(cur.ExpiresAt),
 					}
 					if res.Acquired {
-						g := toRecordJSON(res.Grant.Record, res.Grant.Version)
+						g := cmdutil.ToRecordJSON(res.Grant.Record, res.Grant.Version)
 						out.Grant = &g
 					}
-					if err := writeJSON(a.Out, out); err != nil {
+					if err := cmdutil.WriteJSON(a.Out, out); err != nil {
 						return err
 					}
 				} else if res.Acquired {
 					fmt.Fprintf(a.Out, "%d\n", res.Grant.Fence)
 					fmt.Fprintf(a.Err, "acquired election %q as %q: fence %d, expires %s (%s)\n",
-						s.cfg.Namespace, res.Grant.HolderID, res.Grant.Fence, formatTime(res.Grant.ExpiresAt), s.store.Describe())
+						s.Config.Namespace, res.Grant.HolderID, res.Grant.Fence, cmdutil.FormatTime(res.Grant.ExpiresAt), s.Store.Describe())
 				} else {
 					fmt.Fprintf(a.Err, "election %q is held by %q (node %s, task %s) with fence %d until %s (%s)\n",
-						s.cfg.Namespace, cur.HolderID, dash(cur.NodeID), dash(cur.TaskID), cur.Fence, formatTime(cur.ExpiresAt), s.store.Describe())
+						s.Config.Namespace, cur.HolderID, cmdutil.Dash(cur.NodeID), cmdutil.Dash(cur.TaskID), cur.Fence, cmdutil.FormatTime(cur.ExpiresAt), s.Store.Describe())
 				}
 				if !res.Acquired {
-					return &exitError{code: ExitHeld, err: errSilent}
+					return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: cmdutil.ErrSilent}
 				}
 				return nil
 			})
@@ -86,16 +88,16 @@ func (a *App) newRenewCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withElection(cmd, func(ctx context.Context, s *session) error {
-				g, err := s.election.Renew(ctx, fence)
+			return a.withElection(cmd, func(ctx context.Context, s *cmdutil.Session) error {
+				g, err := s.Election.Renew(ctx, fence)
 				if err != nil {
 					return err
 				}
-				if a.json {
-					return writeJSON(a.Out, toRecordJSON(g.Record, g.Version))
+				if a.JSON {
+					return cmdutil.WriteJSON(a.Out, cmdutil.ToRecordJSON(g.Record, g.Version))
 				}
 				fmt.Fprintf(a.Out, "%d\n", g.Fence)
-				fmt.Fprintf(a.Err, "renewed election %q: fence %d, expires %s (%s)\n", s.cfg.Namespace, g.Fence, formatTime(g.ExpiresAt), s.store.Describe())
+				fmt.Fprintf(a.Err, "renewed election %q: fence %d, expires %s (%s)\n", s.Config.Namespace, g.Fence, cmdutil.FormatTime(g.ExpiresAt), s.Store.Describe())
 				return nil
 			})
 		},
@@ -111,14 +113,14 @@ func (a *App) newReleaseCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withElection(cmd, func(ctx context.Context, s *session) error {
-				if err := s.election.Release(ctx, fence); err != nil {
+			return a.withElection(cmd, func(ctx context.Context, s *cmdutil.Session) error {
+				if err := s.Election.Release(ctx, fence); err != nil {
 					return err
 				}
-				if a.json {
-					return writeJSON(a.Out, map[string]any{"released": true, "namespace": s.cfg.Namespace, "fence": fence})
+				if a.JSON {
+					return cmdutil.WriteJSON(a.Out, map[string]any{"released": true, "namespace": s.Config.Namespace, "fence": fence})
 				}
-				fmt.Fprintf(a.Err, "released election %q (fence %d, %s)\n", s.cfg.Namespace, fence, s.store.Describe())
+				fmt.Fprintf(a.Err, "released election %q (fence %d, %s)\n", s.Config.Namespace, fence, s.Store.Describe())
 				return nil
 			})
 		},
@@ -131,12 +133,12 @@ func (a *App) newInspectCmd() *cobra.Command {
 		Short: "Show the election: holder, node, task, fence, expiry",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withElection(cmd, func(ctx context.Context, s *session) error {
-				snap, err := s.election.Inspect(ctx)
+			return a.withElection(cmd, func(ctx context.Context, s *cmdutil.Session) error {
+				snap, err := s.Election.Inspect(ctx)
 				if err != nil {
 					return err
 				}
-				return a.printSnapshot(snap, s.store)
+				return a.printSnapshot(snap, s.Store)
 			})
 		},
 	}
@@ -151,14 +153,14 @@ A current holder's next renewal fails. A later acquisition re-creates the electi
 counter that starts at the current time in microseconds, above every fence issued before.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withElection(cmd, func(ctx context.Context, s *session) error {
-				if err := s.election.Destroy(ctx); err != nil {
+			return a.withElection(cmd, func(ctx context.Context, s *cmdutil.Session) error {
+				if err := s.Election.Destroy(ctx); err != nil {
 					return err
 				}
-				if a.json {
-					return writeJSON(a.Out, map[string]any{"destroyed": true, "namespace": s.cfg.Namespace})
+				if a.JSON {
+					return cmdutil.WriteJSON(a.Out, map[string]any{"destroyed": true, "namespace": s.Config.Namespace})
 				}
-				fmt.Fprintf(a.Err, "destroyed election %q (%s)\n", s.cfg.Namespace, s.store.Describe())
+				fmt.Fprintf(a.Err, "destroyed election %q (%s)\n", s.Config.Namespace, s.Store.Describe())
 				return nil
 			})
 		},
@@ -175,8 +177,8 @@ func (a *App) newVersionCmd() *cobra.Command {
 			if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 				v = info.Main.Version
 			}
-			if a.json {
-				return writeJSON(a.Out, map[string]string{"version": v, "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
+			if a.JSON {
+				return cmdutil.WriteJSON(a.Out, map[string]string{"version": v, "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
 			}
 			fmt.Fprintf(a.Out, "lfp-swarm-lease %s (%s, %s/%s)\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
@@ -185,9 +187,9 @@ func (a *App) newVersionCmd() *cobra.Command {
 }
 
 func (a *App) printSnapshot(snap lease.Snapshot, store lease.Store) error {
-	if a.json {
-		return writeJSON(a.Out, snapshotJSON{recordJSON: toRecordJSON(snap.Record, snap.Version), Exists: snap.Exists, Acquired: snap.Acquired, Store: store.Describe()})
+	if a.JSON {
+		return cmdutil.WriteJSON(a.Out, cmdutil.SnapshotJSON{RecordJSON: cmdutil.ToRecordJSON(snap.Record, snap.Version), Exists: snap.Exists, Acquired: snap.Acquired, Store: store.Describe()})
 	}
-	describeSnapshot(a.Out, snap, store.Describe())
+	cmdutil.DescribeSnapshot(a.Out, snap, store.Describe())
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
@@ -54,7 +55,7 @@ configuration (or an input the elections server refuses); 4 corrupt election; 6 
 manager; 127 CMD not found, 126 CMD not executable (checked before contending: no term is taken). Other store errors, and unreachable or failing elections servers, are retried.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &usageError{errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]")}
+				return cmdutil.Usage(errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]"))
 			}
 			return nil
 		},
@@ -72,11 +73,11 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 				return a.runRemote(cmd.Context(), cfg, args, once, exitOnChildExit)
 			}
 			metrics := server.NewMetrics()
-			s, err := a.openElection(cfg, lease.WithObserver(metrics))
+			s, err := cmdutil.OpenElection(cfg, lease.WithObserver(metrics))
 			if err != nil {
 				return err
 			}
-			defer s.close()
+			defer s.Close()
 			return a.run(cmd.Context(), s, metrics, args, once, exitOnChildExit)
 		},
 	}
@@ -87,11 +88,11 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 	return cmd
 }
 
-func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv []string, once, exitOnChildExit bool) error {
-	cfg := s.cfg
+func (a *App) run(ctx context.Context, s *cmdutil.Session, metrics *server.Metrics, argv []string, once, exitOnChildExit bool) error {
+	cfg := s.Config
 	log := slog.New(slog.NewTextHandler(a.Err, nil))
 	campaign, err := lease.NewCampaign(lease.Campaign{
-		Election:      s.election,
+		Election:      s.Election,
 		RenewInterval: cfg.RenewInterval,
 		PollInterval:  cfg.DefaultPoll,
 		StopBefore:    cfg.ShutdownTimeout,
@@ -103,7 +104,7 @@ func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv
 	if cfg.Listen != config.ListenOff {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
-			return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err)}
+			return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
 		}
 		// The API serves what the campaign reads: one reader of the store per replica.
 		snaps := make(chan lease.Snapshot, 1)
@@ -118,7 +119,7 @@ func (a *App) run(ctx context.Context, s *session, metrics *server.Metrics, argv
 			<-served
 		}()
 	}
-	log.Info("contending", "namespace", cfg.Namespace, "store", s.store.Describe())
+	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
 	loop := a.childLoop(cfg, argv, once, exitOnChildExit)
 	var last runloop.Outcome
 	err = campaign.Run(ctx, func(term *lease.Term) error {
@@ -158,7 +159,7 @@ func (a *App) childLoop(cfg *config.Config, argv []string, once, exitOnChildExit
 // runloop.ExitLost.
 func exitWithOutcome(out runloop.Outcome) error {
 	if out.ExitCode != 0 {
-		return &exitError{code: out.ExitCode, err: fmt.Errorf("run: exiting with the child's outcome (%d)", out.ExitCode)}
+		return &cmdutil.ExitError{Code: out.ExitCode, Err: fmt.Errorf("run: exiting with the child's outcome (%d)", out.ExitCode)}
 	}
 	return nil
 }
@@ -192,7 +193,7 @@ func (a *App) newGuardCmd() *cobra.Command {
 			}
 			code := supervisor.Guard(opts)
 			if code != 0 {
-				return &exitError{code: code, err: errSilent}
+				return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrSilent}
 			}
 			return nil
 		},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
@@ -19,18 +20,18 @@ import (
 // the Swarm mode does. It serves no HTTP API: the elections server already serves the room.
 func (a *App) runRemote(ctx context.Context, cfg *config.Config, argv []string, once, exitOnChildExit bool) error {
 	if err := cfg.RequireRemote(); err != nil {
-		return &usageError{err}
+		return cmdutil.Usage(err)
 	}
 	candidate, err := candidateID(cfg, a.Hostname)
 	if err != nil {
-		return &usageError{err}
+		return cmdutil.Usage(err)
 	}
 	// The client's own lines (following, failed requests) name the room and candidate as run's do.
 	base := slog.New(slog.NewTextHandler(a.Err, nil)).With("server", cfg.Server)
 	log := base.With("election_id", cfg.ElectionID, "candidate_id", candidate)
 	el, err := swarmlease.NewElections(cfg.Server, swarmlease.WithLogger(base))
 	if err != nil {
-		return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err)}
+		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err))
 	}
 	opts := []swarmlease.HoldOption{swarmlease.WithStopBefore(cfg.ShutdownTimeout)}
 	if cfg.RenewInterval > 0 {
@@ -136,9 +137,9 @@ func holdError(cfg *config.Config, err error) error {
 	case errors.Is(err, swarmlease.ErrInvalidTiming):
 		return timingSettingError(cfg, err)
 	case errors.Is(err, swarmlease.ErrInvalidTTL):
-		return &usageError{fmt.Errorf("the elections server refused %s (from %s): %w", config.KeyTTLMillis, cfg.Source(config.KeyTTLMillis), err)}
+		return cmdutil.Usage(fmt.Errorf("the elections server refused %s (from %s): %w", config.KeyTTLMillis, cfg.Source(config.KeyTTLMillis), err))
 	case errors.Is(err, swarmlease.ErrInvalidInput):
-		return &usageError{fmt.Errorf("the elections server at %s refused the campaign (check %s and %s): %w", cfg.Server, config.KeyElectionID, config.KeyHolderID, err)}
+		return cmdutil.Usage(fmt.Errorf("the elections server at %s refused the campaign (check %s and %s): %w", cfg.Server, config.KeyElectionID, config.KeyHolderID, err))
 	}
 	return fmt.Errorf("the elections server at %s refused the campaign: %w", cfg.Server, err)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -39,11 +40,11 @@ survive the loss of any replica.`,
 				return err
 			}
 			if cfg.Listen == config.ListenOff {
-				return &usageError{errors.New("serve needs a listen address; listen is off")}
+				return cmdutil.Usage(errors.New("serve needs a listen address; listen is off"))
 			}
 			ln, err := net.Listen("tcp", cfg.Listen)
 			if err != nil {
-				return &usageError{fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err)}
+				return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
 			}
 			defer ln.Close()
 			log := slog.New(slog.NewTextHandler(a.Err, nil))
@@ -77,7 +78,7 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 	}
 	opts := server.Options{Version: Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
 		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient}
-	store, closeStore, err := OpenStore(cfg)
+	store, closeStore, err := cmdutil.OpenStore(cfg)
 	if err != nil {
 		return err
 	}
@@ -88,12 +89,12 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 			cfg.Identity.HolderID = "observer"
 		}
 		if err := cfg.RequireElection(); err != nil {
-			return &usageError{err}
+			return cmdutil.Usage(err)
 		}
 		e, err := lease.New(store, cfg.Namespace, cfg.Identity, lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries),
 			lease.WithMaxClockSkew(cfg.MaxClockSkew), lease.WithObserver(metrics))
 		if err != nil {
-			return &usageError{err}
+			return cmdutil.Usage(err)
 		}
 		opts.Election = e
 	}
@@ -111,7 +112,7 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 	m, err := rooms.New(roomStore, el.Namespace, rooms.WithShards(el.Shards), rooms.WithMaxActiveRooms(el.MaxActiveRooms),
 		rooms.WithMaxClockSkew(skew), rooms.WithMaxCASRetries(cfg.MaxCASRetries))
 	if err != nil {
-		return &usageError{fmt.Errorf("invalid elections settings: %w", err)}
+		return cmdutil.Usage(fmt.Errorf("invalid elections settings: %w", err))
 	}
 	admission := el.AdmissionPerMinute
 	if admission == 0 {
@@ -131,21 +132,21 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 
 // serveOn serves the election's HTTP API on ln until ctx ends, from snaps when set (else the
 // server watches the election itself).
-func (a *App) serveOn(ctx context.Context, s *session, metrics *server.Metrics, log *slog.Logger, ln net.Listener, snaps <-chan lease.Snapshot) error {
-	if err := checkConnectionLimit(s.cfg); err != nil {
+func (a *App) serveOn(ctx context.Context, s *cmdutil.Session, metrics *server.Metrics, log *slog.Logger, ln net.Listener, snaps <-chan lease.Snapshot) error {
+	if err := checkConnectionLimit(s.Config); err != nil {
 		ln.Close()
 		return err
 	}
 	srv, err := server.New(server.Options{
-		Election: s.election, Version: Version, PollInterval: s.cfg.DefaultPoll,
-		KeepAlive: s.cfg.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
-		MaxConnections: s.cfg.MaxConnections, MaxConnectionsPerClient: s.cfg.MaxConnectionsPerClient,
+		Election: s.Election, Version: Version, PollInterval: s.Config.DefaultPoll,
+		KeepAlive: s.Config.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
+		MaxConnections: s.Config.MaxConnections, MaxConnectionsPerClient: s.Config.MaxConnectionsPerClient,
 	})
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "namespace", s.cfg.Namespace)
+	log.Info("listening", "addr", ln.Addr().String(), "namespace", s.Config.Namespace)
 	return srv.Serve(ctx, ln)
 }
 
@@ -161,8 +162,8 @@ func checkConnectionLimit(cfg *config.Config) error {
 		key, n = config.KeyMaxConnectionsPerClient, cfg.MaxConnectionsPerClient
 	}
 	if n > capacity {
-		return &usageError{fmt.Errorf("invalid %s %d (from %s): the descriptor limit (ulimit -n) leaves room for %d connections beside the store's files; lower it or raise the limit",
-			key, n, cfg.Source(key), capacity)}
+		return cmdutil.Usage(fmt.Errorf("invalid %s %d (from %s): the descriptor limit (ulimit -n) leaves room for %d connections beside the store's files; lower it or raise the limit",
+			key, n, cfg.Source(key), capacity))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -25,11 +26,11 @@ func timingSettingError(cfg *config.Config, err error) error {
 		for _, field := range le.NotPositive {
 			bad = append(bad, setting(cfg, names[field]))
 		}
-		return &usageError{fmt.Errorf("invalid %s: must be positive", strings.Join(bad, ", "))}
+		return cmdutil.Usage(fmt.Errorf("invalid %s: must be positive", strings.Join(bad, ", ")))
 	case errors.As(err, &le):
-		return &usageError{timingRule(cfg, le.RenewInterval, le.StopBefore, le.Window)}
+		return cmdutil.Usage(timingRule(cfg, le.RenewInterval, le.StopBefore, le.Window))
 	case errors.As(err, &ce):
-		return &usageError{timingRule(cfg, ce.RenewInterval, ce.StopBefore, ce.Window)}
+		return cmdutil.Usage(timingRule(cfg, ce.RenewInterval, ce.StopBefore, ce.Window))
 	}
 	return err
 }

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+
 	"bytes"
 	"context"
 	"os"
@@ -13,7 +15,8 @@ import (
 func runInProcess(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
 	var out, errBuf bytes.Buffer
-	app := &App{Out: &out, Err: &errBuf, Environ: func() []string { return env }, Hostname: func() string { return "test-host" }}
+	app := &App{&cmdutil.Factory{IOStreams: cmdutil.IOStreams{Out: &out, Err: &errBuf},
+		Environ: func() []string { return env }, Hostname: func() string { return "test-host" }}}
 	code := app.Run(context.Background(), args)
 	return code, errBuf.String()
 }
@@ -44,8 +47,8 @@ func TestRunTimingIsAConfigurationErrorInBothModes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runInProcess(t, tc.env, append(append([]string{"run"}, tc.args...), "--", self)...)
-			if code != ExitUsage {
-				t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, stderr)
+			if code != cmdutil.ExitUsage {
+				t.Fatalf("exit %d, want %d\n%s", code, cmdutil.ExitUsage, stderr)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(stderr, w) {

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,16 +34,16 @@ Exit codes: 0 after SIGINT/SIGTERM; 5 when no state arrived within --initial-tim
 invalid URL or flag.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return &usageError{errors.New("watch needs the controller's URL: lfp-swarm-lease watch http://HOST:PORT")}
+				return cmdutil.Usage(errors.New("watch needs the controller's URL: lfp-swarm-lease watch http://HOST:PORT"))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkControllerURL(args[0]); err != nil {
-				return &usageError{err}
+				return cmdutil.Usage(err)
 			}
 			if initialTimeout <= 0 {
-				return &usageError{fmt.Errorf("invalid --initial-timeout %v: must be positive", initialTimeout)}
+				return cmdutil.Usage(fmt.Errorf("invalid --initial-timeout %v: must be positive", initialTimeout))
 			}
 			return a.watch(cmd.Context(), args[0], initialTimeout)
 		},
@@ -74,7 +76,7 @@ func (a *App) watch(ctx context.Context, baseURL string, initialTimeout time.Dur
 		if err != nil {
 			return a.watchFailed(baseURL, err)
 		}
-		if a.json {
+		if a.JSON {
 			err = enc.Encode(st)
 		} else {
 			err = describeState(a.Out, st)
@@ -89,16 +91,16 @@ func (a *App) watch(ctx context.Context, baseURL string, initialTimeout time.Dur
 // watchFailed reports why the watch ended. With --json the error object stays on one line, so
 // that stdout remains one JSON object per line to the end.
 func (a *App) watchFailed(baseURL string, err error) error {
-	code, name := ExitFailure, "internal"
+	code, name := cmdutil.ExitFailure, "internal"
 	if errors.Is(err, swarmlease.ErrInitialTimeout) {
-		code, name = ExitUnavailable, "controller_unreachable"
+		code, name = cmdutil.ExitUnavailable, "controller_unreachable"
 	}
 	err = fmt.Errorf("watch %s: %w", baseURL, err)
 	fmt.Fprintf(a.Err, "lfp-swarm-lease: %v\n", err)
-	if a.json {
-		_ = json.NewEncoder(a.Out).Encode(errorJSON{Error: err.Error(), Code: name, Exit: code})
+	if a.JSON {
+		_ = json.NewEncoder(a.Out).Encode(cmdutil.ErrorJSON{Error: err.Error(), Code: name, Exit: code})
 	}
-	return &exitError{code: code, err: errSilent}
+	return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrSilent}
 }
 
 // describeState prints one state as one line.
@@ -109,7 +111,7 @@ func describeState(w io.Writer, s swarmlease.State) error {
 		_, err = fmt.Fprintf(w, "%s: the election does not exist\n", s.Namespace)
 	case s.Acquired:
 		_, err = fmt.Fprintf(w, "%s: held by %s (node %s, task %s), fence %d, since %s, expires %s\n",
-			s.Namespace, s.HolderID, dash(s.NodeID), dash(s.TaskID), s.Fence, formatTimePtr(s.AcquiredAt), formatTimePtr(s.ExpiresAt))
+			s.Namespace, s.HolderID, cmdutil.Dash(s.NodeID), cmdutil.Dash(s.TaskID), s.Fence, formatTimePtr(s.AcquiredAt), formatTimePtr(s.ExpiresAt))
 	case s.HolderID != "":
 		_, err = fmt.Fprintf(w, "%s: no holder: the lease of %s expired at %s, fence %d\n",
 			s.Namespace, s.HolderID, formatTimePtr(s.ExpiresAt), s.Fence)
@@ -123,5 +125,5 @@ func formatTimePtr(t *time.Time) string {
 	if t == nil {
 		return "-"
 	}
-	return formatTime(*t)
+	return cmdutil.FormatTime(*t)
 }

@@ -1,4 +1,4 @@
-package cmd
+package cmdutil
 
 import (
 	"errors"
@@ -9,21 +9,21 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// permissionDenied reports a store that refuses this process access: the sentinel of the
+// PermissionDenied reports a store that refuses this process access: the sentinel of the
 // stores, or the operating system's own refusal (EACCES, EPERM, a read-only file system)
 // wherever a store passed it on.
-func permissionDenied(err error) bool {
+func PermissionDenied(err error) bool {
 	return errors.Is(err, lease.ErrPermission) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
 }
 
-// storeFull reports a store without space for a write (ENOSPC, EDQUOT).
-func storeFull(err error) bool {
+// StoreFull reports a store without space for a write (ENOSPC, EDQUOT).
+func StoreFull(err error) bool {
 	return errors.Is(err, lease.ErrStoreFull) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
-// describeStoreFault restates a permission or space error so that it names the path and what
+// DescribeStoreFault restates a permission or space error so that it names the path and what
 // to do, instead of the generic wording of the layer that met it ("store unreachable").
-func describeStoreFault(err error, code int) error {
+func DescribeStoreFault(err error, code int) error {
 	var pe *fs.PathError
 	if !errors.As(err, &pe) {
 		return err

@@ -1,4 +1,4 @@
-package cmd
+package cmdutil
 
 import (
 	"errors"
@@ -39,32 +39,47 @@ const (
 	ExitHeld = 75
 )
 
-// exitError carries an exit code chosen by a command (for outcomes that are not errors of the
+// ExitError carries an exit code chosen by a command (for outcomes that are not errors of the
 // program, such as "held by another contender").
-type exitError struct {
-	code int
-	err  error
+type ExitError struct {
+	// Code is the process's exit code.
+	Code int
+	// Err is what stderr says; ErrSilent when the command has reported the outcome itself.
+	Err error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
+// Error is Err's message.
+func (e *ExitError) Error() string { return e.Err.Error() }
 
-// usageError marks bad arguments or settings.
-type usageError struct{ err error }
+// Unwrap returns Err.
+func (e *ExitError) Unwrap() error { return e.Err }
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+// UsageError marks bad arguments or settings (exit 2); its message names the setting.
+type UsageError struct{ Err error }
 
-// classification maps an error to its exit code and a stable machine-readable code for --json.
-func classification(err error) (int, string) {
-	var exit *exitError
-	var usage *usageError
+// Usage marks err as a usage error.
+func Usage(err error) error { return &UsageError{Err: err} }
+
+// Error is Err's message.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// ErrSilent, as an ExitError's Err, is an outcome the command already reported on stdout or
+// stderr (e.g. "held by another contender"): nothing more is printed.
+var ErrSilent = errors.New("reported")
+
+// Classify maps an error to its exit code and a stable machine-readable code for --json.
+func Classify(err error) (int, string) {
+	var exit *ExitError
+	var usage *UsageError
 	var corrupt *lease.CorruptError
 	switch {
 	case err == nil:
 		return ExitOK, ""
 	case errors.As(err, &exit):
-		return exit.code, codeName(exit.code)
+		return exit.Code, codeName(exit.Code)
 	case errors.As(err, &usage), errors.Is(err, config.ErrDiscovery):
 		return ExitUsage, "invalid_configuration"
 	case errors.Is(err, lease.ErrNotHolder):
@@ -72,9 +87,9 @@ func classification(err error) (int, string) {
 	case errors.As(err, &corrupt):
 		return ExitCorrupt, "corrupt_state"
 	// Before unreachable: a store may wrap both, and these need an operator, not a retry.
-	case permissionDenied(err):
+	case PermissionDenied(err):
 		return ExitPermission, "permission_denied"
-	case storeFull(err):
+	case StoreFull(err):
 		return ExitStoreFull, "store_full"
 	// Ambiguous first: a timed-out write during lost quorum is both.
 	case errors.Is(err, lease.ErrAmbiguous):

@@ -1,4 +1,4 @@
-package cmd
+package cmdutil
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// recordJSON is the JSON form of a record, shared by every command's output.
-type recordJSON struct {
+// RecordJSON is the JSON form of a record, shared by every command's output.
+type RecordJSON struct {
 	Namespace  string     `json:"namespace"`
 	HolderID   string     `json:"holder_id"`
 	NodeID     string     `json:"node_id"`
@@ -23,34 +23,36 @@ type recordJSON struct {
 	Version    uint64     `json:"version"`
 }
 
-func timePtr(t time.Time) *time.Time {
+// TimePtr is t, or nil for the zero time (JSON null).
+func TimePtr(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}
 	return &t
 }
 
-func toRecordJSON(r lease.Record, v lease.Version) recordJSON {
-	return recordJSON{
+// ToRecordJSON is the JSON form of r at version v.
+func ToRecordJSON(r lease.Record, v lease.Version) RecordJSON {
+	return RecordJSON{
 		Namespace: r.Namespace, HolderID: r.HolderID, NodeID: r.NodeID, TaskID: r.TaskID, Fence: r.Fence,
-		AcquiredAt: timePtr(r.AcquiredAt), RenewedAt: timePtr(r.RenewedAt), ExpiresAt: timePtr(r.ExpiresAt),
+		AcquiredAt: TimePtr(r.AcquiredAt), RenewedAt: TimePtr(r.RenewedAt), ExpiresAt: TimePtr(r.ExpiresAt),
 		TTLMillis: r.TTL.Milliseconds(), Version: uint64(v),
 	}
 }
 
-// snapshotJSON is the output of inspect and init.
-type snapshotJSON struct {
-	recordJSON
+// SnapshotJSON is the output of inspect and init.
+type SnapshotJSON struct {
+	RecordJSON
 	Exists   bool   `json:"exists"`
 	Acquired bool   `json:"acquired"`
 	Store    string `json:"store"`
 }
 
-// tryAcquireJSON is the output of try-acquire.
-type tryAcquireJSON struct {
+// TryAcquireJSON is the output of try-acquire.
+type TryAcquireJSON struct {
 	Acquired         bool        `json:"acquired"`
 	Namespace        string      `json:"namespace"`
-	Grant            *recordJSON `json:"grant,omitempty"`
+	Grant            *RecordJSON `json:"grant,omitempty"`
 	CurrentHolderID  string      `json:"current_holder_id"`
 	CurrentNodeID    string      `json:"current_node_id"`
 	CurrentTaskID    string      `json:"current_task_id"`
@@ -58,27 +60,30 @@ type tryAcquireJSON struct {
 	CurrentExpiresAt *time.Time  `json:"current_expires_at"`
 }
 
-// errorJSON is printed on stdout with --json when a command fails.
-type errorJSON struct {
+// ErrorJSON is printed on stdout with --json when a command fails.
+type ErrorJSON struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
 	Exit  int    `json:"exit_code"`
 }
 
-func writeJSON(w io.Writer, v any) error {
+// WriteJSON prints v as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-func formatTime(t time.Time) string {
+// FormatTime is t in RFC 3339 (UTC), or "-" for the zero time.
+func FormatTime(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-func describeSnapshot(w io.Writer, s lease.Snapshot, store string) {
+// DescribeSnapshot prints the human form of s, naming the store.
+func DescribeSnapshot(w io.Writer, s lease.Snapshot, store string) {
 	if !s.Exists {
 		fmt.Fprintf(w, "election %q does not exist (%s)\n", s.Namespace, store)
 		return
@@ -91,11 +96,12 @@ func describeSnapshot(w io.Writer, s lease.Snapshot, store string) {
 		state = "expired"
 	}
 	fmt.Fprintf(w, "election   %s (%s)\nstate      %s\nholder     %s\nnode       %s\ntask       %s\nfence      %d\nacquired   %s\nrenewed    %s\nexpires    %s\nttl        %s\n",
-		s.Namespace, store, state, dash(s.HolderID), dash(s.NodeID), dash(s.TaskID), s.Fence,
-		formatTime(s.AcquiredAt), formatTime(s.RenewedAt), formatTime(s.ExpiresAt), s.TTL)
+		s.Namespace, store, state, Dash(s.HolderID), Dash(s.NodeID), Dash(s.TaskID), s.Fence,
+		FormatTime(s.AcquiredAt), FormatTime(s.RenewedAt), FormatTime(s.ExpiresAt), s.TTL)
 }
 
-func dash(s string) string {
+// Dash is s, or "-" when it is empty.
+func Dash(s string) string {
 	if s == "" {
 		return "-"
 	}
