@@ -278,7 +278,9 @@ func TestConfigurationErrorsNameTheSetting(t *testing.T) {
 		{"prefix", []string{store, "APP_NAMESPACE=x", "APP_HOLDER_ID=a", "APP_MAX_CLOCK_SKEW_MS=40000"}, []string{"--env-prefix", "APP"},
 			[]string{"max_clock_skew_ms", "APP_MAX_CLOCK_SKEW_MS", "below the TTL"}},
 		{"no discovery", []string{store, "DOCKER_HOST=unix:///nonexistent.sock"}, nil,
-			[]string{"SWARM_LEASE_NAMESPACE", "SWARM_LEASE_HOLDER_ID"}},
+			[]string{"SWARM_LEASE_NAMESPACE", "--namespace"}},
+		{"no discovery: contender", []string{store, "DOCKER_HOST=unix:///nonexistent.sock"}, []string{"try-acquire"},
+			[]string{"SWARM_LEASE_NAMESPACE", "--namespace"}},
 		{"fence", []string{store, "SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a"}, []string{"renew", "seven"},
 			[]string{"invalid fence", `"seven"`}},
 	} {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 )
@@ -93,12 +94,12 @@ container, then defaults.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.Usage(err) })
 
 	root.AddCommand(
-		a.newInitCmd(),
-		a.newTryAcquireCmd(),
-		a.newRenewCmd(),
-		a.newReleaseCmd(),
-		a.newInspectCmd(),
-		a.newDestroyCmd(),
+		oneshot.NewCmdInit(a.Factory, nil),
+		oneshot.NewCmdTryAcquire(a.Factory, nil),
+		oneshot.NewCmdRenew(a.Factory, nil),
+		oneshot.NewCmdRelease(a.Factory, nil),
+		oneshot.NewCmdInspect(a.Factory, nil),
+		oneshot.NewCmdDestroy(a.Factory, nil),
 		a.newVersionCmd(),
 		a.newRunCmd(),
 		a.newGuardCmd(),

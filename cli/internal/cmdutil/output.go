@@ -2,7 +2,6 @@ package cmdutil
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"time"
 
@@ -40,26 +39,6 @@ func ToRecordJSON(r lease.Record, v lease.Version) RecordJSON {
 	}
 }
 
-// SnapshotJSON is the output of inspect and init.
-type SnapshotJSON struct {
-	RecordJSON
-	Exists   bool   `json:"exists"`
-	Acquired bool   `json:"acquired"`
-	Store    string `json:"store"`
-}
-
-// TryAcquireJSON is the output of try-acquire.
-type TryAcquireJSON struct {
-	Acquired         bool        `json:"acquired"`
-	Namespace        string      `json:"namespace"`
-	Grant            *RecordJSON `json:"grant,omitempty"`
-	CurrentHolderID  string      `json:"current_holder_id"`
-	CurrentNodeID    string      `json:"current_node_id"`
-	CurrentTaskID    string      `json:"current_task_id"`
-	CurrentFence     uint64      `json:"current_fence"`
-	CurrentExpiresAt *time.Time  `json:"current_expires_at"`
-}
-
 // ErrorJSON is printed on stdout with --json when a command fails.
 type ErrorJSON struct {
 	Error string `json:"error"`
@@ -80,24 +59,6 @@ func FormatTime(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// DescribeSnapshot prints the human form of s, naming the store.
-func DescribeSnapshot(w io.Writer, s lease.Snapshot, store string) {
-	if !s.Exists {
-		fmt.Fprintf(w, "election %q does not exist (%s)\n", s.Namespace, store)
-		return
-	}
-	state := "no holder"
-	switch {
-	case s.Acquired:
-		state = "held"
-	case s.Held():
-		state = "expired"
-	}
-	fmt.Fprintf(w, "election   %s (%s)\nstate      %s\nholder     %s\nnode       %s\ntask       %s\nfence      %d\nacquired   %s\nrenewed    %s\nexpires    %s\nttl        %s\n",
-		s.Namespace, store, state, Dash(s.HolderID), Dash(s.NodeID), Dash(s.TaskID), s.Fence,
-		FormatTime(s.AcquiredAt), FormatTime(s.RenewedAt), FormatTime(s.ExpiresAt), s.TTL)
 }
 
 // Dash is s, or "-" when it is empty.

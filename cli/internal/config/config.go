@@ -127,6 +127,10 @@ type Loader struct {
 	// Remote: the command contends through an elections server when the server setting is
 	// set (run); then it needs no Docker access, and discovery never runs.
 	Remote bool
+	// Hostname, when set, is the holder ID's default outside a Swarm task (no discovered node
+	// ID and none configured), so that a missing holder ID is never a reason to discover; nil
+	// keeps discovery the only source. A remote run (server set) names its candidate itself.
+	Hostname func() string
 	// Warn receives warnings that do not stop the command, such as an unknown variable under
 	// the prefix (nil: dropped).
 	Warn func(string)
@@ -208,17 +212,29 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	}
 	var task *Task
 	labelLayer, labelSources := map[string]any{}, map[string]Source{}
-	needIdentity := upper.String(KeyNamespace) == "" || (!l.ObserverOnly && upper.String(KeyHolderID) == "")
+	needNamespace := upper.String(KeyNamespace) == ""
+	// Without a hostname default, a missing holder ID can only come from the task.
+	needHolder := !l.ObserverOnly && upper.String(KeyHolderID) == "" && l.Hostname == nil
 	remote := l.Remote && upper.String(KeyServer) != ""
-	if l.Discover != nil && !remote && (upper.String(KeyStore) == string(StoreSwarm) || needIdentity) {
+	if l.Discover != nil && !remote && (upper.String(KeyStore) == string(StoreSwarm) || needNamespace || needHolder) {
 		t, err := l.Discover(ctx)
 		switch {
 		case err == nil:
 			task = &t
 			labelLayer, labelSources = loadLabels(prefix, t)
-		case needIdentity && !l.NamespaceOptional:
-			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s",
-				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID))
+		case needHolder && !l.NamespaceOptional:
+			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s (flags --%s, --%s)",
+				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID), FlagName(KeyNamespace), FlagName(KeyHolderID))
+		case needNamespace && !l.NamespaceOptional:
+			return nil, fmt.Errorf("%w: %w\nthe namespace comes from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s or --%s",
+				ErrDiscovery, err, EnvName(prefix, KeyNamespace), FlagName(KeyNamespace))
+		}
+	}
+	if l.Hostname != nil && !l.ObserverOnly && !remote {
+		// Below every other layer: a task's node ID, a variable or a flag wins.
+		if h := l.Hostname(); h != "" {
+			defaults[KeyHolderID] = h
+			sources[KeyHolderID] = Source{Kind: FromDefault, Name: "the hostname"}
 		}
 	}
 

@@ -216,3 +216,36 @@ func TestConnectionLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestHolderDefaultsToTheHostname: outside a Swarm task the holder ID is the hostname, so a
+// missing holder ID never makes a command discover; discovery runs only for the Swarm store or a
+// missing namespace, and its failure names the flag with the variable.
+func TestHolderDefaultsToTheHostname(t *testing.T) {
+	noDocker := func(context.Context) (config.Task, error) {
+		t.Fatal("discovery ran for a missing holder ID")
+		return config.Task{}, nil
+	}
+	host := func() string { return "build-7" }
+	c, err := config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n", "SWARM_LEASE_STORE=file:///tmp/x"), Discover: noDocker, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "build-7" || c.Source(config.KeyHolderID).String() != "default: the hostname" {
+		t.Fatalf("holder %q from %v, %v", c.Identity.HolderID, c.Source(config.KeyHolderID), err)
+	}
+	failing := func(context.Context) (config.Task, error) { return config.Task{}, errors.New("no container named build-7") }
+	c, err = config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n", "SWARM_LEASE_HOLDER_ID=h"), Discover: failing, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "h" {
+		t.Fatalf("an explicit holder ID wins: %+v, %v", c, err)
+	}
+	c, err = config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n"), Discover: failing, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "build-7" {
+		t.Fatalf("swarm store outside a task: %+v, %v", c, err)
+	}
+	_, err = config.Loader{Environ: env("SWARM_LEASE_STORE=file:///tmp/x"), Discover: failing, Hostname: host}.Load(context.Background())
+	if !errors.Is(err, config.ErrDiscovery) || !strings.Contains(err.Error(), "set SWARM_LEASE_NAMESPACE or --namespace") {
+		t.Fatalf("no namespace: %v", err)
+	}
+	task := func(context.Context) (config.Task, error) { return config.Task{ServiceName: "svc", NodeID: "node-1"}, nil }
+	c, err = config.Loader{Environ: env(), Discover: task, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "node-1" {
+		t.Fatalf("in a task the node ID wins over the hostname: %+v, %v", c, err)
+	}
+}
