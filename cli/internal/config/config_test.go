@@ -230,7 +230,9 @@ func TestHolderDefaultsToTheHostname(t *testing.T) {
 	if err != nil || c.Identity.HolderID != "build-7" || c.Source(config.KeyHolderID).String() != "default: the hostname" {
 		t.Fatalf("holder %q from %v, %v", c.Identity.HolderID, c.Source(config.KeyHolderID), err)
 	}
-	failing := func(context.Context) (config.Task, error) { return config.Task{}, errors.New("no container named build-7") }
+	failing := func(context.Context) (config.Task, error) {
+		return config.Task{}, errors.New("no container named build-7")
+	}
 	c, err = config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n", "SWARM_LEASE_HOLDER_ID=h"), Discover: failing, Hostname: host}.Load(context.Background())
 	if err != nil || c.Identity.HolderID != "h" {
 		t.Fatalf("an explicit holder ID wins: %+v, %v", c, err)
@@ -243,7 +245,9 @@ func TestHolderDefaultsToTheHostname(t *testing.T) {
 	if !errors.Is(err, config.ErrDiscovery) || !strings.Contains(err.Error(), "set SWARM_LEASE_NAMESPACE or --namespace") {
 		t.Fatalf("no namespace: %v", err)
 	}
-	task := func(context.Context) (config.Task, error) { return config.Task{ServiceName: "svc", NodeID: "node-1"}, nil }
+	task := func(context.Context) (config.Task, error) {
+		return config.Task{ServiceName: "svc", NodeID: "node-1"}, nil
+	}
 	c, err = config.Loader{Environ: env(), Discover: task, Hostname: host}.Load(context.Background())
 	if err != nil || c.Identity.HolderID != "node-1" {
 		t.Fatalf("in a task the node ID wins over the hostname: %+v, %v", c, err)
