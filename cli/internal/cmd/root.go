@@ -13,7 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 )
@@ -84,7 +86,9 @@ Settings come from flags, then environment variables (SWARM_LEASE_*, or the pref
 container, then defaults.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Get().Version,
 	}
+	root.SetVersionTemplate(version.Line(buildinfo.Get()) + "\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.EnvPrefix, "env-prefix", config.DefaultEnvPrefix, "prefix of every environment variable")
 	pf.BoolVar(&a.JSON, "json", false, "print one JSON object instead of text")
@@ -100,7 +104,7 @@ container, then defaults.`,
 		oneshot.NewCmdRelease(a.Factory, nil),
 		oneshot.NewCmdInspect(a.Factory, nil),
 		oneshot.NewCmdDestroy(a.Factory, nil),
-		a.newVersionCmd(),
+		version.NewCmdVersion(a.Factory, nil),
 		a.newRunCmd(),
 		a.newGuardCmd(),
 		a.newServeCmd(),

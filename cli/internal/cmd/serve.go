@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -76,7 +77,7 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 	if err := checkConnectionLimit(cfg); err != nil {
 		return err
 	}
-	opts := server.Options{Version: Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
+	opts := server.Options{Version: buildinfo.Get().Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
 		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient}
 	store, closeStore, err := cmdutil.OpenStore(cfg)
 	if err != nil {
@@ -138,7 +139,7 @@ func (a *App) serveOn(ctx context.Context, s *cmdutil.Session, metrics *server.M
 		return err
 	}
 	srv, err := server.New(server.Options{
-		Election: s.Election, Version: Version, PollInterval: s.Config.DefaultPoll,
+		Election: s.Election, Version: buildinfo.Get().Version, PollInterval: s.Config.DefaultPoll,
 		KeepAlive: s.Config.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
 		MaxConnections: s.Config.MaxConnections, MaxConnectionsPerClient: s.Config.MaxConnectionsPerClient,
 	})
