@@ -15,6 +15,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/runcmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
@@ -105,8 +106,8 @@ container, then defaults.`,
 		oneshot.NewCmdInspect(a.Factory, nil),
 		oneshot.NewCmdDestroy(a.Factory, nil),
 		version.NewCmdVersion(a.Factory, nil),
-		a.newRunCmd(),
-		a.newGuardCmd(),
+		runcmd.NewCmdRun(a.Factory, nil),
+		runcmd.NewCmdGuard(),
 		a.newServeCmd(),
 		a.newOpenAPICmd(),
 		a.newWatchCmd(),

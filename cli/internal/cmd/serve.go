@@ -36,7 +36,10 @@ one host only. With store=swarm, every replica of the service serves every room 
 survive the loss of any replica.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig(cmd)
+			// serve never contends, works without an election (elections API only) and
+			// defaults to the embedded file store.
+			cfg, err := a.LoadConfig(cmd, config.Loader{ObserverOnly: true, NamespaceOptional: true,
+				StoreDefault: config.FileStoreURL(DefaultDataDir())})
 			if err != nil {
 				return err
 			}
@@ -74,7 +77,7 @@ func DefaultDataDir() string {
 // serve runs the server of the serve command on ln until ctx ends.
 func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
 	metrics := server.NewMetrics()
-	if err := checkConnectionLimit(cfg); err != nil {
+	if err := cmdutil.CheckConnectionLimit(cfg); err != nil {
 		return err
 	}
 	opts := server.Options{Version: buildinfo.Get().Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
@@ -129,44 +132,6 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 	log.Info("listening", "addr", ln.Addr().String(), "store", store.Describe(), "elections", el.Enabled,
 		"elections_namespace", el.Namespace, "namespace", cfg.Namespace)
 	return srv.Serve(ctx, ln)
-}
-
-// serveOn serves the election's HTTP API on ln until ctx ends, from snaps when set (else the
-// server watches the election itself).
-func (a *App) serveOn(ctx context.Context, s *cmdutil.Session, metrics *server.Metrics, log *slog.Logger, ln net.Listener, snaps <-chan lease.Snapshot) error {
-	if err := checkConnectionLimit(s.Config); err != nil {
-		ln.Close()
-		return err
-	}
-	srv, err := server.New(server.Options{
-		Election: s.Election, Version: buildinfo.Get().Version, PollInterval: s.Config.DefaultPoll,
-		KeepAlive: s.Config.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
-		MaxConnections: s.Config.MaxConnections, MaxConnectionsPerClient: s.Config.MaxConnectionsPerClient,
-	})
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	log.Info("listening", "addr", ln.Addr().String(), "namespace", s.Config.Namespace)
-	return srv.Serve(ctx, ln)
-}
-
-// checkConnectionLimit refuses connection limits the descriptor limit cannot hold: past it,
-// connections would take the descriptors the store needs.
-func checkConnectionLimit(cfg *config.Config) error {
-	capacity, ok := server.ConnectionCapacity()
-	if !ok {
-		return nil
-	}
-	key, n := config.KeyMaxConnections, cfg.MaxConnections
-	if n == 0 { // the default is the capacity itself; only the per-client bound can exceed it
-		key, n = config.KeyMaxConnectionsPerClient, cfg.MaxConnectionsPerClient
-	}
-	if n > capacity {
-		return cmdutil.Usage(fmt.Errorf("invalid %s %d (from %s): the descriptor limit (ulimit -n) leaves room for %d connections beside the store's files; lower it or raise the limit",
-			key, n, cfg.Source(key), capacity))
-	}
-	return nil
 }
 
 func (a *App) newOpenAPICmd() *cobra.Command {

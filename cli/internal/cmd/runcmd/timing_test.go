@@ -1,7 +1,10 @@
-package cmd
+package runcmd
 
 import (
+	"fmt"
+
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 
 	"bytes"
 	"context"
@@ -10,14 +13,23 @@ import (
 	"testing"
 )
 
-// runInProcess runs the command line args in this process with env as the whole environment,
-// and returns the exit code and stderr.
+// runInProcess runs `run args` in this process with env as the whole environment, the root's
+// election flags registered as the root does, and returns the exit code the root would give
+// and stderr.
 func runInProcess(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
 	var out, errBuf bytes.Buffer
-	app := &App{&cmdutil.Factory{IOStreams: cmdutil.IOStreams{Out: &out, Err: &errBuf},
-		Environ: func() []string { return env }, Hostname: func() string { return "test-host" }}}
-	code := app.Run(context.Background(), args)
+	f := &cmdutil.Factory{IOStreams: cmdutil.IOStreams{Out: &out, Err: &errBuf},
+		Environ: func() []string { return env }, Hostname: func() string { return "test-host" }}
+	cmd := NewCmdRun(f, nil)
+	config.RegisterFlags(cmd.Flags(), config.KeyNamespace, config.KeyHolderID, config.KeyStore, config.KeyTTLMillis, config.KeyMaxClockSkewMs)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	if err != nil {
+		fmt.Fprintln(&errBuf, err)
+	}
+	code, _ := cmdutil.Classify(err)
 	return code, errBuf.String()
 }
 
@@ -46,7 +58,7 @@ func TestRunTimingIsAConfigurationErrorInBothModes(t *testing.T) {
 			[]string{"renew_interval_ms = 1666", "shutdown_timeout_ms = 10000, from default", "ttl_ms = 5000, from environment variable SWARM_LEASE_TTL_MS", "4500 ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stderr := runInProcess(t, tc.env, append(append([]string{"run"}, tc.args...), "--", self)...)
+			code, stderr := runInProcess(t, tc.env, append(tc.args, "--", self)...)
 			if code != cmdutil.ExitUsage {
 				t.Fatalf("exit %d, want %d\n%s", code, cmdutil.ExitUsage, stderr)
 			}

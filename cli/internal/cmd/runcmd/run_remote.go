@@ -1,4 +1,4 @@
-package cmd
+package runcmd
 
 import (
 	"context"
@@ -15,37 +15,37 @@ import (
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 )
 
-// runRemote is `run` with a server configured: it contends for a room of the elections server
+// remoteRun is `run` with a server configured: it contends for a room of the elections server
 // through the Go client's Hold instead of the Swarm lease, and supervises the child exactly as
 // the Swarm mode does. It serves no HTTP API: the elections server already serves the room.
-func (a *App) runRemote(ctx context.Context, cfg *config.Config, argv []string, once, exitOnChildExit bool) error {
+func remoteRun(ctx context.Context, opts *Options, cfg *config.Config) error {
 	if err := cfg.RequireRemote(); err != nil {
 		return cmdutil.Usage(err)
 	}
-	candidate, err := candidateID(cfg, a.Hostname)
+	candidate, err := candidateID(cfg, opts.Hostname)
 	if err != nil {
 		return cmdutil.Usage(err)
 	}
 	// The client's own lines (following, failed requests) name the room and candidate as run's do.
-	base := slog.New(slog.NewTextHandler(a.Err, nil)).With("server", cfg.Server)
+	base := slog.New(slog.NewTextHandler(opts.IO.Err, nil)).With("server", cfg.Server)
 	log := base.With("election_id", cfg.ElectionID, "candidate_id", candidate)
 	el, err := swarmlease.NewElections(cfg.Server, swarmlease.WithLogger(base))
 	if err != nil {
 		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err))
 	}
-	opts := []swarmlease.HoldOption{swarmlease.WithStopBefore(cfg.ShutdownTimeout)}
+	holdOpts := []swarmlease.HoldOption{swarmlease.WithStopBefore(cfg.ShutdownTimeout)}
 	if cfg.RenewInterval > 0 {
-		opts = append(opts, swarmlease.WithRenewInterval(cfg.RenewInterval))
+		holdOpts = append(holdOpts, swarmlease.WithRenewInterval(cfg.RenewInterval))
 	}
 	if src := cfg.Source(config.KeyListen); src.Kind != config.FromDefault && cfg.Listen != config.ListenOff {
 		log.Info("listen is ignored with a server: observe the room on the elections server", "listen", cfg.Listen,
 			"watch", cfg.Server+"/elections/"+cfg.ElectionID+"/watch")
 	}
-	holder, err := el.NewHolder(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, opts...)
+	holder, err := el.NewHolder(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, holdOpts...)
 	if err != nil {
 		return holdError(cfg, err)
 	}
-	loop := a.childLoop(cfg, argv, once, exitOnChildExit)
+	loop := childLoop(opts, cfg)
 	log.Info("contending", "ttl", cfg.TTL)
 	for ctx.Err() == nil {
 		l, err := holder.Hold(ctx)

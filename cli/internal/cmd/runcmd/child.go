@@ -1,4 +1,4 @@
-package cmd
+package runcmd
 
 import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"

@@ -1,4 +1,4 @@
-package cmd
+package runcmd
 
 import (
 	"context"
@@ -19,8 +19,25 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server"
 )
 
-func (a *App) newRunCmd() *cobra.Command {
-	var once, exitOnChildExit bool
+// Options are run's: its streams and environment, the command to supervise, and how run ends.
+type Options struct {
+	// IO: run logs on Err; the command shares both streams with run's own process.
+	IO cmdutil.IOStreams
+	// Environ is the environment the command inherits.
+	Environ []string
+	// Hostname is the candidate id's default through an elections server.
+	Hostname func() string
+	// Argv is the command and its arguments.
+	Argv []string
+	// Once exits after the first term; ExitOnChildExit when the command exits by itself.
+	Once, ExitOnChildExit bool
+	// Config loads the configuration.
+	Config func() (*config.Config, error)
+}
+
+// NewCmdRun is `run`; runF, when set, replaces runRun (tests of parsing).
+func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "run [--once] -- CMD [ARGS...]",
 		Short: "Contend forever and run CMD only while this replica leads",
@@ -60,37 +77,54 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := a.loadConfig(cmd)
-			if err != nil {
-				return err
+			opts.IO, opts.Environ, opts.Hostname, opts.Argv = f.IOStreams, f.Environ(), f.Hostname, args
+			opts.Config = func() (*config.Config, error) {
+				// With a server, run contends through the elections API: no Docker access.
+				// Outside a Swarm task the holder is this host.
+				return f.LoadConfig(cmd, config.Loader{Remote: true, Hostname: f.Hostname})
 			}
-			// A command that can never start is a configuration error, not a reason to take
-			// term after term.
-			if err := checkCommand(args[0]); err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			if cfg.Server != "" {
-				return a.runRemote(cmd.Context(), cfg, args, once, exitOnChildExit)
-			}
-			metrics := server.NewMetrics()
-			s, err := cmdutil.OpenElection(cfg, lease.WithObserver(metrics))
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			return a.run(cmd.Context(), s, metrics, args, once, exitOnChildExit)
+			return runRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&once, "once", false, "exit after the first leadership term")
-	cmd.Flags().BoolVar(&exitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "exit after the first leadership term")
+	cmd.Flags().BoolVar(&opts.ExitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
 	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
 		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID, config.KeyChildCgroup)
 	return cmd
 }
 
-func (a *App) run(ctx context.Context, s *cmdutil.Session, metrics *server.Metrics, argv []string, once, exitOnChildExit bool) error {
+// runRun checks the configuration and the command, then contends in the mode the configuration
+// names.
+func runRun(ctx context.Context, opts *Options) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	// A command that can never start is a configuration error, not a reason to take term after
+	// term.
+	if err := checkCommand(opts.Argv[0]); err != nil {
+		return err
+	}
+	if cfg.Server != "" {
+		return remoteRun(ctx, opts, cfg)
+	}
+	metrics := server.NewMetrics()
+	s, err := cmdutil.OpenElection(cfg, lease.WithObserver(metrics))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return leaseRun(ctx, opts, s, metrics)
+}
+
+// leaseRun is run on the Swarm lease or the file store: lease.Campaign wins the terms, and
+// the HTTP API serves what the campaign reads.
+func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *server.Metrics) error {
 	cfg := s.Config
-	log := slog.New(slog.NewTextHandler(a.Err, nil))
+	log := slog.New(slog.NewTextHandler(opts.IO.Err, nil))
 	campaign, err := lease.NewCampaign(lease.Campaign{
 		Election:      s.Election,
 		RenewInterval: cfg.RenewInterval,
@@ -112,7 +146,7 @@ func (a *App) run(ctx context.Context, s *cmdutil.Session, metrics *server.Metri
 		// The HTTP API lives as long as run: stopped after the campaign has released.
 		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
 		served := make(chan error, 1)
-		go func() { served <- a.serveOn(httpCtx, s, metrics, log, ln, snaps) }()
+		go func() { served <- cmdutil.ServeElection(httpCtx, s, metrics, log, ln, snaps) }()
 		defer func() {
 			close(snaps) // campaign.Run has returned: nothing observes any more
 			stopHTTP()
@@ -120,7 +154,7 @@ func (a *App) run(ctx context.Context, s *cmdutil.Session, metrics *server.Metri
 		}()
 	}
 	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
-	loop := a.childLoop(cfg, argv, once, exitOnChildExit)
+	loop := childLoop(opts, cfg)
 	var last runloop.Outcome
 	err = campaign.Run(ctx, func(term *lease.Term) error {
 		g := term.Grant
@@ -150,9 +184,9 @@ func (a *App) run(ctx context.Context, s *cmdutil.Session, metrics *server.Metri
 }
 
 // childLoop is the supervision loop of run's command, in either mode.
-func (a *App) childLoop(cfg *config.Config, argv []string, once, exitOnChildExit bool) *runloop.Loop {
-	return &runloop.Loop{Argv: argv, Environ: a.Environ(), Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
-		Once: once, ExitOnChildExit: exitOnChildExit}
+func childLoop(opts *Options, cfg *config.Config) *runloop.Loop {
+	return &runloop.Loop{Argv: opts.Argv, Environ: opts.Environ, Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
+		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit}
 }
 
 // exitWithOutcome is run's result when the loop decided to exit: the command's own code, or
@@ -176,7 +210,8 @@ func childEnv(cfg *config.Config, g lease.Grant) []string {
 	}
 }
 
-func (a *App) newGuardCmd() *cobra.Command {
+// NewCmdGuard is the hidden command that runs the guard between run and its command.
+func NewCmdGuard() *cobra.Command {
 	var graceMs int64
 	var parent, reportFD int
 	var noCgroup bool
