@@ -353,8 +353,14 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 	if k.String(KeyRenewIntervalMs) != "" {
 		c.RenewInterval = millis(KeyRenewIntervalMs, 10*time.Millisecond)
 	}
+	if sources[KeyMaxClockSkewMs].Kind == FromDefault && c.TTL > 0 {
+		// The default allowance scales down with short TTLs (a tenth, as the safety margin),
+		// so that a TTL of 1 s works without touching the skew.
+		c.MaxClockSkew = min(c.MaxClockSkew, c.TTL/10)
+	}
 	if c.TTL > 0 && c.MaxClockSkew >= c.TTL {
-		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d)", KeyTTLMillis, c.TTL.Milliseconds()))
+		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d): set %s below %d, or leave it unset (default: 1000, at most a tenth of the TTL), or raise %s",
+			KeyTTLMillis, c.TTL.Milliseconds(), KeyMaxClockSkewMs, c.TTL.Milliseconds(), KeyTTLMillis))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(k.String(KeyMaxCASRetries)))
 	if err != nil || n < 0 || n > 1000 {

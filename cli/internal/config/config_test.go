@@ -253,3 +253,28 @@ func TestHolderDefaultsToTheHostname(t *testing.T) {
 		t.Fatalf("in a task the node ID wins over the hostname: %+v, %v", c, err)
 	}
 }
+
+// TestShortTTLScalesTheSkewDefault: a TTL of 1 s works out of the box — the default skew
+// allowance is at most a tenth of the TTL — while an explicit skew at or above the TTL is refused
+// with the setting and what to set.
+func TestShortTTLScalesTheSkewDefault(t *testing.T) {
+	load := func(vars ...string) (*config.Config, error) {
+		return config.Loader{Environ: env(append([]string{"SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory"}, vars...)...)}.Load(context.Background())
+	}
+	for _, tc := range []struct {
+		ttl  string
+		skew time.Duration
+	}{{"1000", 100 * time.Millisecond}, {"30000", time.Second}, {"5000", 500 * time.Millisecond}, {"600000", time.Second}} {
+		c, err := load("SWARM_LEASE_TTL_MS=" + tc.ttl)
+		if err != nil || c.MaxClockSkew != tc.skew {
+			t.Errorf("ttl_ms %s: skew %v, %v; want %v", tc.ttl, c.MaxClockSkew, err, tc.skew)
+		}
+	}
+	if c, err := load("SWARM_LEASE_TTL_MS=1000", "SWARM_LEASE_MAX_CLOCK_SKEW_MS=300"); err != nil || c.MaxClockSkew != 300*time.Millisecond {
+		t.Errorf("an explicit skew is kept: %v", err)
+	}
+	_, err := load("SWARM_LEASE_TTL_MS=1000", "SWARM_LEASE_MAX_CLOCK_SKEW_MS=1000")
+	if err == nil || !strings.Contains(err.Error(), "max_clock_skew_ms") || !strings.Contains(err.Error(), "set max_clock_skew_ms below 1000") {
+		t.Fatalf("skew = TTL: %v", err)
+	}
+}

@@ -57,13 +57,13 @@ const DefaultEnvPrefix = "SWARM_LEASE"
 // Settings lists every setting in the order of the README's table.
 var Settings = []Setting{
 	{KeyNamespace, "", "election name; default: the current Swarm service name"},
-	{KeyHolderID, "", "holder identity; default: the current Swarm node ID"},
+	{KeyHolderID, "", "holder identity; default: the current Swarm node ID, outside a Swarm task the hostname"},
 	{KeyNodeID, "", "node metadata; default: the current Swarm node ID"},
 	{KeyTaskID, "", "task identity; default: the current Swarm task ID (empty outside Swarm)"},
 	{KeyStore, "swarm", "where elections and rooms live: swarm, file:///abs/dir or file:rel/dir (one host only) or memory; serve defaults to file:// in its data directory"},
 	{KeyTTLMillis, "30000", "lease duration in milliseconds (at least 500)"},
 	{KeyMaxCASRetries, "8", "conflicting writes retried within one operation"},
-	{KeyMaxClockSkewMs, "1000", "tolerated wall-clock difference between hosts, in milliseconds (below the TTL)"},
+	{KeyMaxClockSkewMs, "1000", "tolerated wall-clock difference between hosts, in milliseconds (below the TTL; unset, at most a tenth of the TTL)"},
 	{KeyListen, "0.0.0.0:8080", "HTTP listen address (run, serve); off disables it for run"},
 	{KeyDefaultPollMillis, "1000", "watcher poll interval in milliseconds"},
 	{KeyKeepAliveMillis, "15000", "SSE keep-alive interval in milliseconds"},
