@@ -468,7 +468,7 @@ func TestWatchCommand(t *testing.T) {
 	t.Run("usage", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"watch"},
-			{"watch", "localhost:8080"},
+			{"watch", "http://user:secret@x"},
 			{"watch", "ftp://x"},
 			{"watch", "http://x", "http://y"},
 			{"watch", "--initial-timeout", "0s", "http://x"},

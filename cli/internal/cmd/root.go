@@ -17,6 +17,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/runcmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/version"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/watchcmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 )
@@ -110,7 +111,7 @@ container, then defaults.`,
 		runcmd.NewCmdGuard(),
 		a.newServeCmd(),
 		a.newOpenAPICmd(),
-		a.newWatchCmd(),
+		watchcmd.NewCmdWatch(a.Factory, nil),
 	)
 	return root
 }
