@@ -103,6 +103,9 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := checkModeFlags(cfg); err != nil {
+		return err
+	}
 	// A command that can never start is a configuration error, not a reason to take term after
 	// term.
 	if err := checkCommand(opts.Argv[0]); err != nil {
@@ -135,14 +138,16 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 	if err != nil {
 		return timingSettingError(cfg, err)
 	}
+	leaders := &leaderLog{log: log, self: cfg.Identity}
+	campaign.Observe = leaders.observe
 	if cfg.Listen != config.ListenOff {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
-			return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
+			return listenError(cfg, err)
 		}
 		// The API serves what the campaign reads: one reader of the store per replica.
 		snaps := make(chan lease.Snapshot, 1)
-		campaign.Observe = func(s lease.Snapshot) { keepNewest(snaps, s) }
+		campaign.Observe = func(s lease.Snapshot) { leaders.observe(s); keepNewest(snaps, s) }
 		// The HTTP API lives as long as run: stopped after the campaign has released.
 		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
 		served := make(chan error, 1)
