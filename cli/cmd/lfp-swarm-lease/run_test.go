@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,11 +204,29 @@ func TestRunFileOnceAndChildExit(t *testing.T) {
 			t.Fatalf("%d children, want 1", n)
 		}
 	})
-	t.Run("once exits 0 after a clean child", func(t *testing.T) {
+	t.Run("once exits 0 after a clean child, logging JSON", func(t *testing.T) {
 		env, _ := fileRunEnv(t)
-		p := startRun(t, append(env, "TESTCHILD_EXIT_AFTER_MS=100"), "a", "--once")
+		p := startRun(t, append(env, "TESTCHILD_EXIT_AFTER_MS=100"), "a", "--once", "--log-format", "json")
 		if code := p.wait(t, 10*time.Second); code != 0 {
 			t.Fatalf("run --once exited %d, want 0", code)
+		}
+		// --log-format json: every line of run's own is one JSON object.
+		seen := map[string]bool{}
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			var entry struct {
+				Msg   string `json:"msg"`
+				Fence uint64 `json:"fence"`
+			}
+			if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &entry) == nil {
+				seen[entry.Msg] = true
+			} else if strings.Contains(line, "msg=") {
+				t.Errorf("a text log line with --log-format json: %q", line)
+			}
+		}
+		for _, msg := range []string{"contending", "acquired", "child started", "child exited", "released"} {
+			if !seen[msg] {
+				t.Errorf("no JSON line %q in:\n%s", msg, p.out.String())
+			}
 		}
 	})
 	t.Run("a child exiting by itself releases and contends again", func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/runcmd"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/servecmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/watchcmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
@@ -109,8 +110,8 @@ container, then defaults.`,
 		version.NewCmdVersion(a.Factory, nil),
 		runcmd.NewCmdRun(a.Factory, nil),
 		runcmd.NewCmdGuard(),
-		a.newServeCmd(),
-		a.newOpenAPICmd(),
+		servecmd.NewCmdServe(a.Factory, nil),
+		servecmd.NewCmdOpenAPI(a.Factory),
 		watchcmd.NewCmdWatch(a.Factory, nil),
 	)
 	return root

@@ -33,6 +33,8 @@ type Options struct {
 	Once, ExitOnChildExit bool
 	// Config loads the configuration.
 	Config func() (*config.Config, error)
+	// Log is --log-format and --log-level.
+	Log cmdutil.LogOptions
 }
 
 // NewCmdRun is `run`; runF, when set, replaces runRun (tests of parsing).
@@ -89,6 +91,7 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 			return runRun(cmd.Context(), opts)
 		},
 	}
+	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "exit after the first leadership term")
 	cmd.Flags().BoolVar(&opts.ExitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
 	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
@@ -99,6 +102,10 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 // runRun checks the configuration and the command, then contends in the mode the configuration
 // names.
 func runRun(ctx context.Context, opts *Options) error {
+	log, err := opts.Log.Logger(opts.IO.Err)
+	if err != nil {
+		return err
+	}
 	cfg, err := opts.Config()
 	if err != nil {
 		return err
@@ -112,7 +119,7 @@ func runRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if cfg.Server != "" {
-		return remoteRun(ctx, opts, cfg)
+		return remoteRun(ctx, opts, cfg, log)
 	}
 	metrics := server.NewMetrics()
 	s, err := cmdutil.OpenElection(cfg, lease.WithObserver(metrics))
@@ -120,14 +127,13 @@ func runRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer s.Close()
-	return leaseRun(ctx, opts, s, metrics)
+	return leaseRun(ctx, opts, s, metrics, log)
 }
 
 // leaseRun is run on the Swarm lease or the file store: lease.Campaign wins the terms, and
 // the HTTP API serves what the campaign reads.
-func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *server.Metrics) error {
+func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *server.Metrics, log *slog.Logger) error {
 	cfg := s.Config
-	log := slog.New(slog.NewTextHandler(opts.IO.Err, nil))
 	campaign, err := lease.NewCampaign(lease.Campaign{
 		Election:      s.Election,
 		RenewInterval: cfg.RenewInterval,

@@ -18,7 +18,7 @@ import (
 // remoteRun is `run` with a server configured: it contends for a room of the elections server
 // through the Go client's Hold instead of the Swarm lease, and supervises the child exactly as
 // the Swarm mode does. It serves no HTTP API: the elections server already serves the room.
-func remoteRun(ctx context.Context, opts *Options, cfg *config.Config) error {
+func remoteRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.Logger) error {
 	if err := cfg.RequireRemote(); err != nil {
 		return cmdutil.Usage(err)
 	}
@@ -27,8 +27,8 @@ func remoteRun(ctx context.Context, opts *Options, cfg *config.Config) error {
 		return cmdutil.Usage(err)
 	}
 	// The client's own lines (following, failed requests) name the room and candidate as run's do.
-	base := slog.New(slog.NewTextHandler(opts.IO.Err, nil)).With("server", cfg.Server)
-	log := base.With("election_id", cfg.ElectionID, "candidate_id", candidate)
+	base := log.With("server", cfg.Server)
+	log = base.With("election_id", cfg.ElectionID, "candidate_id", candidate)
 	el, err := swarmlease.NewElections(cfg.Server, swarmlease.WithLogger(base))
 	if err != nil {
 		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err))

@@ -32,6 +32,8 @@ type Options struct {
 	InitialTimeout time.Duration
 	// HTTPClient makes the requests (default http.DefaultClient).
 	HTTPClient *http.Client
+	// Log is --log-format and --log-level (default warn: reconnects only).
+	Log cmdutil.LogOptions
 }
 
 // NewCmdWatch is `watch URL`; runF, when set, replaces watchRun (tests of parsing).
@@ -76,6 +78,7 @@ invalid URL or flag, or a server without an election namespace.`,
 			return watchRun(cmd.Context(), opts)
 		},
 	}
+	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "warn")
 	cmd.Flags().DurationVar(&opts.InitialTimeout, "initial-timeout", swarmlease.DefaultInitialTimeout,
 		"give up when the first state has not arrived after this long")
 	return cmd
@@ -118,7 +121,13 @@ func roomOf(u string) (base, room string, ok bool) {
 // watchRun prints the states at opts.URL until ctx ends (SIGINT, SIGTERM).
 func watchRun(ctx context.Context, opts *Options) error {
 	// Reconnects are status, not data: warnings on stderr.
-	log := slog.New(slog.NewTextHandler(opts.IO.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if opts.Log.Level == "" {
+		opts.Log.Level = "warn"
+	}
+	log, err := opts.Log.Logger(opts.IO.Err)
+	if err != nil {
+		return err
+	}
 	if base, room, ok := roomOf(opts.URL); ok {
 		return watchRoom(ctx, opts, base, room, log)
 	}

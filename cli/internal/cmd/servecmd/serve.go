@@ -1,4 +1,6 @@
-package cmd
+// Package servecmd holds `serve` — the elections API and, with a namespace, the election's
+// controller endpoints, without contending — and `openapi`, which prints their contract.
+package servecmd
 
 import (
 	"context"
@@ -20,7 +22,19 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server"
 )
 
-func (a *App) newServeCmd() *cobra.Command {
+// Options are serve's.
+type Options struct {
+	// IO: serve logs on Err.
+	IO cmdutil.IOStreams
+	// Config loads the configuration.
+	Config func() (*config.Config, error)
+	// Log is --log-format and --log-level.
+	Log cmdutil.LogOptions
+}
+
+// NewCmdServe is `serve`; runF, when set, replaces serveRun (tests of parsing).
+func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the elections API, and with a namespace the election's endpoints, over HTTP",
@@ -34,27 +48,24 @@ With no store configured, rooms live in the embedded file store under the defaul
 directory (` + "`$XDG_DATA_HOME/lfp-swarm-lease`" + `, else ` + "`~/.local/share/lfp-swarm-lease`" + `):
 one host only. With store=swarm, every replica of the service serves every room and rooms
 survive the loss of any replica.`,
+		Example: `  lfp-swarm-lease serve --listen 127.0.0.1:8080
+  lfp-swarm-lease serve --store swarm --namespace reconciler --log-format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// serve never contends, works without an election (elections API only) and
-			// defaults to the embedded file store.
-			cfg, err := a.LoadConfig(cmd, config.Loader{ObserverOnly: true, NamespaceOptional: true,
-				StoreDefault: config.FileStoreURL(DefaultDataDir())})
-			if err != nil {
-				return err
+			opts.IO = f.IOStreams
+			opts.Config = func() (*config.Config, error) {
+				// serve never contends, works without an election (elections API only) and
+				// defaults to the embedded file store.
+				return f.LoadConfig(cmd, config.Loader{ObserverOnly: true, NamespaceOptional: true,
+					StoreDefault: config.FileStoreURL(DefaultDataDir())})
 			}
-			if cfg.Listen == config.ListenOff {
-				return cmdutil.Usage(errors.New("serve needs a listen address; listen is off"))
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			ln, err := net.Listen("tcp", cfg.Listen)
-			if err != nil {
-				return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
-			}
-			defer ln.Close()
-			log := slog.New(slog.NewTextHandler(a.Err, nil))
-			return a.serve(cmd.Context(), cfg, ln, log)
+			return serveRun(cmd.Context(), opts)
 		},
 	}
+	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
 	config.RegisterFlags(cmd.Flags(), config.KeyListen, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis,
 		config.KeyElections, config.KeyElectionsNamespace, config.KeyRoomShards, config.KeyMaxActiveRooms,
 		config.KeyAdmissionPerMinute, config.KeyMaxTrackedClients, config.KeyTrustedProxies,
@@ -74,8 +85,34 @@ func DefaultDataDir() string {
 	return "/var/lib/lfp-swarm-lease"
 }
 
+// serveRun listens and serves until ctx ends (SIGTERM, SIGINT), then logs that it stopped.
+func serveRun(ctx context.Context, opts *Options) error {
+	log, err := opts.Log.Logger(opts.IO.Err)
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.Listen == config.ListenOff {
+		return cmdutil.Usage(errors.New("serve needs a listen address; listen is off"))
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
+	}
+	defer ln.Close()
+	err = serve(ctx, cfg, ln, log)
+	if ctx.Err() != nil {
+		log.Info("stopped", "reason", "shutdown", "err", err)
+		return err
+	}
+	return err
+}
+
 // serve runs the server of the serve command on ln until ctx ends.
-func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
+func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
 	metrics := server.NewMetrics()
 	if err := cmdutil.CheckConnectionLimit(cfg); err != nil {
 		return err
@@ -134,7 +171,8 @@ func (a *App) serve(ctx context.Context, cfg *config.Config, ln net.Listener, lo
 	return srv.Serve(ctx, ln)
 }
 
-func (a *App) newOpenAPICmd() *cobra.Command {
+// NewCmdOpenAPI is `openapi`: it prints the HTTP API's contract on stdout.
+func NewCmdOpenAPI(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "openapi",
 		Short: "Print the OpenAPI 3.1 contract of the HTTP API",
@@ -144,7 +182,7 @@ func (a *App) newOpenAPICmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = os.Stdout.Write(doc)
+			_, err = f.Out.Write(doc)
 			return err
 		},
 	}
