@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/electionscmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/runcmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/servecmd"
@@ -113,6 +114,7 @@ container, then defaults.`,
 		servecmd.NewCmdServe(a.Factory, nil),
 		servecmd.NewCmdOpenAPI(a.Factory),
 		watchcmd.NewCmdWatch(a.Factory, nil),
+		electionscmd.NewCmdElections(a.Factory, nil),
 	)
 	return root
 }

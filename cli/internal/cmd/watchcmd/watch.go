@@ -208,3 +208,6 @@ func watchFailed(opts *Options, err error) error {
 	}
 	return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrSilent}
 }
+
+// Run is watchRun for other commands that follow a URL (`elections watch`).
+func Run(ctx context.Context, opts *Options) error { return watchRun(ctx, opts) }

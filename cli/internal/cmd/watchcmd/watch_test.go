@@ -6,41 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdtest"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
-	"github.com/regbo/lfp-swarm-lease/lease/rooms"
-	"github.com/regbo/lfp-swarm-lease/server"
 )
-
-// startElectionsServer runs the real HTTP server in this process with the elections API on a
-// memory room store and no election namespace, on a loopback socket.
-func startElectionsServer(t *testing.T) string {
-	t.Helper()
-	m, err := rooms.New(rooms.NewMemoryStore(), "rooms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return "http://" + ln.Addr().String()
-}
 
 // TestNormalizeURL: a URL without a scheme gets http://; other schemes, no host and
 // credentials are usage errors.
@@ -61,7 +34,7 @@ func TestNormalizeURL(t *testing.T) {
 // TestWatchFailsFastWithoutNamespace: a server without an election namespace answers 404 on
 // /v1/*: watch says so at once (exit 2) instead of retrying until the initial timeout.
 func TestWatchFailsFastWithoutNamespace(t *testing.T) {
-	base := startElectionsServer(t)
+	base := cmdtest.StartElectionsServer(t)
 	var out, errBuf bytes.Buffer
 	start := time.Now()
 	err := watchRun(context.Background(), &Options{IO: cmdutil.IOStreams{Out: &out, Err: &errBuf}, URL: base, InitialTimeout: time.Minute})
@@ -76,7 +49,7 @@ func TestWatchFailsFastWithoutNamespace(t *testing.T) {
 // TestWatchFollowsARoom: a room URL follows the room: vacant first, then its leader, in the
 // elections API's field names.
 func TestWatchFollowsARoom(t *testing.T) {
-	base := startElectionsServer(t)
+	base := cmdtest.StartElectionsServer(t)
 	const room = "nightly-report"
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
