@@ -1,4 +1,4 @@
-package main_test
+package e2e
 
 // Benchmarks of the `run` supervisor, recorded in BENCHMARKS.md ("`run` supervisor"):
 //
@@ -395,7 +395,7 @@ func newSwarmBenchCluster(b *testing.B) *swarmBenchCluster {
 	host := leasetest.SwarmHost(b)
 	dir := b.TempDir()
 	static := filepath.Join(dir, "lfp-swarm-lease")
-	build := exec.Command("go", "build", "-o", static, ".")
+	build := exec.Command("go", "build", "-o", static, "../cmd/lfp-swarm-lease")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("static build: %v\n%s", err, out)

@@ -1,4 +1,4 @@
-package main_test
+package e2e
 
 import (
 	"bufio"
@@ -56,7 +56,7 @@ func swarmRunImage(t *testing.T, host string) string {
 	}
 	defer os.RemoveAll(dir) // the image keeps its own copies
 	static := filepath.Join(dir, "lfp-swarm-lease")
-	build := exec.Command("go", "build", "-o", static, ".")
+	build := exec.Command("go", "build", "-o", static, "../cmd/lfp-swarm-lease")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("static build of lfp-swarm-lease: %v\n%s", err, out)

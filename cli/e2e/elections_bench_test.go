@@ -1,4 +1,4 @@
-package main_test
+package e2e
 
 // Benchmarks of the elections API, recorded in BENCHMARKS.md ("Elections API"):
 //

@@ -1,4 +1,4 @@
-package main_test
+package e2e
 
 import (
 	"os"
@@ -17,7 +17,7 @@ import (
 func TestDiscoveryInSwarmTask(t *testing.T) {
 	host := leasetest.SwarmHost(t)
 	static := filepath.Join(t.TempDir(), "lfp-swarm-lease")
-	build := exec.Command("go", "build", "-o", static, ".")
+	build := exec.Command("go", "build", "-o", static, "../cmd/lfp-swarm-lease")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v\n%s", err, out)

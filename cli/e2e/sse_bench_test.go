@@ -1,4 +1,4 @@
-package main_test
+package e2e
 
 // Benchmarks of the HTTP API's event stream (GET /v1/events), recorded in BENCHMARKS.md ("HTTP
 // API and SSE"):

@@ -1,4 +1,4 @@
-package main_test
+package e2e
 
 import (
 	"bufio"
@@ -44,7 +44,7 @@ func (e childEvent) childKey() string { return fmt.Sprintf("%s/%d", e.Hostname, 
 func buildTestChild(t testing.TB, dir string) string {
 	t.Helper()
 	out := filepath.Join(dir, "testchild")
-	cmd := exec.Command("go", "build", "-o", out, "../../internal/testchild")
+	cmd := exec.Command("go", "build", "-o", out, "../internal/testchild")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build testchild: %v\n%s", err, b)
