@@ -65,13 +65,23 @@ term ends shutdown_timeout_ms before its safety deadline — the start of the la
 request plus the TTL minus a tenth of it (at most 2 s), by this host's monotonic clock — when
 the server cannot be reached, so CMD is gone by then. On SIGTERM/SIGINT and when CMD exits,
 run resigns the term so a follower takes over at once; followers watch the room and campaign
-as soon as it is vacant. In this mode run serves no HTTP API (listen is ignored): observe the
-room on the elections server (GET /elections/ID, /elections/ID/watch).
+as soon as it is vacant. In this mode run serves no HTTP API (the listen variable is ignored,
+the --listen flag refused): observe the room on the elections server (GET /elections/ID,
+/elections/ID/watch, or lfp-swarm-lease elections watch ID). --election without --server is
+refused too.
+
+Followers log who leads whenever that changes. The timing rule — renew_interval_ms plus
+shutdown_timeout_ms below ttl_ms minus its safety margin (a tenth, at most 2 s) — is checked
+before contending, in both modes; a listen address in use is a configuration error too.
 
 Exit codes: 0 after SIGTERM/SIGINT; CMD's exit code (128+N for signal N) when run exits because
 CMD exited (--once, --exit-on-child-exit); 10 when --once's term was lost; 2 invalid
-configuration (or an input the elections server refuses); 4 corrupt election; 6 not a Swarm
+configuration (the timing rule, a listen address in use, or an input the elections server
+refuses); 4 corrupt election; 6 not a Swarm
 manager; 127 CMD not found, 126 CMD not executable (checked before contending: no term is taken). Other store errors, and unreachable or failing elections servers, are retried.`,
+		Example: `  lfp-swarm-lease run -- ./reconcile
+  lfp-swarm-lease run --store file:///var/lib/lease --namespace nightly --listen off --once -- ./report
+  lfp-swarm-lease run --server http://elect:8080 --election nightly-report --log-format json -- ./report`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cmdutil.Usage(errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]"))

@@ -174,9 +174,10 @@ func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.L
 // NewCmdOpenAPI is `openapi`: it prints the HTTP API's contract on stdout.
 func NewCmdOpenAPI(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "openapi",
-		Short: "Print the OpenAPI 3.1 contract of the HTTP API",
-		Args:  cobra.NoArgs,
+		Use:     "openapi",
+		Short:   "Print the OpenAPI 3.1 contract of the HTTP API",
+		Example: "  lfp-swarm-lease openapi > clients/openapi.json",
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			doc, err := server.Contract()
 			if err != nil {
