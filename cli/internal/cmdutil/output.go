@@ -2,24 +2,19 @@ package cmdutil
 
 import (
 	"encoding/json"
+	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"io"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// RecordJSON is the JSON form of a record, shared by every command's output.
-type RecordJSON struct {
-	Namespace  string     `json:"namespace"`
-	HolderID   string     `json:"holder_id"`
-	NodeID     string     `json:"node_id"`
-	TaskID     string     `json:"task_id"`
-	Fence      uint64     `json:"fence"`
-	AcquiredAt *time.Time `json:"acquired_at"`
-	RenewedAt  *time.Time `json:"renewed_at"`
-	ExpiresAt  *time.Time `json:"expires_at"`
-	TTLMillis  int64      `json:"ttl_ms"`
-	Version    uint64     `json:"version"`
+// StateJSON is an election's state as every command prints it: the controller API's State
+// (the body of GET /v1/state, so one type has the field names everywhere) plus the store's
+// version of the record.
+type StateJSON struct {
+	swarmlease.State
+	Version uint64 `json:"version"`
 }
 
 // TimePtr is t, or nil for the zero time (JSON null).
@@ -30,13 +25,13 @@ func TimePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// ToRecordJSON is the JSON form of r at version v.
-func ToRecordJSON(r lease.Record, v lease.Version) RecordJSON {
-	return RecordJSON{
-		Namespace: r.Namespace, HolderID: r.HolderID, NodeID: r.NodeID, TaskID: r.TaskID, Fence: r.Fence,
-		AcquiredAt: TimePtr(r.AcquiredAt), RenewedAt: TimePtr(r.RenewedAt), ExpiresAt: TimePtr(r.ExpiresAt),
-		TTLMillis: r.TTL.Milliseconds(), Version: uint64(v),
-	}
+// ToStateJSON is the JSON form of the record r at version v; exists and acquired say whether
+// the record is stored and its lease live.
+func ToStateJSON(r lease.Record, v lease.Version, exists, acquired bool) StateJSON {
+	return StateJSON{State: swarmlease.State{
+		Namespace: r.Namespace, Exists: exists, Acquired: acquired, HolderID: r.HolderID, NodeID: r.NodeID, TaskID: r.TaskID, Fence: r.Fence,
+		AcquiredAt: TimePtr(r.AcquiredAt), RenewedAt: TimePtr(r.RenewedAt), ExpiresAt: TimePtr(r.ExpiresAt), TTLMillis: r.TTL.Milliseconds(),
+	}, Version: uint64(v)}
 }
 
 // ErrorJSON is printed on stdout with --json when a command fails.

@@ -90,12 +90,18 @@ func (o *Options) client() (*swarmlease.Elections, error) {
 	return el, nil
 }
 
-// withTimeout bounds ctx by --timeout.
-func (o *Options) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if o.Timeout > 0 {
-		return context.WithTimeout(ctx, o.Timeout)
+// request runs one request of the client for opts.Server, bounded by --timeout.
+func (o *Options) request(ctx context.Context, fn func(context.Context, *swarmlease.Elections) error) error {
+	el, err := o.client()
+	if err != nil {
+		return err
 	}
-	return context.WithCancel(ctx)
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	return fn(ctx, el)
 }
 
 // requestError gives the server's refusals their exit codes: a refused input is a usage error.
@@ -108,13 +114,11 @@ func requestError(err error) error {
 
 // createRun creates a room and prints its id (stdout) or its JSON.
 func createRun(ctx context.Context, opts *Options) error {
-	el, err := opts.client()
-	if err != nil {
+	var room swarmlease.Room
+	err := opts.request(ctx, func(ctx context.Context, el *swarmlease.Elections) (err error) {
+		room, err = el.Create(ctx)
 		return err
-	}
-	ctx, cancel := opts.withTimeout(ctx)
-	defer cancel()
-	room, err := el.Create(ctx)
+	})
 	if err != nil {
 		return requestError(err)
 	}
@@ -128,13 +132,11 @@ func createRun(ctx context.Context, opts *Options) error {
 
 // statusRun prints the room's state.
 func statusRun(ctx context.Context, opts *Options) error {
-	el, err := opts.client()
-	if err != nil {
+	var st swarmlease.RoomState
+	err := opts.request(ctx, func(ctx context.Context, el *swarmlease.Elections) (err error) {
+		st, err = el.Status(ctx, opts.Room)
 		return err
-	}
-	ctx, cancel := opts.withTimeout(ctx)
-	defer cancel()
-	st, err := el.Status(ctx, opts.Room)
+	})
 	if err != nil {
 		return requestError(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // NewCmdDestroy is `destroy`; runF, when set, replaces destroyRun (tests of parsing).
 func NewCmdDestroy(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	return &cobra.Command{
+	return withRunE(f, &cobra.Command{
 		Use:   "destroy",
 		Short: "Remove the election (the Swarm anchor service); a holder loses its lease",
 		Long: `Remove the election: the anchor service on Swarm, the election's file on the file store.
@@ -20,14 +20,7 @@ counter that starts at the current time in microseconds, above every fence issue
 Needs a namespace, no holder identity.`,
 		Example: `  lfp-swarm-lease destroy --namespace nightly-report`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := newOptions(f, cmd, true)
-			if runF != nil {
-				return runF(cmd.Context(), &opts)
-			}
-			return destroyRun(cmd.Context(), &opts)
-		},
-	}
+	}, true, runF, destroyRun)
 }
 
 // destroyRun removes the election.

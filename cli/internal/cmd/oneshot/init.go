@@ -10,21 +10,14 @@ import (
 
 // NewCmdInit is `init`; runF, when set, replaces initRun (tests of parsing).
 func NewCmdInit(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	return &cobra.Command{
+	return withRunE(f, &cobra.Command{
 		Use:   "init",
 		Short: "Create the election's anchor if it does not exist (optional; idempotent)",
 		Long: `Create the election's record — the anchor service on Swarm, its file on the file store — if
 there is none, and print it. Needs a namespace, no holder identity.`,
 		Example: `  lfp-swarm-lease init --store file:///var/lib/lease --namespace nightly-report`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := newOptions(f, cmd, true)
-			if runF != nil {
-				return runF(cmd.Context(), &opts)
-			}
-			return initRun(cmd.Context(), &opts)
-		},
-	}
+	}, true, runF, initRun)
 }
 
 // initRun creates the election's record if missing and prints it.

@@ -10,21 +10,14 @@ import (
 
 // NewCmdInspect is `inspect`; runF, when set, replaces inspectRun (tests of parsing).
 func NewCmdInspect(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	return &cobra.Command{
+	return withRunE(f, &cobra.Command{
 		Use:   "inspect",
 		Short: "Show the election: state, holder, node, task, fence, expiry",
 		Long: `Show the election: its state (held, expired or vacant), holder, node, task, fence and times,
 and the store it lives in. Needs a namespace, no holder identity; it never writes.`,
 		Example: `  lfp-swarm-lease inspect --store file:///var/lib/lease --namespace nightly-report --json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := newOptions(f, cmd, true)
-			if runF != nil {
-				return runF(cmd.Context(), &opts)
-			}
-			return inspectRun(cmd.Context(), &opts)
-		},
-	}
+	}, true, runF, inspectRun)
 }
 
 // inspectRun reads the election and prints it.

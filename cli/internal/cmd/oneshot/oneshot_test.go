@@ -131,13 +131,13 @@ func TestInspectState(t *testing.T) {
 		if err := inspectRun(context.Background(), &o); err != nil {
 			t.Fatal(err)
 		}
-		if got.Exists && !strings.Contains(text.String(), "state      "+got.State+"\n") {
-			t.Fatalf("text %q does not show state %q", text.String(), got.State)
+		if got.Exists && !strings.Contains(text.String(), "state      "+got.Status+"\n") {
+			t.Fatalf("text %q does not show state %q", text.String(), got.Status)
 		}
 		if got.Store == "" {
 			t.Fatal("no store in the JSON")
 		}
-		return got.State
+		return got.Status
 	}
 	if s := state(); s != stateVacant {
 		t.Fatalf("before anything: %q", s)

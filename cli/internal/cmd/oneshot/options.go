@@ -52,6 +52,35 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 	}
 }
 
+// withRunE gives cmd, a command acting on the election, its RunE: the options filled from f
+// when it runs, then runF when a test passed one, else run.
+func withRunE(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool, runF, run func(context.Context, *Options) error) *cobra.Command {
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		opts := newOptions(f, cmd, readOnly)
+		if runF != nil {
+			return runF(cmd.Context(), &opts)
+		}
+		return run(cmd.Context(), &opts)
+	}
+	return cmd
+}
+
+// withFenceRunE is withRunE for the commands that take the FENCE argument (renew, release).
+func withFenceRunE(f *cmdutil.Factory, cmd *cobra.Command, runF, run func(context.Context, *FenceOptions) error) *cobra.Command {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		fence, err := parseFence(args)
+		if err != nil {
+			return err
+		}
+		opts := FenceOptions{Options: newOptions(f, cmd, false), Fence: fence}
+		if runF != nil {
+			return runF(cmd.Context(), &opts)
+		}
+		return run(cmd.Context(), &opts)
+	}
+	return cmd
+}
+
 // withSession opens the election, runs fn with the timeout bound on ctx, and closes the store.
 func (o *Options) withSession(ctx context.Context, fn func(ctx context.Context, s *cmdutil.Session) error) error {
 	s, err := o.Open()

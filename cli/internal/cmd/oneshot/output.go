@@ -29,24 +29,23 @@ func stateOf(s lease.Snapshot) string {
 
 // snapshotJSON is the output of inspect and init.
 type snapshotJSON struct {
-	cmdutil.RecordJSON
-	Exists   bool   `json:"exists"`
-	Acquired bool   `json:"acquired"`
-	State    string `json:"state"`
-	Store    string `json:"store"`
+	cmdutil.StateJSON
+	// Status is held, expired or vacant, as the text shows it.
+	Status string `json:"state"`
+	Store  string `json:"store"`
 }
 
 // tryAcquireJSON is the output of try-acquire.
 type tryAcquireJSON struct {
-	Acquired         bool                `json:"acquired"`
-	Namespace        string              `json:"namespace"`
-	Store            string              `json:"store"`
-	Grant            *cmdutil.RecordJSON `json:"grant,omitempty"`
-	CurrentHolderID  string              `json:"current_holder_id"`
-	CurrentNodeID    string              `json:"current_node_id"`
-	CurrentTaskID    string              `json:"current_task_id"`
-	CurrentFence     uint64              `json:"current_fence"`
-	CurrentExpiresAt *time.Time          `json:"current_expires_at"`
+	Acquired         bool               `json:"acquired"`
+	Namespace        string             `json:"namespace"`
+	Store            string             `json:"store"`
+	Grant            *cmdutil.StateJSON `json:"grant,omitempty"`
+	CurrentHolderID  string             `json:"current_holder_id"`
+	CurrentNodeID    string             `json:"current_node_id"`
+	CurrentTaskID    string             `json:"current_task_id"`
+	CurrentFence     uint64             `json:"current_fence"`
+	CurrentExpiresAt *time.Time         `json:"current_expires_at"`
 	// AvailableAt is when another contender may take the lease over: its expiry plus the
 	// tolerated clock skew (null when it is not held).
 	AvailableAt *time.Time `json:"available_at"`
@@ -55,8 +54,8 @@ type tryAcquireJSON struct {
 // printSnapshot prints what init and inspect show.
 func printSnapshot(o *Options, snap lease.Snapshot, store string) error {
 	if o.JSON {
-		return cmdutil.WriteJSON(o.IO.Out, snapshotJSON{RecordJSON: cmdutil.ToRecordJSON(snap.Record, snap.Version),
-			Exists: snap.Exists, Acquired: snap.Acquired, State: stateOf(snap), Store: store})
+		return cmdutil.WriteJSON(o.IO.Out, snapshotJSON{StateJSON: cmdutil.ToStateJSON(snap.Record, snap.Version, snap.Exists, snap.Acquired),
+			Status: stateOf(snap), Store: store})
 	}
 	describeSnapshot(o.IO.Out, snap, store)
 	return nil

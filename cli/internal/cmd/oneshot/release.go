@@ -11,22 +11,11 @@ import (
 
 // NewCmdRelease is `release FENCE`; runF, when set, replaces releaseRun (tests of parsing).
 func NewCmdRelease(f *cmdutil.Factory, runF func(context.Context, *FenceOptions) error) *cobra.Command {
-	return &cobra.Command{
+	return withFenceRunE(f, &cobra.Command{
 		Use:     "release FENCE",
 		Short:   "Give up the lease held with FENCE; exit 3 if this identity does not hold it",
 		Example: `  lfp-swarm-lease release 1795970774065908 --namespace nightly-report --holder-id alice`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fence, err := parseFence(args)
-			if err != nil {
-				return err
-			}
-			opts := FenceOptions{Options: newOptions(f, cmd, false), Fence: fence}
-			if runF != nil {
-				return runF(cmd.Context(), &opts)
-			}
-			return releaseRun(cmd.Context(), &opts)
-		},
-	}
+	}, runF, releaseRun)
 }
 
 // releaseRun gives up the lease held with opts.Fence.

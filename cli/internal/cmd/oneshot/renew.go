@@ -19,22 +19,11 @@ type FenceOptions struct {
 
 // NewCmdRenew is `renew FENCE`; runF, when set, replaces renewRun (tests of parsing).
 func NewCmdRenew(f *cmdutil.Factory, runF func(context.Context, *FenceOptions) error) *cobra.Command {
-	return &cobra.Command{
+	return withFenceRunE(f, &cobra.Command{
 		Use:     "renew FENCE",
 		Short:   "Extend the lease held with FENCE; exit 3 if this identity does not hold it",
 		Example: `  lfp-swarm-lease renew 1795970774065908 --namespace nightly-report --holder-id alice`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			fence, err := parseFence(args)
-			if err != nil {
-				return err
-			}
-			opts := FenceOptions{Options: newOptions(f, cmd, false), Fence: fence}
-			if runF != nil {
-				return runF(cmd.Context(), &opts)
-			}
-			return renewRun(cmd.Context(), &opts)
-		},
-	}
+	}, runF, renewRun)
 }
 
 // renewRun extends the lease held with opts.Fence.
@@ -45,7 +34,7 @@ func renewRun(ctx context.Context, opts *FenceOptions) error {
 			return err
 		}
 		if opts.JSON {
-			return cmdutil.WriteJSON(opts.IO.Out, cmdutil.ToRecordJSON(g.Record, g.Version))
+			return cmdutil.WriteJSON(opts.IO.Out, cmdutil.ToStateJSON(g.Record, g.Version, true, true))
 		}
 		fmt.Fprintf(opts.IO.Out, "%d\n", g.Fence)
 		fmt.Fprintf(opts.IO.Err, "renewed election %q: fence %d, expires %s (%s)\n", s.Config.Namespace, g.Fence, cmdutil.FormatTime(g.ExpiresAt), s.Store.Describe())

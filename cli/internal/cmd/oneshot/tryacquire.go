@@ -116,7 +116,7 @@ func reportTryAcquire(opts *TryAcquireOptions, s *cmdutil.Session, res lease.Try
 			CurrentFence: cur.Fence, CurrentExpiresAt: cmdutil.TimePtr(cur.ExpiresAt), AvailableAt: cmdutil.TimePtr(availableAt),
 		}
 		if res.Acquired {
-			g := cmdutil.ToRecordJSON(res.Grant.Record, res.Grant.Version)
+			g := cmdutil.ToStateJSON(res.Grant.Record, res.Grant.Version, true, true)
 			out.Grant = &g
 		}
 		if err := cmdutil.WriteJSON(opts.IO.Out, out); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,10 +14,6 @@ import (
 // TestRunRefusesFlagsThatDoNothing: --election without --server, and the HTTP flags with one,
 // are usage errors naming the flags, before anything contends.
 func TestRunRefusesFlagsThatDoNothing(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	store := "file://" + t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -29,7 +24,7 @@ func TestRunRefusesFlagsThatDoNothing(t *testing.T) {
 		{"listen with server", []string{"--server", "http://127.0.0.1:1", "--election", "nightly-report", "--listen", "127.0.0.1:0"}, "--listen does nothing with --server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stderr := runInProcess(t, nil, append(tc.args, "--", self)...)
+			code, stderr := runInProcess(t, nil, append(tc.args, "--", self(t))...)
 			if code != cmdutil.ExitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "contending") {
 				t.Fatalf("exit %d, want 2 naming %q:\n%s", code, tc.want, stderr)
 			}
@@ -40,16 +35,12 @@ func TestRunRefusesFlagsThatDoNothing(t *testing.T) {
 // TestRunListenInUse: a listen address another process holds is a usage error that suggests
 // --listen off or another port, before the campaign starts.
 func TestRunListenInUse(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	code, stderr := runInProcess(t, nil, "--store", "file://"+t.TempDir(), "--namespace", "jobs", "--holder-id", "a", "--listen", busy.Addr().String(), "--", self)
+	code, stderr := runInProcess(t, nil, "--store", "file://"+t.TempDir(), "--namespace", "jobs", "--holder-id", "a", "--listen", busy.Addr().String(), "--", self(t))
 	for _, want := range []string{"is in use by another process", "--listen off", "flag --listen"} {
 		if code != cmdutil.ExitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, stderr)

@@ -33,15 +33,22 @@ func runInProcess(t *testing.T, env []string, args ...string) (int, string) {
 	return code, errBuf.String()
 }
 
+// self is this test binary: an executable that run's check of the command accepts (no test
+// here gets as far as starting it).
+func self(t *testing.T) string {
+	t.Helper()
+	path, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestRunTimingIsAConfigurationErrorInBothModes: a renew interval plus grace period that does
 // not fit in the TTL is refused by the engines' constructors before run contends, listens or
 // sends a request, and run exits 2 with the setting names, values and sources — on the Swarm
 // lease's stores as through an elections server.
 func TestRunTimingIsAConfigurationErrorInBothModes(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	store := "file://" + t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -58,7 +65,7 @@ func TestRunTimingIsAConfigurationErrorInBothModes(t *testing.T) {
 			[]string{"renew_interval_ms = 1666", "shutdown_timeout_ms = 10000, from default", "ttl_ms = 5000, from environment variable SWARM_LEASE_TTL_MS", "4500 ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stderr := runInProcess(t, tc.env, append(tc.args, "--", self)...)
+			code, stderr := runInProcess(t, tc.env, append(tc.args, "--", self(t))...)
 			if code != cmdutil.ExitUsage {
 				t.Fatalf("exit %d, want %d\n%s", code, cmdutil.ExitUsage, stderr)
 			}
