@@ -23,6 +23,8 @@ type Loop struct {
 	Start StartFunc
 	// Now is the clock for the "ran" durations in the log (default time.Now).
 	Now func() time.Time
+	// Backoff spaces out the restarts of a command that keeps crashing.
+	Backoff CrashBackoff
 }
 
 // Lead runs the command for the term t and returns once the term is over for the command:
@@ -85,6 +87,11 @@ func (l *Loop) Lead(ctx context.Context, t Term) (Outcome, error) {
 		if l.Once || l.ExitOnChildExit {
 			return Outcome{Exit: true, ExitCode: code, ChildExited: true}, nil
 		}
-		return Outcome{ChildExited: true}, nil
+		delay := l.Backoff.Next(now().Sub(started), code)
+		if delay > 0 {
+			t.Log.Warn("child keeps crashing: restarting after a back-off, the lease released meanwhile", "exit_code", code,
+				"crashes_in_a_row", l.Backoff.Crashes(), "backoff", delay)
+		}
+		return Outcome{ChildExited: true, Backoff: delay}, nil
 	}
 }

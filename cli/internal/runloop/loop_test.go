@@ -232,3 +232,22 @@ func TestLeadStartFailures(t *testing.T) {
 		t.Fatalf("log:\n%s", h.logText())
 	}
 }
+
+// TestLeadBacksOffACrashingChild: a command that keeps exiting non-zero soon after it started
+// gets a back-off the caller waits with the term released, logged as a crash.
+func TestLeadBacksOffACrashingChild(t *testing.T) {
+	h := newHarness(func(l *Loop) { l.Backoff = CrashBackoff{Min: 5 * time.Millisecond, HealthyRun: time.Hour} })
+	for i, want := range []time.Duration{0, 5 * time.Millisecond, 10 * time.Millisecond} {
+		h.child, h.begun = newFakeChild(), make(chan struct{})
+		res := h.lead(context.Background(), h.term(make(chan struct{})))
+		h.started(t)
+		h.child.exit(1)
+		r := await(t, res)
+		if r.err != nil || r.out != (Outcome{ChildExited: true, Backoff: want}) {
+			t.Fatalf("crash %d: %+v, %v; want back-off %v", i+1, r.out, r.err, want)
+		}
+	}
+	if n := strings.Count(h.logText(), "child keeps crashing"); n != 2 || !strings.Contains(h.logText(), "crashes_in_a_row=3") {
+		t.Fatalf("%d crash lines:\n%s", n, h.logText())
+	}
+}

@@ -176,8 +176,33 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 	}
 	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
 	loop := childLoop(opts, cfg)
+	for {
+		out, err := campaignOnce(ctx, campaign, loop, cfg, log)
+		switch {
+		case err != nil:
+			return err
+		case out.Exit:
+			return exitWithOutcome(out)
+		case out.Backoff > 0:
+			// Released: another replica may take over while this one waits.
+			if sleepCtx(ctx, out.Backoff) != nil {
+				log.Info("stopped", "namespace", cfg.Namespace)
+				return nil
+			}
+			continue
+		}
+		break
+	}
+	log.Info("stopped", "namespace", cfg.Namespace)
+	return nil
+}
+
+// campaignOnce contends until ctx ends, the loop decides run exits, or the command keeps
+// crashing (out.Backoff): then the campaign stops after releasing, so that run waits without
+// the lease.
+func campaignOnce(ctx context.Context, campaign *lease.Campaign, loop *runloop.Loop, cfg *config.Config, log *slog.Logger) (runloop.Outcome, error) {
 	var last runloop.Outcome
-	err = campaign.Run(ctx, func(term *lease.Term) error {
+	err := campaign.Run(ctx, func(term *lease.Term) error {
 		g := term.Grant
 		out, err := loop.Lead(ctx, runloop.Term{
 			Done:  term.Done(),
@@ -188,20 +213,28 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 		if err != nil {
 			return commandError(err)
 		}
-		if out.Exit {
+		if out.Exit || out.Backoff > 0 {
 			last = out
 			return lease.ErrStopCampaign
 		}
 		return nil
 	})
-	switch {
-	case errors.Is(err, lease.ErrStopCampaign):
-		return exitWithOutcome(last)
-	case err != nil:
-		return err
+	if errors.Is(err, lease.ErrStopCampaign) {
+		return last, nil
 	}
-	log.Info("stopped", "namespace", cfg.Namespace)
-	return nil
+	return runloop.Outcome{}, err
+}
+
+// sleepCtx waits d or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // childLoop is the supervision loop of run's command, in either mode.

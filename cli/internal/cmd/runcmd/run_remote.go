@@ -64,13 +64,8 @@ func remoteRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog
 		}
 		if out.ChildExited {
 			// Give the followers one poll interval to take over, and never spin campaign/resign
-			// with a crashing child.
-			t := time.NewTimer(cfg.DefaultPoll)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
+			// with a crashing child: one that keeps crashing waits its back-off.
+			_ = sleepCtx(ctx, max(cfg.DefaultPoll, out.Backoff))
 		}
 	}
 	log.Info("stopped")
