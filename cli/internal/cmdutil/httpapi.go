@@ -23,6 +23,7 @@ func ServeElection(ctx context.Context, s *Session, metrics *server.Metrics, log
 		Election: s.Election, Version: buildinfo.Get().Version, PollInterval: s.Config.DefaultPoll,
 		KeepAlive: s.Config.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
 		MaxConnections: s.Config.MaxConnections, MaxConnectionsPerClient: s.Config.MaxConnectionsPerClient,
+		CORSAllowedOrigins: s.Config.CORSAllowedOrigins,
 	})
 	if err != nil {
 		ln.Close()

@@ -73,6 +73,8 @@ type Config struct {
 	ElectionID string
 	// ChildCgroup: run puts its command in a cgroup of its own when it can.
 	ChildCgroup bool
+	// CORSAllowedOrigins are the origins whose browser pages may call the HTTP API.
+	CORSAllowedOrigins []string
 
 	sources map[string]Source
 }
@@ -381,6 +383,12 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 		}
 	}
 
+	origins, err := parseOrigins(k.String(KeyCORSAllowedOrigins))
+	if err != nil {
+		bad(KeyCORSAllowedOrigins, err.Error())
+	}
+	c.CORSAllowedOrigins = origins
+
 	switch k.String(KeyChildCgroup) {
 	case "auto":
 		c.ChildCgroup = true
@@ -500,4 +508,25 @@ func buildElections(k *koanf.Koanf, bad func(key, want string)) Elections {
 	}
 	e.TrustedProxies = proxies
 	return e
+}
+
+// parseOrigins reads a comma-separated list of origins: scheme://host[:port] of http or https,
+// without a path, or * for any.
+func parseOrigins(list string) ([]string, error) {
+	var origins []string
+	for _, o := range strings.Split(list, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+				return nil, fmt.Errorf("%q is not an origin: want scheme://host[:port] such as https://dashboard.example.com (no path), or *; separate several with commas", o)
+			}
+			o = u.Scheme + "://" + u.Host
+		}
+		origins = append(origins, o)
+	}
+	return origins, nil
 }

@@ -3,6 +3,7 @@ package config_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,25 @@ func TestShortTTLScalesTheSkewDefault(t *testing.T) {
 	_, err := load("SWARM_LEASE_TTL_MS=1000", "SWARM_LEASE_MAX_CLOCK_SKEW_MS=1000")
 	if err == nil || !strings.Contains(err.Error(), "max_clock_skew_ms") || !strings.Contains(err.Error(), "set max_clock_skew_ms below 1000") {
 		t.Fatalf("skew = TTL: %v", err)
+	}
+}
+
+// TestCORSAllowedOrigins: a comma-separated list of origins; anything with a path, another
+// scheme or no host is refused naming the setting.
+func TestCORSAllowedOrigins(t *testing.T) {
+	load := func(v string) (*config.Config, error) {
+		return config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory", "SWARM_LEASE_CORS_ALLOWED_ORIGINS="+v)}.Load(context.Background())
+	}
+	c, err := load(" https://a.example , http://localhost:3000/,*")
+	if err != nil || !slices.Equal(c.CORSAllowedOrigins, []string{"https://a.example", "http://localhost:3000", "*"}) {
+		t.Fatalf("%v, %v", c, err)
+	}
+	if c, err := load(""); err != nil || c.CORSAllowedOrigins != nil {
+		t.Fatalf("empty: %v, %v", c.CORSAllowedOrigins, err)
+	}
+	for _, bad := range []string{"a.example", "https://a.example/app", "ftp://a.example"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "cors_allowed_origins") || !strings.Contains(err.Error(), "not an origin") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

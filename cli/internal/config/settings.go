@@ -41,6 +41,7 @@ const (
 	KeyAdmissionPerMinute  = "admission_per_minute"
 	KeyMaxTrackedClients   = "max_tracked_clients"
 	KeyTrustedProxies      = "trusted_proxies"
+	KeyCORSAllowedOrigins  = "cors_allowed_origins"
 	KeyMaxWatchesPerClient = "max_watches_per_client"
 	KeyMaxWatches          = "max_watches"
 	KeyWatchLifetimeMs     = "watch_lifetime_ms"
@@ -79,6 +80,7 @@ var Settings = []Setting{
 	{KeyAdmissionPerMinute, "600", "room creations and campaigns per minute per client; 0 for no limit (serve)"},
 	{KeyMaxTrackedClients, "65536", "clients whose admission budget is remembered; the least recently seen is forgotten first (serve)"},
 	{KeyTrustedProxies, "", "comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (serve)"},
+	{KeyCORSAllowedOrigins, "", "comma-separated origins (scheme://host[:port], or * for any) whose browser pages may call the HTTP API, SSE included; empty: no CORS headers (run, serve)"},
 	{KeyMaxWatchesPerClient, "32", "concurrent elections watch streams per client (serve)"},
 	{KeyMaxWatches, "10000", "concurrent elections watch streams in total (serve)"},
 	{KeyWatchLifetimeMs, "900000", "an elections watch stream ends after this many milliseconds; clients reconnect (serve)"},

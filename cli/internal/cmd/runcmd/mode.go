@@ -21,7 +21,7 @@ func checkModeFlags(cfg *config.Config) error {
 			config.FlagName(config.KeyElectionID), config.FlagName(config.KeyServer), config.FlagName(config.KeyNamespace)))
 	}
 	if cfg.Server != "" {
-		for _, key := range []string{config.KeyListen, config.KeyKeepAliveMillis} {
+		for _, key := range []string{config.KeyListen, config.KeyKeepAliveMillis, config.KeyCORSAllowedOrigins} {
 			if flag(key) {
 				errs = append(errs, fmt.Errorf("--%s does nothing with --%s: run serves no HTTP API then; observe the room on the elections server (GET /elections/ID/watch)",
 					config.FlagName(key), config.FlagName(config.KeyServer)))

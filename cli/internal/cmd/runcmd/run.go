@@ -105,7 +105,7 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "exit after the first leadership term")
 	cmd.Flags().BoolVar(&opts.ExitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
 	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
-		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID, config.KeyChildCgroup)
+		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID, config.KeyChildCgroup, config.KeyCORSAllowedOrigins)
 	return cmd
 }
 

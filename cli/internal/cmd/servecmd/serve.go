@@ -70,7 +70,7 @@ survive the loss of any replica.`,
 		config.KeyElections, config.KeyElectionsNamespace, config.KeyRoomShards, config.KeyMaxActiveRooms,
 		config.KeyAdmissionPerMinute, config.KeyMaxTrackedClients, config.KeyTrustedProxies,
 		config.KeyMaxWatchesPerClient, config.KeyMaxWatches, config.KeyWatchLifetimeMs,
-		config.KeyMaxConnections, config.KeyMaxConnectionsPerClient)
+		config.KeyMaxConnections, config.KeyMaxConnectionsPerClient, config.KeyCORSAllowedOrigins)
 	return cmd
 }
 
@@ -118,7 +118,7 @@ func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.L
 		return err
 	}
 	opts := server.Options{Version: buildinfo.Get().Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
-		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient}
+		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient, CORSAllowedOrigins: cfg.CORSAllowedOrigins}
 	store, closeStore, err := cmdutil.OpenStore(cfg)
 	if err != nil {
 		return err
