@@ -160,6 +160,10 @@ func RegisterFlags(fs *pflag.FlagSet, keys ...string) {
 		if s.Default != "" {
 			help += " (default " + s.Default + ")"
 		}
+		if wholeNumbers[s.Key] {
+			fs.Int64(FlagName(s.Key), 0, help)
+			continue
+		}
 		fs.String(FlagName(s.Key), "", help)
 	}
 }

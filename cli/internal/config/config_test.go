@@ -3,6 +3,7 @@ package config_test
 import (
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -297,5 +298,25 @@ func TestCORSAllowedOrigins(t *testing.T) {
 		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "cors_allowed_origins") || !strings.Contains(err.Error(), "not an origin") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// TestNumericFlagsAreTyped: the flags of whole-number settings are int64 flags: the parser
+// refuses a word, and a given number reaches the setting with its source.
+func TestNumericFlagsAreTyped(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	config.RegisterFlags(fs)
+	for _, name := range []string{"ttl-ms", "max-cas-retries", "renew-interval-ms", "room-shards", "max-connections"} {
+		if f := fs.Lookup(name); f == nil || f.Value.Type() != "int64" {
+			t.Errorf("--%s: %v", name, f)
+		}
+	}
+	if err := fs.Parse([]string{"--ttl-ms", "soon"}); err == nil || !strings.Contains(err.Error(), "--ttl-ms") {
+		t.Fatalf("--ttl-ms soon: %v", err)
+	}
+	c, err := config.Loader{Flags: flags(t, "--ttl-ms", "4000"), Environ: env("SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory", "SWARM_LEASE_TTL_MS=9000")}.Load(context.Background())
+	if err != nil || c.TTL != 4*time.Second || c.Source(config.KeyTTLMillis).String() != "flag --ttl-ms" {
+		t.Fatalf("%v, %v", c, err)
 	}
 }

@@ -52,6 +52,16 @@ const (
 	KeyChildCgroup = "child_cgroup"
 )
 
+// wholeNumbers are the settings whose flags are typed as whole numbers (--ttl-ms int64), so
+// that `--ttl-ms soon` is refused by the flag parser itself; their range is checked with the
+// other layers' values.
+var wholeNumbers = map[string]bool{
+	KeyTTLMillis: true, KeyMaxCASRetries: true, KeyMaxClockSkewMs: true, KeyDefaultPollMillis: true, KeyKeepAliveMillis: true,
+	KeyShutdownTimeoutMs: true, KeyRenewIntervalMs: true, KeyMaxConnections: true, KeyMaxConnectionsPerClient: true,
+	KeyRoomShards: true, KeyMaxActiveRooms: true, KeyAdmissionPerMinute: true, KeyMaxTrackedClients: true,
+	KeyMaxWatchesPerClient: true, KeyMaxWatches: true, KeyWatchLifetimeMs: true,
+}
+
 // DefaultEnvPrefix is the prefix of every variable unless --env-prefix changes it.
 const DefaultEnvPrefix = "SWARM_LEASE"
 
