@@ -214,11 +214,14 @@ func TestRunFileOnceAndChildExit(t *testing.T) {
 		seen := map[string]bool{}
 		for _, line := range strings.Split(p.out.String(), "\n") {
 			var entry struct {
-				Msg   string `json:"msg"`
-				Fence uint64 `json:"fence"`
+				Msg string `json:"msg"`
+				PID int    `json:"pid"`
 			}
 			if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &entry) == nil {
 				seen[entry.Msg] = true
+				if entry.Msg == "child started" && entry.PID <= 0 {
+					t.Errorf("child started without the command's own pid: %q", line)
+				}
 			} else if strings.Contains(line, "msg=") {
 				t.Errorf("a text log line with --log-format json: %q", line)
 			}

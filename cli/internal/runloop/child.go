@@ -10,6 +10,8 @@ import (
 type Child interface {
 	// PID is the guard's process ID.
 	PID() int
+	// CommandPID is the command's own process ID, waiting up to timeout for it; 0 if unknown.
+	CommandPID(timeout time.Duration) int
 	// Done is closed when the command and all it started are gone.
 	Done() <-chan struct{}
 	// Stop stops the command and all it started within grace, and reports whether anything

@@ -7,6 +7,10 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 )
 
+// commandPIDWait bounds how long "child started" waits for the command's own PID: the guard
+// reports it as soon as it has started the command, well within this.
+const commandPIDWait = time.Second
+
 // Loop supervises the command across terms. Its zero value is not usable: Argv is required.
 type Loop struct {
 	// Argv is the command and its arguments.
@@ -68,7 +72,7 @@ func (l *Loop) Lead(ctx context.Context, t Term) (Outcome, error) {
 		return Outcome{}, err
 	}
 	started := now()
-	t.Log.Info("child started", "guard_pid", child.PID(), "command", l.Argv[0])
+	t.Log.Info("child started", "pid", child.CommandPID(commandPIDWait), "guard_pid", child.PID(), "command", l.Argv[0])
 	ran := func() time.Duration { return now().Sub(started).Round(time.Millisecond) }
 	select {
 	case <-t.Done:

@@ -23,11 +23,12 @@ type fakeChild struct {
 
 func newFakeChild() *fakeChild { return &fakeChild{done: make(chan struct{})} }
 
-func (c *fakeChild) PID() int              { return 4242 }
-func (c *fakeChild) Done() <-chan struct{} { return c.done }
-func (c *fakeChild) StartError() error     { return c.startErr }
-func (c *fakeChild) ExitCode() int         { return c.exitCode }
-func (c *fakeChild) Leftovers() int        { return 0 }
+func (c *fakeChild) PID() int                     { return 4242 }
+func (c *fakeChild) CommandPID(time.Duration) int { return 4243 }
+func (c *fakeChild) Done() <-chan struct{}        { return c.done }
+func (c *fakeChild) StartError() error            { return c.startErr }
+func (c *fakeChild) ExitCode() int                { return c.exitCode }
+func (c *fakeChild) Leftovers() int               { return 0 }
 func (c *fakeChild) Report() supervisor.Report {
 	return supervisor.Report{PID: 4243, Done: true, ExitCode: c.exitCode}
 }
@@ -142,7 +143,7 @@ func TestLeadStopsTheChildWhenTheTermEnds(t *testing.T) {
 			if h.child.stoppedFor != 3*time.Second {
 				t.Fatalf("the command was stopped with grace %v, want 3s", h.child.stoppedFor)
 			}
-			for _, want := range []string{"child stopped", "reason=deadline", "pid=4243", "guard_pid=4242"} {
+			for _, want := range []string{`msg="child started" pid=4243 guard_pid=4242`, "child stopped", "reason=deadline", "pid=4243"} {
 				if !strings.Contains(h.logText(), want) {
 					t.Errorf("log lacks %q:\n%s", want, h.logText())
 				}
