@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 )
@@ -91,7 +92,8 @@ func TestCORS(t *testing.T) {
 }
 
 // TestRootAndMissingNamespace: GET / leads to the docs; /v1/* on a server without an election
-// says that a namespace is needed, and never echoes the path.
+// says that a namespace is needed, and never echoes the path; its metrics carry no leader
+// series, which a server with an election does.
 func TestRootAndMissingNamespace(t *testing.T) {
 	base := corsServer(t)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -108,5 +110,14 @@ func TestRootAndMissingNamespace(t *testing.T) {
 		if status != http.StatusNotFound || !strings.Contains(body, `"code":"no_namespace"`) || !strings.Contains(body, "namespace") {
 			t.Errorf("GET %s: %d %s", path, status, body)
 		}
+	}
+	_, _, metrics := send(t, http.MethodGet, base+"/metrics", "", "")
+	if strings.Contains(metrics, "lfp_swarm_lease_is_leader") || strings.Contains(metrics, "lfp_swarm_lease_fence") ||
+		!strings.Contains(metrics, "lfp_swarm_lease_election_requests_total") {
+		t.Fatalf("metrics of an elections-only server:\n%s", metrics)
+	}
+	withElection, _ := serve(t, memstore.New(), server.Options{})
+	if _, _, metrics := send(t, http.MethodGet, withElection+"/metrics", "", ""); !strings.Contains(metrics, "lfp_swarm_lease_is_leader 0") {
+		t.Fatalf("metrics of a server with an election lack is_leader:\n%s", metrics)
 	}
 }

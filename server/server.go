@@ -128,6 +128,7 @@ func New(opts Options) (*Server, error) {
 		s.registerController()
 		r.Get("/v1/events", s.serveEvents)
 	} else {
+		opts.Metrics.withoutElection()
 		// Without an election the controller endpoints do not exist; say why, rather than the
 		// generic "no such endpoint" (and never echo the path).
 		r.Get("/v1/*", func(w http.ResponseWriter, r *http.Request) {
