@@ -80,8 +80,10 @@ type tryAcquireOut struct {
 		HolderID  string    `json:"holder_id"`
 		ExpiresAt time.Time `json:"expires_at"`
 	} `json:"grant"`
-	CurrentHolderID string `json:"current_holder_id"`
-	CurrentFence    uint64 `json:"current_fence"`
+	Current struct {
+		HolderID string `json:"holder_id"`
+		Fence    uint64 `json:"fence"`
+	} `json:"current"`
 }
 
 type inspectOut struct {
@@ -172,7 +174,7 @@ func testLifecycle(t *testing.T, st storeEnv) {
 
 	r = cli(t, b, "try-acquire", "--json")
 	expectCode(t, r, 75, "B try-acquire while A holds")
-	if lost := decode[tryAcquireOut](t, r); lost.Acquired || lost.CurrentHolderID != "a" || lost.CurrentFence != f {
+	if lost := decode[tryAcquireOut](t, r); lost.Acquired || lost.Current.HolderID != "a" || lost.Current.Fence != f {
 		t.Fatalf("B try-acquire: %+v", lost)
 	}
 

@@ -90,10 +90,15 @@ func TestTryAcquireWait(t *testing.T) {
 		w.clock.Advance(d)
 		return nil
 	}
-	b, _, errB := w.options("bob", true)
+	b, outB, errB := w.options("bob", true)
 	err := tryAcquireRun(context.Background(), &TryAcquireOptions{Options: b, Wait: 5 * time.Second, Poll: time.Second, Sleep: sleep})
 	if exitCode(err) != cmdutil.ExitHeld || slept != 5*time.Second {
 		t.Fatalf("--wait 5s on a lease held 11 s more: exit %d (%v) after %v; want 75 after 5s\n%s", exitCode(err), err, slept, errB.String())
+	}
+	var held tryAcquireJSON
+	if err := json.Unmarshal(outB.Bytes(), &held); err != nil || held.Acquired || held.Current.HolderID != "alice" || !held.Current.Acquired ||
+		held.AvailableAt == nil || !held.AvailableAt.Equal(time.Date(2026, 12, 1, 12, 0, 11, 0, time.UTC)) {
+		t.Fatalf("bob's JSON: %+v, %v\n%s", held, err, outB.String())
 	}
 
 	slept = 0

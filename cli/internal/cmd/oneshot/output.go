@@ -35,19 +35,16 @@ type snapshotJSON struct {
 	Store  string `json:"store"`
 }
 
-// tryAcquireJSON is the output of try-acquire.
+// tryAcquireJSON is the output of try-acquire: the new term (grant) when it won, and the
+// election as the attempt found it (current), in inspect's field names.
 type tryAcquireJSON struct {
-	Acquired         bool               `json:"acquired"`
-	Namespace        string             `json:"namespace"`
-	Store            string             `json:"store"`
-	Grant            *cmdutil.StateJSON `json:"grant,omitempty"`
-	CurrentHolderID  string             `json:"current_holder_id"`
-	CurrentNodeID    string             `json:"current_node_id"`
-	CurrentTaskID    string             `json:"current_task_id"`
-	CurrentFence     uint64             `json:"current_fence"`
-	CurrentExpiresAt *time.Time         `json:"current_expires_at"`
+	Acquired  bool               `json:"acquired"`
+	Namespace string             `json:"namespace"`
+	Store     string             `json:"store"`
+	Grant     *cmdutil.StateJSON `json:"grant,omitempty"`
+	Current   cmdutil.StateJSON  `json:"current"`
 	// AvailableAt is when another contender may take the lease over: its expiry plus the
-	// tolerated clock skew (null when it is not held).
+	// tolerated clock skew (null when it is not held by another).
 	AvailableAt *time.Time `json:"available_at"`
 }
 

@@ -112,8 +112,8 @@ func reportTryAcquire(opts *TryAcquireOptions, s *cmdutil.Session, res lease.Try
 	if opts.JSON {
 		out := tryAcquireJSON{
 			Acquired: res.Acquired, Namespace: ns, Store: store,
-			CurrentHolderID: cur.HolderID, CurrentNodeID: cur.NodeID, CurrentTaskID: cur.TaskID,
-			CurrentFence: cur.Fence, CurrentExpiresAt: cmdutil.TimePtr(cur.ExpiresAt), AvailableAt: cmdutil.TimePtr(availableAt),
+			Current:     cmdutil.ToStateJSON(cur.Record, cur.Version, cur.Exists, cur.Acquired),
+			AvailableAt: cmdutil.TimePtr(availableAt),
 		}
 		if res.Acquired {
 			g := cmdutil.ToStateJSON(res.Grant.Record, res.Grant.Version, true, true)
