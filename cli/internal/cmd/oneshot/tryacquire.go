@@ -65,7 +65,7 @@ a release or expiry wakes the waiter at once.`,
 func tryAcquireRun(ctx context.Context, opts *TryAcquireOptions) error {
 	now, sleep, poll := opts.Now, opts.Sleep, opts.Poll
 	if sleep == nil {
-		sleep = sleepOrWake
+		sleep = cmdutil.Sleep
 	}
 	if poll <= 0 {
 		poll = defaultWaitPoll
@@ -137,19 +137,6 @@ func reportTryAcquire(opts *TryAcquireOptions, s *cmdutil.Session, res lease.Try
 	}
 	if !res.Acquired {
 		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: cmdutil.ErrSilent}
-	}
-	return nil
-}
-
-// sleepOrWake waits d, or until wake receives, or until ctx ends (its error).
-func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-	case <-wake:
 	}
 	return nil
 }

@@ -185,7 +185,7 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 			return exitWithOutcome(out)
 		case out.Backoff > 0:
 			// Released: another replica may take over while this one waits.
-			if sleepCtx(ctx, out.Backoff) != nil {
+			if cmdutil.Sleep(ctx, out.Backoff, nil) != nil {
 				log.Info("stopped", "namespace", cfg.Namespace)
 				return nil
 			}
@@ -223,18 +223,6 @@ func campaignOnce(ctx context.Context, campaign *lease.Campaign, loop *runloop.L
 		return last, nil
 	}
 	return runloop.Outcome{}, err
-}
-
-// sleepCtx waits d or until ctx ends (its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // childLoop is the supervision loop of run's command, in either mode.

@@ -65,7 +65,7 @@ func remoteRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog
 		if out.ChildExited {
 			// Give the followers one poll interval to take over, and never spin campaign/resign
 			// with a crashing child: one that keeps crashing waits its back-off.
-			_ = sleepCtx(ctx, max(cfg.DefaultPoll, out.Backoff))
+			_ = cmdutil.Sleep(ctx, max(cfg.DefaultPoll, out.Backoff), nil)
 		}
 	}
 	log.Info("stopped")
