@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
@@ -208,7 +209,10 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	flagLayer, flagSources := loadFlags(l.Flags)
+	flagLayer, flagSources, err := loadFlags(l.Flags)
+	if err != nil {
+		return nil, err
+	}
 
 	// Discovery only when it can matter: the Swarm store wants task metadata anyway, and any
 	// store needs a namespace and a holder ID.
@@ -289,20 +293,27 @@ func loadEnv(prefix string, environ []string, readFile func(string) ([]byte, err
 	return values, sources, errors.Join(errs...)
 }
 
-func loadFlags(fs *pflag.FlagSet) (map[string]any, map[string]Source) {
-	values, sources := map[string]any{}, map[string]Source{}
+// loadFlags is the flag layer: the settings' flags the user gave, read through koanf's pflag
+// provider with their types (the numbers as int64), and where each came from. Unchanged flags
+// are left out, so that lower layers still apply.
+func loadFlags(fs *pflag.FlagSet) (map[string]any, map[string]Source, error) {
+	sources := map[string]Source{}
 	if fs == nil {
-		return values, sources
+		return map[string]any{}, sources, nil
 	}
+	keys := map[string]string{} // flag name → setting key
 	for _, s := range Settings {
-		f := fs.Lookup(FlagName(s.Key))
-		if f == nil || !f.Changed {
-			continue
-		}
-		values[s.Key] = f.Value.String()
-		sources[s.Key] = Source{Kind: FromFlag, Name: f.Name}
+		keys[FlagName(s.Key)] = s.Key
 	}
-	return values, sources
+	values, err := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
+		key, ok := keys[f.Name]
+		if !ok || !f.Changed {
+			return "", nil // not a setting (--once, --json, …), or not given
+		}
+		sources[key] = Source{Kind: FromFlag, Name: f.Name}
+		return key, posflag.FlagVal(fs, f)
+	}).Read()
+	return values, sources, err
 }
 
 // loadLabels turns the task's labels into a layer: the Swarm labels give the namespace and
