@@ -21,8 +21,9 @@ const (
 	DemoName = "demo"
 	// DemoPackage is the demo's main package, relative to the repository root.
 	DemoPackage = "./demo/cmd/demo"
-	// VersionVariable is the string set by -ldflags -X to the release version.
-	VersionVariable = "github.com/regbo/lfp-swarm-lease/cli/internal/cmd.Version"
+	// BuildInfoPackage holds the variables that -ldflags -X stamps with the release version,
+	// commit and date (Version, Commit, Date), which `lfp-swarm-lease version` shows.
+	BuildInfoPackage = "github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	// SourceURL is the images' org.opencontainers.image.source label.
 	SourceURL = "https://github.com/regbo/lfp-swarm-lease"
 )
@@ -44,9 +45,11 @@ func (b Build) labels(title string) map[string]string {
 	}
 }
 
-// ldflags strip the symbol tables and stamp the version, as the release builds do.
+// ldflags strip the symbol tables and stamp the version, commit and date, as the release
+// builds do.
 func (b Build) ldflags() string {
-	return "-s -w -X " + VersionVariable + "=" + b.Version
+	return "-s -w -X " + BuildInfoPackage + ".Version=" + b.Version +
+		" -X " + BuildInfoPackage + ".Commit=" + b.Commit + " -X " + BuildInfoPackage + ".Date=" + b.Date
 }
 
 // ParsePlatforms reads a comma-separated list such as "linux/amd64,linux/arm64".
