@@ -28,6 +28,8 @@ type Store struct {
 	dir string
 	// damage is what the rooms shards' slots report (damage.go).
 	damage damageLog
+	// commit flushes the rooms shards' slot writes together (commit.go).
+	commit groupCommit
 }
 
 var _ lease.Store = (*Store)(nil)

@@ -264,7 +264,7 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev leas
 	if errors.Is(err, fs.ErrNotExist) {
 		err = s.replaceFile(path, out)
 	} else if err == nil {
-		err = overwrite(f, path, out)
+		err = s.overwrite(f, s.commit.opened(), path, out)
 	} else {
 		err = storeError("open", path, err)
 	}
@@ -274,8 +274,10 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev leas
 	return err
 }
 
-// overwrite writes out at the start of the slot file f and makes the data durable.
-func overwrite(f *os.File, path string, out []byte) error {
+// overwrite writes out at the start of the slot file f and makes the data durable: when the
+// file does not grow, in the store's group commit (commit.go), together with the other shards'
+// writes of the moment. opened is f's number from groupCommit.opened.
+func (s *Store) overwrite(f *os.File, opened uint64, path string, out []byte) error {
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
@@ -290,7 +292,7 @@ func overwrite(f *os.File, path string, out []byte) error {
 	if _, err := f.WriteAt(out, 0); err != nil {
 		return storeError("write", path, err)
 	}
-	sync := syncData
+	sync := func(f *os.File) error { return s.commit.sync(f, opened) }
 	if grows {
 		// A longer file changes metadata that a data sync may not cover.
 		sync = (*os.File).Sync
