@@ -30,6 +30,8 @@ type Store struct {
 	damage damageLog
 	// commit flushes the rooms shards' slot writes together (commit.go).
 	commit groupCommit
+	// slots is what this Store last knew of each rooms shard's slots (slotcache.go).
+	slots slotCache
 }
 
 var _ lease.Store = (*Store)(nil)

@@ -103,10 +103,16 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		// Both slots get the first version, each naming the other as holding it too: from
 		// now on a shard always has two slots, so a missing or empty one is damage (or a
 		// creation cut short), never a shard written only once.
+		s.slots.forget(key)
 		if err := s.writeSlot(key, 0, data, ver, ver); err != nil {
 			return err
 		}
-		return s.writeSlot(key, 1, data, ver, ver)
+		if err := s.writeSlot(key, 1, data, ver, ver); err != nil {
+			return err
+		}
+		// Readers take the first of two slots of one version (readSlots).
+		s.slots.put(key, cachedSlots{at: 0, cur: uint64(ver), other: uint64(ver)})
+		return nil
 	})
 	return ver, err
 }
@@ -118,16 +124,21 @@ func (s *Store) UpdateShard(_ context.Context, key rooms.ShardKey, data []byte, 
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		r, err := s.readSlotsLocked(key)
+		r, err := s.currentLocked(key)
 		if err != nil {
 			return err
 		}
-		cur := lease.Version(r.file.Version)
+		cur := lease.Version(r.cur)
 		if cur != expected {
 			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, r.at)), cur, expected, lease.ErrConflict)
 		}
 		ver = nextVersion(cur)
-		return s.writeSlot(key, 1-r.at, data, ver, cur) // never over the current version
+		if err := s.writeSlot(key, 1-r.at, data, ver, cur); err != nil { // never over the current version
+			s.slots.forget(key)
+			return err
+		}
+		s.slots.put(key, cachedSlots{at: 1 - r.at, cur: uint64(ver), other: r.cur})
+		return nil
 	})
 	return ver, err
 }
@@ -227,6 +238,7 @@ func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 	for _, i := range indexes {
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		err := lockedPath(s.shardLockPath(key), func() error {
+			s.slots.forget(key)
 			for slot := range slotNames {
 				if err := os.Remove(s.slotPath(key, slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return storeError("remove", s.slotPath(key, slot), err)

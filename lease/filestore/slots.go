@@ -183,6 +183,7 @@ type shardRead struct {
 // readSlots returns the shard's current content, or lease.ErrNotFound when the shard has no
 // slot that was ever written.
 func (s *Store) readSlots(key rooms.ShardKey) (shardRead, error) {
+	s.slots.wholeReads.Add(1)
 	var slots [2]slot
 	at, torn := -1, false
 	for i := range slotNames {
