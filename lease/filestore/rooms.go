@@ -104,10 +104,10 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		// now on a shard always has two slots, so a missing or empty one is damage (or a
 		// creation cut short), never a shard written only once.
 		s.slots.forget(key)
-		if err := s.writeSlot(key, 0, data, ver, ver); err != nil {
+		if err := s.writeSlot(key, 0, data, ver, ver, nil); err != nil {
 			return err
 		}
-		if err := s.writeSlot(key, 1, data, ver, ver); err != nil {
+		if err := s.writeSlot(key, 1, data, ver, ver, nil); err != nil {
 			return err
 		}
 		// Readers take the first of two slots of one version (readSlots).
@@ -118,7 +118,7 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 }
 
 // UpdateShard implements rooms.Store.
-func (s *Store) UpdateShard(_ context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
+func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
 	if err := lease.ValidateNamespace(key.Namespace); err != nil {
 		return 0, err
 	}
@@ -133,7 +133,9 @@ func (s *Store) UpdateShard(_ context.Context, key rooms.ShardKey, data []byte, 
 			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, r.at)), cur, expected, lease.ErrConflict)
 		}
 		ver = nextVersion(cur)
-		if err := s.writeSlot(key, 1-r.at, data, ver, cur); err != nil { // never over the current version
+		// Written in place, the slot is what every reader sees before its flush returns.
+		visible := func() { rooms.WrittenVisible(ctx) }
+		if err := s.writeSlot(key, 1-r.at, data, ver, cur, visible); err != nil { // never over the current version
 			s.slots.forget(key)
 			return err
 		}
