@@ -64,8 +64,11 @@ func TestActivationsShareFlushes(t *testing.T) {
 	if won != limit || refused != shards-limit {
 		t.Errorf("%d won and %d refused, want %d and %d (the limit)", won, refused, limit, shards-limit)
 	}
-	if flushes > uint64(won)/4 {
-		t.Errorf("%d flush calls for %d activations: want at most a quarter as many", flushes, won)
+	// Holding the lock through the flush made every activation flush alone (one call each);
+	// how many share one depends on how the writers meet (a tenth to a fifth on a quiet
+	// machine, more under the race detector and load), so the test asks for any sharing.
+	if flushes >= uint64(won) {
+		t.Errorf("%d flush calls for %d activations: want fewer, some shared", flushes, won)
 	}
 }
 
