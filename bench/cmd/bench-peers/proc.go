@@ -43,6 +43,8 @@ func startProc(c config, dir string, counting bool, bin string, args, env []stri
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, for stop
+	p.cmd.WaitDelay = 5 * time.Second                      // a descendant holding the output does not block Wait
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -89,11 +91,15 @@ func (p *proc) stop() error {
 	case <-p.done:
 		return nil
 	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(p.pid, syscall.SIGKILL)
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("%s did not stop within 15 s of SIGTERM", filepath.Base(p.cmd.Path))
 	}
+	// The whole group: strace and its tracee, and anything the server started.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		return fmt.Errorf("%s (pid %d) survived SIGKILL for 15 s", filepath.Base(p.cmd.Path), p.pid)
+	}
+	return fmt.Errorf("%s did not stop within 15 s of SIGTERM", filepath.Base(p.cmd.Path))
 }
 
 // waitLog waits until the server's output matches find, which returns what it extracted.
