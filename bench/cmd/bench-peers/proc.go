@@ -44,7 +44,7 @@ func startProc(c config, dir string, counting bool, bin string, args, env []stri
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, for stop
-	p.cmd.WaitDelay = 5 * time.Second                      // a descendant holding the output does not block Wait
+	p.cmd.WaitDelay = 5 * time.Second                       // a descendant holding the output does not block Wait
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
