@@ -121,8 +121,12 @@ func (p *proc) waitLog(ctx context.Context, what string, find func(string) strin
 	}
 }
 
-// cpu returns the server's user + system CPU time so far.
+// cpu returns the server's user + system CPU time so far; 0 in a counting run, whose CPU is
+// strace's as much as the server's (and whose traced process may be one the server started).
 func (p *proc) cpu() (time.Duration, error) {
+	if p.summary != "" {
+		return 0, nil
+	}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
 	if err != nil {
 		return 0, err
