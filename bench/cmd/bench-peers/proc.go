@@ -158,6 +158,10 @@ func (p *proc) flushes() (int, error) {
 	for _, name := range flushCalls {
 		counted[name] = true
 	}
+	if !strings.Contains(string(data), " total") {
+		// strace writes the table when its tracee has ended; a killed strace leaves none.
+		return 0, fmt.Errorf("strace summary %s has no table", p.summary)
+	}
 	total := 0
 	// Rows: % time, seconds, usecs/call, calls, [errors,] syscall.
 	for line := range strings.Lines(string(data)) {

@@ -75,7 +75,9 @@ func summarise(results []result, name string) summary {
 		p50 = append(p50, ms(r.throughput.p(50)))
 		p99 = append(p99, ms(r.throughput.p(99)))
 		cpu = append(cpu, r.throughput.cpuPerOp())
-		fl = append(fl, r.flushesPerOp())
+		if r.counted > 0 {
+			fl = append(fl, r.flushesPerOp())
+		}
 	}
 	return summary{opsPerSec: median(ops), p50: median(p50), p99: median(p99), cpu: median(cpu), flushes: median(fl), rounds: len(ops)}
 }
