@@ -39,14 +39,20 @@ func within[T any](t *testing.T, ch <-chan T, d time.Duration, what string) T {
 	}
 }
 
-func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
-	store := memstore.New()
-	terms := make(chan *lease.Term, 4)
-	lead := func(term *lease.Term) error {
+// termsLed returns a lead function that sends each term it is given on terms and leads until
+// the term ends.
+func termsLed() (terms chan *lease.Term, lead func(*lease.Term) error) {
+	terms = make(chan *lease.Term, 4)
+	return terms, func(term *lease.Term) error {
 		terms <- term
 		<-term.Done()
 		return nil
 	}
+}
+
+func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
+	store := memstore.New()
+	terms, lead := termsLed()
 	ctxA, stopA := context.WithCancel(context.Background())
 	doneA := make(chan error, 1)
 	go func() { doneA <- campaign(t, store, "a", time.Second).Run(ctxA, lead) }()
@@ -189,12 +195,7 @@ func TestCampaignReleasesATermWonWhileShuttingDown(t *testing.T) {
 // notification — and not at its poll or the lease's expiry, both far off here.
 func TestCampaignFollowerWakesAtOnceOnRelease(t *testing.T) {
 	store := memstore.New()
-	terms := make(chan *lease.Term, 4)
-	lead := func(term *lease.Term) error {
-		terms <- term
-		<-term.Done()
-		return nil
-	}
+	terms, lead := termsLed()
 	slow := func(holder string) *lease.Campaign {
 		c := campaign(t, store, holder, 30*time.Second)
 		c.PollInterval = 10 * time.Second
