@@ -100,6 +100,9 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		}
 		// A time-based first version keeps versions rising across removal and re-creation.
 		ver = nextVersion(0)
+		if err := s.announceVersion(key, uint64(ver)); err != nil {
+			return err
+		}
 		// Both slots get the first version, each naming the other as holding it too: from
 		// now on a shard always has two slots, so a missing or empty one is damage (or a
 		// creation cut short), never a shard written only once.
@@ -133,6 +136,9 @@ func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte
 			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, r.at)), cur, expected, lease.ErrConflict)
 		}
 		ver = nextVersion(cur)
+		if err := s.announceVersion(key, uint64(ver)); err != nil {
+			return err
+		}
 		// Written in place, the slot is what every reader sees before its flush returns.
 		visible := func() { rooms.WrittenVisible(ctx) }
 		if err := s.writeSlot(key, 1-r.at, data, ver, cur, visible); err != nil { // never over the current version
@@ -174,7 +180,8 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 	return out, nil
 }
 
-// ShardVersions implements rooms.ShardVersionLister from the slots' header lines alone: the
+// ShardVersions implements rooms.ShardVersionLister from the namespace's version table
+// (versions.go) and, for a shard the table does not know, the slots' header lines alone: the
 // higher version either header announces. When that is a write cut short the engine reads the
 // shard and finds the version that holds; it never takes an unchanged shard for a changed one's
 // old state, because every write raises the version in the header it writes first.
@@ -183,8 +190,17 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 	if err != nil {
 		return nil, err
 	}
+	announced, err := s.announcedVersions(namespace)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[int]lease.Version, len(indexes))
 	for _, i := range indexes {
+		if announced[i] != 0 { // versions.go
+			out[i] = lease.Version(announced[i])
+			continue
+		}
+		s.slots.headerListings.Add(1)
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		var top uint64
 		for slot := range slotNames {

@@ -19,6 +19,8 @@ type slotCache struct {
 	shards map[rooms.ShardKey]cachedSlots
 	// wholeReads counts the reads of both slots of a shard (readSlots), for tests.
 	wholeReads atomic.Uint64
+	// headerListings counts the shards that ShardVersions answered from their slots' headers.
+	headerListings atomic.Uint64
 }
 
 // cachedSlots is what the headers of a shard's slots announced: slot at holds version cur
