@@ -12,9 +12,10 @@ import (
 )
 
 // TestActivationsShareFlushes: campaigns that activate rooms of different shards at the same
-// time, with the active-room limit on, share flushes — the activation lock is let go once a
-// write is visible to the next count, not after its flush — and the limit stays exact: with
-// room for all but some, exactly that many are refused.
+// time, with the active-room limit on, stay exact although the activation lock is let go once a
+// write is visible to the next count, before its flush: with room for all but some, exactly that
+// many are refused. How many flushes they share depends on how the writers meet (logged);
+// rooms' TestActivationLockEndsWhenTheWriteIsVisible shows the release itself.
 func TestActivationsShareFlushes(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
@@ -63,12 +64,6 @@ func TestActivationsShareFlushes(t *testing.T) {
 	t.Logf("%d campaigns: %d won, %d refused, %d flush calls", shards, won, refused, flushes)
 	if won != limit || refused != shards-limit {
 		t.Errorf("%d won and %d refused, want %d and %d (the limit)", won, refused, limit, shards-limit)
-	}
-	// Holding the lock through the flush made every activation flush alone (one call each);
-	// how many share one depends on how the writers meet (a tenth to a fifth on a quiet
-	// machine, more under the race detector and load), so the test asks for any sharing.
-	if flushes >= uint64(won) {
-		t.Errorf("%d flush calls for %d activations: want fewer, some shared", flushes, won)
 	}
 }
 
