@@ -68,7 +68,8 @@ func (t *Term) Cause() error { return context.Cause(t.ctx) }
 // --once`); Run returns it.
 var ErrStopCampaign = errors.New("lease: campaign stopped by the leader")
 
-// minWakeSpacing bounds how often notifications can make a follower read the store.
+// minWakeSpacing bounds how often notifications can make a follower read the store; the first
+// notification after a quiet spell wakes it at once (wakeSpacing).
 const minWakeSpacing = 50 * time.Millisecond
 
 // validate fills defaults and applies the timing rule (CheckTiming).
@@ -109,6 +110,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 		}
 	}
 	var lastErr string
+	wakes := &wakeSpacing{spacing: minWakeSpacing}
 	for ctx.Err() == nil {
 		res, err := e.TryAcquire(ctx)
 		switch {
@@ -146,7 +148,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 		lastErr = ""
 		c.observe(res.Current)
 		wait := min(c.PollInterval, e.UntilExpiry(res.Current)+time.Millisecond)
-		c.waitFollower(ctx, wait, notify)
+		c.waitFollower(ctx, wait, notify, wakes)
 	}
 	return nil
 }
@@ -170,16 +172,18 @@ func (c *Campaign) releaseIfHeld(ctx context.Context, res TryAcquireResult) {
 	}
 }
 
-// waitFollower sleeps up to wait, or until a notification (at most one read per
-// minWakeSpacing), or until ctx ends.
-func (c *Campaign) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}) {
+// waitFollower sleeps up to wait, or until a notification (spaced by wakes), or until ctx
+// ends.
+func (c *Campaign) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}, wakes *wakeSpacing) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
 	case <-notify:
-		_ = ctxsleep.Sleep(ctx, minWakeSpacing)
+		if d := wakes.delay(c.Election.clock.Monotonic()); d > 0 {
+			_ = ctxsleep.Sleep(ctx, d)
+		}
 	}
 }
 

@@ -39,14 +39,20 @@ func within[T any](t *testing.T, ch <-chan T, d time.Duration, what string) T {
 	}
 }
 
-func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
-	store := memstore.New()
-	terms := make(chan *lease.Term, 4)
-	lead := func(term *lease.Term) error {
+// termsLed returns a lead function that sends each term it is given on terms and leads until
+// the term ends.
+func termsLed() (terms chan *lease.Term, lead func(*lease.Term) error) {
+	terms = make(chan *lease.Term, 4)
+	return terms, func(term *lease.Term) error {
 		terms <- term
 		<-term.Done()
 		return nil
 	}
+}
+
+func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
+	store := memstore.New()
+	terms, lead := termsLed()
 	ctxA, stopA := context.WithCancel(context.Background())
 	doneA := make(chan error, 1)
 	go func() { doneA <- campaign(t, store, "a", time.Second).Run(ctxA, lead) }()
@@ -182,4 +188,48 @@ func TestCampaignReleasesATermWonWhileShuttingDown(t *testing.T) {
 	if err != nil || snap.Held() {
 		t.Fatalf("after shutdown the lease is %+v (%v); want released", snap.Record, err)
 	}
+}
+
+// TestCampaignFollowerWakesAtOnceOnRelease: a follower that has been idle reads as soon as the
+// store notifies a release — well within minWakeSpacing (50 ms), which it once slept after every
+// notification — and not at its poll or the lease's expiry, both far off here.
+func TestCampaignFollowerWakesAtOnceOnRelease(t *testing.T) {
+	store := memstore.New()
+	terms, lead := termsLed()
+	slow := func(holder string) *lease.Campaign {
+		c := campaign(t, store, holder, 30*time.Second)
+		c.PollInterval = 10 * time.Second
+		return c
+	}
+	ctxA, stopA := context.WithCancel(context.Background())
+	defer stopA()
+	doneA := make(chan error, 1)
+	go func() { doneA <- slow("a").Run(ctxA, lead) }()
+	within(t, terms, 2*time.Second, "a's term")
+
+	b := slow("b")
+	seen := make(chan struct{}, 1)
+	b.Observe = func(s lease.Snapshot) {
+		if s.HolderID == "a" {
+			select {
+			case seen <- struct{}{}:
+			default:
+			}
+		}
+	}
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	doneB := make(chan error, 1)
+	go func() { doneB <- b.Run(ctxB, lead) }()
+	within(t, seen, 2*time.Second, "b to see a holding the lease")
+
+	stopA()
+	within(t, doneA, 2*time.Second, "a to release and stop")
+	released := time.Now()
+	second := within(t, terms, 2*time.Second, "b's term")
+	if d := time.Since(released); d >= 40*time.Millisecond || second.Grant.HolderID != "b" {
+		t.Fatalf("%s's term began %v after the release, want b within 40 ms", second.Grant.HolderID, d)
+	}
+	stopB()
+	within(t, doneB, 2*time.Second, "b to stop")
 }

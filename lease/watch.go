@@ -40,6 +40,7 @@ func (e *Election) watch(ctx context.Context, poll time.Duration, onError func(e
 		}
 		var last Snapshot
 		sent := false
+		wakes := &wakeSpacing{spacing: minWakeSpacing / 5}
 		for ctx.Err() == nil {
 			wait := poll
 			snap, err := e.Inspect(ctx)
@@ -60,7 +61,9 @@ func (e *Election) watch(ctx context.Context, poll time.Duration, onError func(e
 			case <-ctx.Done():
 			case <-t.C:
 			case <-notify:
-				_ = ctxsleep.Sleep(ctx, minWakeSpacing/5)
+				if d := wakes.delay(e.clock.Monotonic()); d > 0 {
+					_ = ctxsleep.Sleep(ctx, d)
+				}
 			}
 			t.Stop()
 		}

@@ -28,6 +28,10 @@ type Store struct {
 	dir string
 	// damage is what the rooms shards' slots report (damage.go).
 	damage damageLog
+	// commit flushes the rooms shards' slot writes together (commit.go).
+	commit groupCommit
+	// slots is what this Store last knew of each rooms shard's slots (slotcache.go).
+	slots slotCache
 }
 
 var _ lease.Store = (*Store)(nil)

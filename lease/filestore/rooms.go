@@ -100,34 +100,53 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		}
 		// A time-based first version keeps versions rising across removal and re-creation.
 		ver = nextVersion(0)
+		if err := s.announceVersion(key, uint64(ver)); err != nil {
+			return err
+		}
 		// Both slots get the first version, each naming the other as holding it too: from
 		// now on a shard always has two slots, so a missing or empty one is damage (or a
 		// creation cut short), never a shard written only once.
-		if err := s.writeSlot(key, 0, data, ver, ver); err != nil {
+		s.slots.forget(key)
+		if err := s.writeSlot(key, 0, data, ver, ver, nil); err != nil {
 			return err
 		}
-		return s.writeSlot(key, 1, data, ver, ver)
+		if err := s.writeSlot(key, 1, data, ver, ver, nil); err != nil {
+			return err
+		}
+		// Readers take the first of two slots of one version (readSlots).
+		s.slots.put(key, cachedSlots{at: 0, cur: uint64(ver), other: uint64(ver)})
+		return nil
 	})
 	return ver, err
 }
 
 // UpdateShard implements rooms.Store.
-func (s *Store) UpdateShard(_ context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
+func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
 	if err := lease.ValidateNamespace(key.Namespace); err != nil {
 		return 0, err
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		r, err := s.readSlotsLocked(key)
+		r, err := s.currentLocked(key)
 		if err != nil {
 			return err
 		}
-		cur := lease.Version(r.file.Version)
+		cur := lease.Version(r.cur)
 		if cur != expected {
 			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, r.at)), cur, expected, lease.ErrConflict)
 		}
 		ver = nextVersion(cur)
-		return s.writeSlot(key, 1-r.at, data, ver, cur) // never over the current version
+		if err := s.announceVersion(key, uint64(ver)); err != nil {
+			return err
+		}
+		// Written in place, the slot is what every reader sees before its flush returns.
+		visible := func() { rooms.WrittenVisible(ctx) }
+		if err := s.writeSlot(key, 1-r.at, data, ver, cur, visible); err != nil { // never over the current version
+			s.slots.forget(key)
+			return err
+		}
+		s.slots.put(key, cachedSlots{at: 1 - r.at, cur: uint64(ver), other: r.cur})
+		return nil
 	})
 	return ver, err
 }
@@ -161,7 +180,8 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 	return out, nil
 }
 
-// ShardVersions implements rooms.ShardVersionLister from the slots' header lines alone: the
+// ShardVersions implements rooms.ShardVersionLister from the namespace's version table
+// (versions.go) and, for a shard the table does not know, the slots' header lines alone: the
 // higher version either header announces. When that is a write cut short the engine reads the
 // shard and finds the version that holds; it never takes an unchanged shard for a changed one's
 // old state, because every write raises the version in the header it writes first.
@@ -170,8 +190,17 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 	if err != nil {
 		return nil, err
 	}
+	announced, err := s.announcedVersions(namespace)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[int]lease.Version, len(indexes))
 	for _, i := range indexes {
+		if announced[i] != 0 { // versions.go
+			out[i] = lease.Version(announced[i])
+			continue
+		}
+		s.slots.headerListings.Add(1)
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		var top uint64
 		for slot := range slotNames {
@@ -227,6 +256,7 @@ func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 	for _, i := range indexes {
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		err := lockedPath(s.shardLockPath(key), func() error {
+			s.slots.forget(key)
 			for slot := range slotNames {
 				if err := os.Remove(s.slotPath(key, slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return storeError("remove", s.slotPath(key, slot), err)

@@ -183,6 +183,7 @@ type shardRead struct {
 // readSlots returns the shard's current content, or lease.ErrNotFound when the shard has no
 // slot that was ever written.
 func (s *Store) readSlots(key rooms.ShardKey) (shardRead, error) {
+	s.slots.wholeReads.Add(1)
 	var slots [2]slot
 	at, torn := -1, false
 	for i := range slotNames {
@@ -242,11 +243,12 @@ func (s *Store) readSlotsLocked(key rooms.ShardKey) (shardRead, error) {
 
 // writeSlot writes version ver of the shard into slot i, under the shard's lock, and makes it
 // durable. prev is the version the other slot holds (at creation both slots hold the first
-// version), so that a reader can tell a slot that vanished from one that was never written. A slot that does not
-// exist yet is written beside and renamed into place, so that a failed first write (a full
-// disk) leaves no partial slot; an existing one is overwritten in place, its blocks reserved
-// first when it grows, and then the data alone is synced.
-func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev lease.Version) error {
+// version), so that a reader can tell a slot that vanished from one that was never written.
+// A slot that does not exist yet is written beside and renamed into place, so that a failed
+// first write (a full disk) leaves no partial slot; an existing one is overwritten in place,
+// its blocks reserved first when it grows, and then the data alone is synced. visible, if set,
+// is called when an in-place write can be read by others, before its flush.
+func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev lease.Version, visible func()) error {
 	var payload bytes.Buffer
 	enc := json.NewEncoder(&payload)
 	// Keep the document byte for byte: HTML escaping would rewrite '<' in metadata.
@@ -264,7 +266,7 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev leas
 	if errors.Is(err, fs.ErrNotExist) {
 		err = s.replaceFile(path, out)
 	} else if err == nil {
-		err = overwrite(f, path, out)
+		err = s.overwrite(f, s.commit.opened(), path, out, visible)
 	} else {
 		err = storeError("open", path, err)
 	}
@@ -274,8 +276,11 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev leas
 	return err
 }
 
-// overwrite writes out at the start of the slot file f and makes the data durable.
-func overwrite(f *os.File, path string, out []byte) error {
+// overwrite writes out at the start of the slot file f and makes the data durable: when the
+// file does not grow, in the store's group commit (commit.go), together with the other shards'
+// writes of the moment. opened is f's number from groupCommit.opened; visible, if set, is called
+// between the write and the flush.
+func (s *Store) overwrite(f *os.File, opened uint64, path string, out []byte, visible func()) error {
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
@@ -290,7 +295,10 @@ func overwrite(f *os.File, path string, out []byte) error {
 	if _, err := f.WriteAt(out, 0); err != nil {
 		return storeError("write", path, err)
 	}
-	sync := syncData
+	if visible != nil {
+		visible()
+	}
+	sync := func(f *os.File) error { return s.commit.sync(f, opened) }
 	if grows {
 		// A longer file changes metadata that a data sync may not cover.
 		sync = (*os.File).Sync

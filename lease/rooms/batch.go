@@ -129,7 +129,10 @@ func (q *shardQueue) remove(o *op) {
 func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), storeTimeout)
 	defer cancel()
+	// unlock releases the activation lock once: when the activating write is visible to other
+	// counts (WrittenVisible), or at the end.
 	var unlock func()
+	released := false
 	defer func() {
 		if unlock != nil {
 			unlock()
@@ -162,11 +165,12 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 
 		if caps == nil && m.maxActive > 0 && m.mayActivate(batch, next, now) {
 			if unlock == nil {
-				var err error
-				if unlock, err = m.lockActivations(ctx); err != nil {
+				lock, err := m.lockActivations(ctx)
+				if err != nil {
 					fail(err)
 					return
 				}
+				unlock = sync.OnceFunc(lock)
 			}
 			var err error
 			if caps, err = m.countOthers(ctx, q.key.Index, now); err != nil {
@@ -191,7 +195,12 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 			return
 		}
 		data := next.encode()
-		newVer, maybe, err := m.write(ctx, q.key, data, ver)
+		wctx := ctx
+		if unlock != nil {
+			release := unlock
+			wctx = withVisible(ctx, func() { released = true; release() })
+		}
+		newVer, maybe, err := m.write(wctx, q.key, data, ver)
 		if err == nil {
 			q.cached, q.cachedVer = next, newVer
 			if newVer == 0 { // applied, version unknown: read before the next write
@@ -214,6 +223,11 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 			}
 		}
 		q.cached, doc, fromMemory = nil, nil, false
+		if released {
+			// The lock went with a write that then failed to be confirmed: count again under a
+			// new one.
+			caps, unlock, released = nil, nil, false
+		}
 		if conflicts++; conflicts > m.maxCASRetries {
 			fail(fmt.Errorf("%w (%d attempts)", ErrTooManyConflicts, conflicts))
 			return
