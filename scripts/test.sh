@@ -56,6 +56,13 @@ go_versions=$(for m in $modules; do sed -n 's/^go //p' "$m/go.mod"; done | sort 
 if [ "$(printf '%s\n' "$go_versions" | wc -l)" != 1 ]; then
   echo "the modules state different go versions: $(echo $go_versions); use one" >&2; hygiene_failed=1
 fi
+# One version of every dependency that several modules require, so that a module tested alone
+# builds what the workspace tested.
+split=$(for m in $modules; do awk '/^require|^\t/ && NF >= 2 && $2 ~ /^v/ {print $1, $2}' "$m/go.mod" | sed 's/^require //'; done |
+  sort -u | awk '{n[$1]++; v[$1] = v[$1] " " $2} END {for (d in n) if (n[d] > 1) print d ":" v[d]}')
+if [ -n "$split" ]; then
+  echo "modules require different versions of:" >&2; echo "$split" >&2; hygiene_failed=1
+fi
 [ "$hygiene_failed" = 0 ] || exit 1
 
 step "go vet"
