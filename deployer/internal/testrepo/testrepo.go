@@ -1,0 +1,83 @@
+// Package testrepo builds throwaway git repositories for the deployer's tests: a copy of this
+// repository's version files (so the tests see the layout the real files have), committed, with
+// a local bare repository as its upstream.
+package testrepo
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// SourceRoot is the root of the repository the tests run in.
+func SourceRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+}
+
+// CopyVersionFiles copies the version files of the source repository (tracked or new) into a
+// new temporary directory and returns it.
+func CopyVersionFiles(t testing.TB) string {
+	t.Helper()
+	src := SourceRoot(t)
+	out, err := exec.Command("git", "-C", src, "ls-files", "--cached", "--others", "--exclude-standard",
+		"package.json", "bun.lock", "go.work", "*go.mod", "*/package.json").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	dir := t.TempDir()
+	for _, f := range strings.Fields(string(out)) {
+		content, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Git runs git in dir and fails the test on an error.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), Env()...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Env is the environment that makes git in a test independent of the machine's configuration.
+func Env() []string {
+	return []string{
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Release Test", "GIT_AUTHOR_EMAIL=release@example.invalid",
+		"GIT_COMMITTER_NAME=Release Test", "GIT_COMMITTER_EMAIL=release@example.invalid",
+	}
+}
+
+// WithUpstream turns dir into a git repository with one commit of its files on branch main,
+// pushed to a new bare repository that is main's upstream (remote "origin"). It returns the
+// bare repository's path.
+func WithUpstream(t testing.TB, dir string) string {
+	t.Helper()
+	bare := t.TempDir()
+	Git(t, bare, "init", "--quiet", "--bare", "--initial-branch=main")
+	Git(t, dir, "init", "--quiet", "--initial-branch=main")
+	Git(t, dir, "add", "-A")
+	Git(t, dir, "commit", "--quiet", "-m", "initial")
+	Git(t, dir, "remote", "add", "origin", bare)
+	Git(t, dir, "push", "--quiet", "-u", "origin", "main")
+	return bare
+}
