@@ -2,7 +2,7 @@ package versionfiles
 
 import (
 	"os"
-		"path/filepath"
+	"path/filepath"
 	"strings"
 	"testing"
 
