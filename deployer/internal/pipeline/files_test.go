@@ -11,7 +11,7 @@ import (
 // readFile returns a file of this repository.
 func readFile(t *testing.T, rel string) string {
 	t.Helper()
-	content, err := os.ReadFile(filepath.Join(testrepo.SourceRoot(t), filepath.FromSlash(rel)))
+	content, err := os.ReadFile(filepath.Join(testrepo.SourceRoot(), filepath.FromSlash(rel)))
 	if err != nil {
 		t.Fatal(err)
 	}

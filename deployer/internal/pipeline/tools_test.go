@@ -14,7 +14,7 @@ import (
 // (once per version; goreleaser takes minutes the first time).
 func releaseTool(t *testing.T, name string) string {
 	t.Helper()
-	root := testrepo.SourceRoot(t)
+	root := testrepo.SourceRoot()
 	cmd := exec.Command(filepath.Join(root, "scripts", "release-tools.sh"), name)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

@@ -12,7 +12,7 @@ import (
 func TestWorkflowsPassActionlint(t *testing.T) {
 	shellcheck := requireCommand(t, "shellcheck", "apt-get install shellcheck")
 	cmd := exec.Command(releaseTool(t, "actionlint"), "-shellcheck", shellcheck)
-	cmd.Dir = testrepo.SourceRoot(t)
+	cmd.Dir = testrepo.SourceRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("actionlint: %v\n%s", err, out)
 	}

@@ -13,8 +13,7 @@ import (
 )
 
 // SourceRoot is the root of the repository the tests run in.
-func SourceRoot(t testing.TB) string {
-	t.Helper()
+func SourceRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
@@ -23,7 +22,7 @@ func SourceRoot(t testing.TB) string {
 // new temporary directory and returns it.
 func CopyVersionFiles(t testing.TB) string {
 	t.Helper()
-	src := SourceRoot(t)
+	src := SourceRoot()
 	out, err := exec.Command("git", "-C", src, "ls-files", "--cached", "--others", "--exclude-standard",
 		"package.json", "bun.lock", "go.work", "*go.mod", "*/package.json").Output()
 	if err != nil {

@@ -61,7 +61,7 @@ func TestVerifyVersionNamesTheFileThatDisagrees(t *testing.T) {
 
 // The script release CI runs, on this repository: the current version passes, another fails.
 func TestVerifyReleaseVersionScript(t *testing.T) {
-	root := testrepo.SourceRoot(t)
+	root := testrepo.SourceRoot()
 	script := filepath.Join(root, "scripts", "verify-release-version.sh")
 	good := currentTag(t)
 	if out, err := exec.Command(script, good).CombinedOutput(); err != nil {
@@ -79,7 +79,7 @@ func TestVerifyReleaseVersionScript(t *testing.T) {
 // currentTag is the tag of the version in this repository's root package.json.
 func currentTag(t *testing.T) string {
 	t.Helper()
-	content, err := os.ReadFile(filepath.Join(testrepo.SourceRoot(t), "package.json"))
+	content, err := os.ReadFile(filepath.Join(testrepo.SourceRoot(), "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
