@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
 )
 
 // SourceRoot is the root of the repository the tests run in.
@@ -18,8 +20,12 @@ func SourceRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
+// FixtureVersion is the version CopyVersionFiles sets, so that tests can name the versions
+// they expect whatever version the repository is at.
+const FixtureVersion = "0.1.0"
+
 // CopyVersionFiles copies the version files of the source repository (tracked or new) into a
-// new temporary directory and returns it.
+// new temporary directory, sets them to FixtureVersion and returns the directory.
 func CopyVersionFiles(t testing.TB) string {
 	t.Helper()
 	src := SourceRoot()
@@ -40,6 +46,17 @@ func CopyVersionFiles(t testing.TB) string {
 		if err := os.WriteFile(filepath.Join(dir, f), content, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	repo, err := versionfiles.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := repo.SetVersion(FixtureVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := versionfiles.Apply(dir, changes); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

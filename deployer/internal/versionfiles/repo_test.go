@@ -1,4 +1,4 @@
-package versionfiles
+package versionfiles_test
 
 import (
 	"os"
@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
 )
 
 func copyRepo(t *testing.T) string { return testrepo.CopyVersionFiles(t) }
 
+// This repository's own version files agree.
 func TestRepositoryVersionFilesAgree(t *testing.T) {
-	r, err := Open(copyRepo(t))
+	r, err := versionfiles.Open(testrepo.SourceRoot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +22,7 @@ func TestRepositoryVersionFilesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Agreed(locs); err != nil {
+	if _, err := versionfiles.Agreed(locs); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"package.json", "clients/typescript/package.json", "bun.lock", "cli/go.mod", "go.work"} {
@@ -36,12 +38,12 @@ func TestRepositoryVersionFilesAgree(t *testing.T) {
 
 func TestSetVersionChangesOnlyTheVersionLines(t *testing.T) {
 	root := copyRepo(t)
-	r, err := Open(root)
+	r, err := versionfiles.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	locs, _ := r.Locations()
-	old, err := Agreed(locs)
+	old, err := versionfiles.Agreed(locs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +65,10 @@ func TestSetVersionChangesOnlyTheVersionLines(t *testing.T) {
 			}
 		}
 	}
-	if err := Apply(root, changes); err != nil {
+	if err := versionfiles.Apply(root, changes); err != nil {
 		t.Fatal(err)
 	}
-	r, err = Open(root)
+	r, err = versionfiles.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,14 +76,14 @@ func TestSetVersionChangesOnlyTheVersionLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := Agreed(locs)
+	v, err := versionfiles.Agreed(locs)
 	if err != nil || v.String() != "1.8.9" {
 		t.Fatalf("after SetVersion: %v, %v", v, err)
 	}
 }
 
 func TestDisagreeingVersionsNameTheFiles(t *testing.T) {
-	_, err := Agreed([]Location{{File: "package.json", What: "version", Version: "1.0.0"}, {File: "lease/go.mod", What: "require x", Version: "1.0.1"}})
+	_, err := versionfiles.Agreed([]versionfiles.Location{{File: "package.json", What: "version", Version: "1.0.0"}, {File: "lease/go.mod", What: "require x", Version: "1.0.1"}})
 	if err == nil || !strings.Contains(err.Error(), "package.json") || !strings.Contains(err.Error(), "lease/go.mod") {
 		t.Fatalf("err = %v, want one naming both files", err)
 	}
@@ -92,7 +94,7 @@ func TestMissingVersionFieldIsAClearError(t *testing.T) {
 	p := filepath.Join(root, "clients/typescript/package.json")
 	content, _ := os.ReadFile(p)
 	os.WriteFile(p, []byte(strings.Replace(string(content), `  "version": "`, `  "versio": "`, 1)), 0o644)
-	r, err := Open(root)
+	r, err := versionfiles.Open(root)
 	if err == nil {
 		_, err = r.Locations()
 	}
@@ -102,7 +104,7 @@ func TestMissingVersionFieldIsAClearError(t *testing.T) {
 }
 
 func TestMajorVersionTwoIsRefused(t *testing.T) {
-	r, err := Open(copyRepo(t))
+	r, err := versionfiles.Open(copyRepo(t))
 	if err != nil {
 		t.Fatal(err)
 	}
