@@ -69,30 +69,8 @@ func makeTaggedClone() (string, error) {
 		return "", err
 	}
 	// The work tree's files, so the test checks what is about to be committed, too.
-	files, err := exec.Command("git", "-C", src, "ls-files", "--cached", "--others", "--exclude-standard", "-z").Output()
-	if err != nil {
-		return "", fmt.Errorf("git ls-files: %w", err)
-	}
-	for _, f := range strings.Split(strings.TrimRight(string(files), "\x00"), "\x00") {
-		info, err := os.Lstat(filepath.Join(src, f))
-		if os.IsNotExist(err) {
-			continue // deleted in the work tree
-		} else if err != nil {
-			return "", err
-		}
-		if !info.Mode().IsRegular() {
-			continue
-		}
-		content, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			return "", err
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), content, info.Mode().Perm()); err != nil {
-			return "", err
-		}
+	if err := testrepo.CopyWorkTree(dir); err != nil {
+		return "", err
 	}
 	repo, err := versionfiles.Open(dir)
 	if err != nil {

@@ -4,6 +4,7 @@
 package testrepo
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,43 @@ func SourceRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
+// CopyWorkTree copies the source repository's files that match pathspecs (all when none),
+// tracked or new, as they are in the work tree, into dst, keeping their modes. Files deleted
+// in the work tree and symbolic links are left out.
+func CopyWorkTree(dst string, pathspecs ...string) error {
+	src := SourceRoot()
+	args := append([]string{"-C", src, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"}, pathspecs...)
+	out, err := exec.Command("git", args...).Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if f == "" {
+			continue
+		}
+		info, err := os.Lstat(filepath.Join(src, f))
+		if os.IsNotExist(err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		content, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, f), content, info.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // FixtureVersion is the version CopyVersionFiles sets, so that tests can name the versions
 // they expect whatever version the repository is at.
 const FixtureVersion = "0.1.0"
@@ -28,24 +66,9 @@ const FixtureVersion = "0.1.0"
 // new temporary directory, sets them to FixtureVersion and returns the directory.
 func CopyVersionFiles(t testing.TB) string {
 	t.Helper()
-	src := SourceRoot()
-	out, err := exec.Command("git", "-C", src, "ls-files", "--cached", "--others", "--exclude-standard",
-		"package.json", "bun.lock", "go.work", "*go.mod", "*/package.json").Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
 	dir := t.TempDir()
-	for _, f := range strings.Fields(string(out)) {
-		content, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), content, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := CopyWorkTree(dir, "package.json", "bun.lock", "go.work", "*go.mod", "*/package.json"); err != nil {
+		t.Fatal(err)
 	}
 	repo, err := versionfiles.Open(dir)
 	if err != nil {

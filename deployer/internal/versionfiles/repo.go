@@ -77,6 +77,19 @@ func (r *Repo) read(rel string) ([]byte, error) {
 	return content, nil
 }
 
+// Read opens the version files of the repository at root and returns their locations.
+func Read(root string) (*Repo, []Location, error) {
+	r, err := Open(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	locs, err := r.Locations()
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, locs, nil
+}
+
 // ModuleTagPrefixes returns, for every Go workspace module, the prefix of its release tags
 // ("lease/" for lease/vX.Y.Z), sorted. A module at the repository root has the empty prefix.
 func (r *Repo) ModuleTagPrefixes() []string {

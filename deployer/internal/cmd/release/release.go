@@ -167,11 +167,7 @@ func releaseRun(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("release: branch %q is behind its upstream %s (%s): pull and check the result first", up.branch, up.remote, up.mergeRef)
 	}
 
-	repo, err := versionfiles.Open(opts.Dir)
-	if err != nil {
-		return fmt.Errorf("release: %w", err)
-	}
-	locs, err := repo.Locations()
+	repo, locs, err := versionfiles.Read(opts.Dir)
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 // fixture is a work tree of the version files whose upstream is a local bare repository.
 type fixture struct {
 	dir, bare string
+	other     string // see elsewhere
 	stderr    bytes.Buffer
 	testedAt  []string // the versions RunTests saw, in order
 }
@@ -35,6 +36,17 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{dir: testrepo.CopyVersionFiles(t)}
 	f.bare = testrepo.WithUpstream(t, f.dir)
 	return f
+}
+
+// elsewhere runs git in a second clone of the upstream, made on first use: another
+// maintainer's work tree.
+func (f *fixture) elsewhere(t *testing.T, args ...string) {
+	t.Helper()
+	if f.other == "" {
+		f.other = t.TempDir()
+		testrepo.Git(t, f.other, "clone", "--quiet", f.bare, ".")
+	}
+	testrepo.Git(t, f.other, args...)
 }
 
 func (f *fixture) options(level string, dryRun bool) *Options {
@@ -52,11 +64,7 @@ func (f *fixture) options(level string, dryRun bool) *Options {
 }
 
 func agreeAt(dir, version string) error {
-	repo, err := versionfiles.Open(dir)
-	if err != nil {
-		return err
-	}
-	locs, err := repo.Locations()
+	_, locs, err := versionfiles.Read(dir)
 	if err != nil {
 		return err
 	}
@@ -167,10 +175,8 @@ func TestReleaseRefusesBranchBehindUpstream(t *testing.T) {
 		t.Run(fmt.Sprintf("dry-run=%v", dryRun), func(t *testing.T) {
 			f := newFixture(t)
 			// Someone else pushes a commit the work tree does not have.
-			other := t.TempDir()
-			testrepo.Git(t, other, "clone", "--quiet", f.bare, ".")
-			testrepo.Git(t, other, "commit", "--quiet", "--allow-empty", "-m", "elsewhere")
-			testrepo.Git(t, other, "push", "--quiet", "origin", "main")
+			f.elsewhere(t, "commit", "--quiet", "--allow-empty", "-m", "elsewhere")
+			f.elsewhere(t, "push", "--quiet", "origin", "main")
 			upstreamHead := testrepo.Git(t, f.bare, "rev-parse", "main")
 
 			err := releaseRun(context.Background(), f.options("patch", dryRun))
@@ -199,10 +205,8 @@ func TestReleaseRefusesExistingTag(t *testing.T) {
 	f := newFixture(t)
 	// A tag for the next version exists on the upstream only: the release must not
 	// overwrite it or fail halfway through the push.
-	other := t.TempDir()
-	testrepo.Git(t, other, "clone", "--quiet", f.bare, ".")
-	testrepo.Git(t, other, "tag", "lease/v0.1.1")
-	testrepo.Git(t, other, "push", "--quiet", "origin", "lease/v0.1.1")
+	f.elsewhere(t, "tag", "lease/v0.1.1")
+	f.elsewhere(t, "push", "--quiet", "origin", "lease/v0.1.1")
 	err := releaseRun(context.Background(), f.options("patch", false))
 	if err == nil || !strings.Contains(err.Error(), "lease/v0.1.1 exists") {
 		t.Fatalf("err = %v, want a refusal naming the tag", err)

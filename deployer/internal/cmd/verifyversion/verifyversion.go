@@ -50,11 +50,7 @@ func verifyVersionRun(opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("verify-version: tag %q: a release tag is vX.Y.Z: %w", opts.Tag, err)
 	}
-	repo, err := versionfiles.Open(opts.Dir)
-	if err != nil {
-		return fmt.Errorf("verify-version: %w", err)
-	}
-	locs, err := repo.Locations()
+	_, locs, err := versionfiles.Read(opts.Dir)
 	if err != nil {
 		return fmt.Errorf("verify-version: %w", err)
 	}
