@@ -69,8 +69,8 @@ func writeFile(t *testing.T, name string, content []byte) {
 
 // `go install …/cli/cmd/lfp-swarm-lease@vX.Y.Z` works outside the workspace against a module
 // proxy that has the tagged modules: their go.mod files carry no replace directive and require
-// each other at the release version. Third-party modules come from the module cache (offline),
-// then the configured proxy.
+// each other at the release version. Third-party modules come from the machine's module cache
+// (offline), then the configured proxy.
 func TestGoInstallOfTheTaggedCLI(t *testing.T) {
 	clone := taggedClone(t)
 	proxy := filepath.Join(t.TempDir(), "proxy")
@@ -96,7 +96,11 @@ func TestGoInstallOfTheTaggedCLI(t *testing.T) {
 	cmd := exec.Command("go", "install", "github.com/regbo/lfp-swarm-lease/cli/cmd/lfp-swarm-lease@v"+throwawayVersion)
 	cmd.Dir = t.TempDir() // outside any module or workspace
 	cmd.Env = append(os.Environ(),
-		"GOWORK=off", "GOFLAGS=-mod=mod", "GOBIN="+gobin,
+		"GOWORK=off", "GOBIN="+gobin,
+		// A module cache of its own: the throwaway versions must neither come from an earlier
+		// run's cache (the test would not see this run's modules) nor stay in the real one.
+		// -modcacherw lets the test remove it.
+		"GOMODCACHE="+filepath.Join(t.TempDir(), "modcache"), "GOFLAGS=-mod=mod -modcacherw",
 		fmt.Sprintf("GOPROXY=file://%s,file://%s/cache/download,%s", proxy, strings.TrimSpace(string(modCache)), strings.TrimSpace(string(defaultProxy))),
 		// The throwaway modules are in no checksum database.
 		"GONOSUMDB=github.com/regbo/*",
