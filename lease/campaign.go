@@ -3,7 +3,6 @@ package lease
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,7 +21,8 @@ var (
 )
 
 // Campaign contends for an election until its context ends, and runs a function for every term
-// it wins. It is the engine of the `run` supervisor.
+// it wins. It is the engine of the `run` supervisor. Build it with NewCampaign, which checks the
+// timing rule once; Run checks a Campaign built otherwise again.
 type Campaign struct {
 	// Election is the election to contend for.
 	Election *Election
@@ -71,9 +71,7 @@ var ErrStopCampaign = errors.New("lease: campaign stopped by the leader")
 // minWakeSpacing bounds how often notifications can make a follower read the store.
 const minWakeSpacing = 50 * time.Millisecond
 
-// validate fills defaults and checks the timing order: the holder's window (TTL − margin) must
-// leave room for StopBefore plus one renewal interval, like client-go requires LeaseDuration >
-// RenewDeadline > RetryPeriod.
+// validate fills defaults and applies the timing rule (CheckTiming).
 func (c *Campaign) validate() error {
 	if c.Election == nil {
 		return errors.New("lease: campaign: an election is required")
@@ -88,15 +86,7 @@ func (c *Campaign) validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	window := ttl - SafetyMargin(ttl)
-	switch {
-	case c.RenewInterval <= 0 || c.PollInterval <= 0 || c.StopBefore < 0:
-		return errors.New("lease: campaign: intervals must be positive")
-	case c.StopBefore+c.RenewInterval >= window:
-		return fmt.Errorf("lease: campaign: the renew interval (%v) plus the stop time (%v) must be below the TTL minus its safety margin (%v): lower them or raise the TTL",
-			c.RenewInterval, c.StopBefore, window)
-	}
-	return nil
+	return CheckTiming(ttl, c.RenewInterval, c.PollInterval, c.StopBefore)
 }
 
 // Run contends until ctx ends. Each time it wins, it calls lead with the term, in the calling

@@ -315,7 +315,7 @@ func (e *Election) resolveAmbiguous(ctx context.Context, written Record, writeEr
 }
 
 // ambiguousReadTimeout bounds the read that resolves an ambiguous write. Swarm answers within
-// 20 s even while it has no leader (SWARM_FACTS.md).
+// 20 s even while it has no leader (measured on Docker 20.10 managers; docs/reliability.md).
 const ambiguousReadTimeout = 25 * time.Second
 
 // missing is the version attempt writes with Create instead of Update: no store uses 0.

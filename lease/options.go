@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Defaults of the Election settings (SPEC §6).
+// Defaults of the Election settings (the README's Configuration table lists them).
 const (
 	// DefaultTTL is the lease duration.
 	DefaultTTL = 30 * time.Second

@@ -93,6 +93,17 @@ bun run typecheck
 bun run node:test
 # --- end TypeScript ---
 
+# --- The demo (demo/, deploy/stack.yml): the committed page bundle, then the stack in Chromium ---
+step "demo: build (the committed bundle must match), typecheck, the stack in a real browser"
+bun run demo:build
+if ! git diff --quiet -- demo/site/static; then
+  echo "demo/site/static differs from what bun run demo:build makes: commit the rebuilt page" >&2
+  git diff --stat -- demo/site/static >&2; exit 1
+fi
+bun run demo:typecheck
+bun run demo:test
+# --- end demo ---
+
 # Each fuzz target runs briefly on top of its seed corpus (which `go test` above already ran);
 # FUZZTIME=1m scripts/test.sh fuzzes longer.
 step "fuzz (${FUZZTIME:-10s} each)"

@@ -22,7 +22,7 @@ import (
 )
 
 // ElectionsOptions configure the elections ("rooms") API: the wire contract of
-// ELECTIONS_API.md on top of a rooms.Manager. Zero limits take the defaults below.
+// docs/elections-api.md on top of a rooms.Manager. Zero limits take the defaults below.
 type ElectionsOptions struct {
 	// Rooms runs the rooms (required).
 	Rooms *rooms.Manager
@@ -78,7 +78,7 @@ func (o *ElectionsOptions) applyDefaults() error {
 	return nil
 }
 
-// Wire types of the elections API. Field names, omissions and formats follow ELECTIONS_API.md
+// Wire types of the elections API. Field names, omissions and formats follow docs/elections-api.md
 // exactly: a client of the seed service works against this server by changing its base URL.
 
 // CreatedElection is the answer of POST /elections.

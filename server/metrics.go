@@ -108,6 +108,15 @@ func (m *Metrics) Conflict() { m.conflicts.Inc() }
 // StoreError implements lease.Observer.
 func (m *Metrics) StoreError(kind string) { m.storeErrors.WithLabelValues(kind).Inc() }
 
+// withoutElection removes the series that only an election gives meaning to — leadership,
+// transitions, the fence, renewals and /v1/events clients — from a server that serves none, so
+// that a dashboard does not read an elections-only server as a follower at fence 0.
+func (m *Metrics) withoutElection() {
+	for _, c := range []prometheus.Collector{m.isLeader, m.transitions, m.fence, m.renew, m.sseClients, m.sseDropped} {
+		m.registry.Unregister(c)
+	}
+}
+
 // Leading implements lease.Observer.
 func (m *Metrics) Leading(fence uint64, leading bool) {
 	m.transitions.Inc()

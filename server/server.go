@@ -49,6 +49,10 @@ type Options struct {
 	Metrics *Metrics
 	// Logger logs server events (default slog.Default()).
 	Logger *slog.Logger
+	// CORSAllowedOrigins are the origins (scheme://host[:port], or "*" for any) whose pages may
+	// call the API from a browser, preflights and SSE included; none (the default) sends no
+	// CORS headers (cors.go).
+	CORSAllowedOrigins []string
 	// Snapshots, when set, feeds the server instead of a watcher of its own: `run` passes its
 	// campaign's reads, so that a replica reads the store once, not twice. The owner closes it.
 	Snapshots <-chan lease.Snapshot
@@ -107,7 +111,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics)}
 
 	r := chi.NewRouter()
-	r.Use(withRequestID, recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
+	r.Use(withRequestID, withCORS(opts.CORSAllowedOrigins), recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
 	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
 	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -123,6 +127,14 @@ func New(opts Options) (*Server, error) {
 	if opts.Election != nil {
 		s.registerController()
 		r.Get("/v1/events", s.serveEvents)
+	} else {
+		opts.Metrics.withoutElection()
+		// Without an election the controller endpoints do not exist; say why, rather than the
+		// generic "no such endpoint" (and never echo the path).
+		r.Get("/v1/*", func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, r, http.StatusNotFound, "no_namespace", "this server serves no election namespace",
+				"the /v1/* endpoints need one: start serve with a namespace (--namespace, or SWARM_LEASE_NAMESPACE); the elections API is at /elections")
+		})
 	}
 	if opts.Elections != nil {
 		e, err := s.newElections(*opts.Elections)
@@ -135,6 +147,7 @@ func New(opts Options) (*Server, error) {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Metrics.Registry(), promhttp.HandlerOpts{}))
 	docs := v5emb.New("lfp-swarm-lease API", "/openapi.json", "/docs/")
 	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
+	r.Get("/", http.RedirectHandler("/docs/", http.StatusFound).ServeHTTP) // a browser pointed at the server lands on the docs
 	r.Method(http.MethodGet, "/docs/*", docs)
 	return s, nil
 }

@@ -32,7 +32,7 @@ type HoldOption func(*holdConfig)
 
 type holdConfig struct {
 	stopBefore    time.Duration
-	renewInterval time.Duration // 0: a third of the TTL
+	renewInterval time.Duration // 0 until NewHolder sets the default, a third of the TTL
 	err           error
 }
 
@@ -65,23 +65,22 @@ func WithRenewInterval(d time.Duration) HoldOption {
 
 // Hold campaigns in the room until it wins, then keeps the term renewed in the background and
 // returns it as a Leadership; the Leadership ends (Done) when the term is lost, when its safety
-// deadline comes without a successful renewal, on Resign, or when ctx ends.
-//
-// While the room has another leader, Hold waits for the retry_after_ms the server names, and
-// follows the room's watch stream in the meantime so that it campaigns as soon as the room is
-// vacant (a resigning leader is replaced at once). Rate and capacity limits are waited out for
-// their Retry-After; network and server failures are retried with jittered exponential
-// back-off (WithBackoff). An answer that retrying cannot change — an invalid room, candidate,
-// metadata or TTL, disabled elections — is returned as an error, as is ctx's error when ctx ends
-// first.
-//
-// req.TTL must be whole seconds from 5 s to 300 s (zero: DefaultTTL). Safety rests on the
-// holder's own monotonic clock only: the safety deadline is the start of the last request that
-// succeeded (the winning campaign, then each renewal) plus the TTL minus SafetyMargin — the
-// server cannot have written the lease before the request started, so it cannot expire it
-// earlier — and never the server's expires_at. The renew interval plus the stop time must be
-// below TTL − SafetyMargin(TTL).
+// deadline comes without a successful renewal, on Resign, or when ctx ends. It is NewHolder
+// followed by Holder.Hold: the errors of both.
 func (c *Elections) Hold(ctx context.Context, roomID string, req CampaignRequest, opts ...HoldOption) (*Leadership, error) {
+	h, err := c.NewHolder(roomID, req, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return h.Hold(ctx)
+}
+
+// NewHolder checks a campaign for the room once, before any request: the room id, the options,
+// the TTL (ErrInvalidTTL: whole seconds from 5 s to 300 s; zero is DefaultTTL) and the timing
+// rule (*TimingError: the renew interval plus the stop time must be below
+// TTL − SafetyMargin(TTL)). The Holder it returns campaigns for any number of terms, one per
+// Hold call.
+func (c *Elections) NewHolder(roomID string, req CampaignRequest, opts ...HoldOption) (*Holder, error) {
 	var hc holdConfig
 	for _, opt := range opts {
 		if opt != nil {
@@ -101,21 +100,38 @@ func (c *Elections) Hold(ctx context.Context, roomID string, req CampaignRequest
 		return nil, fmt.Errorf("%w: %v: want a whole number of seconds from %d to %d", ErrInvalidTTL, req.TTL, int(MinTTL/time.Second), int(MaxTTL/time.Second))
 	}
 	window := req.TTL - SafetyMargin(req.TTL)
-	interval := hc.renewInterval
-	if interval == 0 {
-		interval = req.TTL / 3
+	if hc.renewInterval == 0 {
+		// A third of the TTL, as the Swarm lease renews, rather than the server's
+		// renew_after_ms (half): the term must also survive slow answers and a few retries
+		// before its deadline, which falls a margin and the stop time before the TTL.
+		hc.renewInterval = req.TTL / 3
 	}
-	if interval+hc.stopBefore >= window {
-		return nil, fmt.Errorf("swarmlease: hold: the renew interval (%v) plus the stop time (%v) must be below the TTL minus its safety margin (%v): lower them or raise the TTL",
-			interval, hc.stopBefore, window)
+	if hc.renewInterval+hc.stopBefore >= window {
+		return nil, &TimingError{TTL: req.TTL, Window: window, RenewInterval: hc.renewInterval, StopBefore: hc.stopBefore}
 	}
-	h := &holder{c: c, room: roomID, req: req, cfg: hc, window: window,
-		log: c.cfg.logger.With("election_id", roomID, "candidate_id", req.CandidateID)}
-	return h.campaign(ctx)
+	return &Holder{c: c, room: roomID, req: req, cfg: hc, window: window,
+		log: c.cfg.logger.With("election_id", roomID, "candidate_id", req.CandidateID)}, nil
 }
 
-// holder is one call of Hold.
-type holder struct {
+// Hold campaigns until it wins, then keeps the term renewed in the background and returns it
+// as a Leadership.
+//
+// While the room has another leader, Hold waits for the retry_after_ms the server names, and
+// follows the room's watch stream in the meantime so that it campaigns as soon as the room is
+// vacant (a resigning leader is replaced at once). Rate and capacity limits are waited out for
+// their Retry-After; network and server failures are retried with jittered exponential
+// back-off (WithBackoff). An answer that retrying cannot change — an invalid room, candidate,
+// metadata or TTL, disabled elections — is returned as an error, as is ctx's error when ctx ends
+// first.
+//
+// Safety rests on the holder's own monotonic clock only: the safety deadline is the start of
+// the last request that succeeded (the winning campaign, then each renewal) plus the TTL minus
+// SafetyMargin — the server cannot have written the lease before the request started, so it
+// cannot expire it earlier — and never the server's expires_at.
+func (h *Holder) Hold(ctx context.Context) (*Leadership, error) { return h.campaign(ctx) }
+
+// Holder campaigns for one room with settings NewHolder has checked.
+type Holder struct {
 	c      *Elections
 	room   string
 	req    CampaignRequest
@@ -129,7 +145,7 @@ type holder struct {
 const minFollowerWait = 20 * time.Millisecond
 
 // campaign campaigns until it wins, a permanent answer comes, or ctx ends.
-func (h *holder) campaign(ctx context.Context) (*Leadership, error) {
+func (h *Holder) campaign(ctx context.Context) (*Leadership, error) {
 	cfg := &h.c.cfg
 	bo := backoff{min: cfg.minBackoff, max: cfg.maxBackoff, jitter: cfg.jitter}
 	var (
@@ -333,22 +349,13 @@ func (l *Leadership) Resign(ctx context.Context) (previousTerm uint64, err error
 }
 
 // lead starts the term that the campaign started at start won.
-func (h *holder) lead(ctx context.Context, start time.Time, res CampaignResult) *Leadership {
+func (h *Holder) lead(ctx context.Context, start time.Time, res CampaignResult) *Leadership {
 	lctx, end := context.WithCancelCause(ctx)
 	l := &Leadership{c: h.c, room: h.room, token: res.Token, term: res.Leader.Term, ttl: h.req.TTL,
 		stopBefore: h.cfg.stopBefore, ctx: lctx, end: end, renewing: make(chan struct{}), leader: res.Leader,
 		deadline: start.Add(h.window)}
 	l.stopAt = time.AfterFunc(time.Until(l.deadline)-l.stopBefore, func() { end(ErrDeadline) })
-	interval := h.cfg.renewInterval
-	if interval == 0 {
-		// A third of the TTL, as the Swarm lease renews, rather than the server's
-		// renew_after_ms (half): the term must also survive slow answers and a few retries
-		// before its deadline, which falls a margin and the stop time before the TTL.
-		interval = h.req.TTL / 3
-	}
-	if limit := h.window - h.cfg.stopBefore; interval <= 0 || interval >= limit {
-		interval = limit / 2
-	}
+	interval := h.cfg.renewInterval // NewHolder set the default and checked it fits
 	go l.keepRenewed(start, interval, h.log.With("term", l.term))
 	return l
 }

@@ -419,3 +419,24 @@ func TestLeadershipRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestNewHolderTimingError: the constructor refuses a renew interval plus stop time that does
+// not fit in the TTL minus its margin with a *TimingError carrying the durations (the default
+// renew interval filled in), before any request.
+func TestNewHolderTimingError(t *testing.T) {
+	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ request) {
+		writeError(w, http.StatusForbidden, "forbidden", 0)
+	})
+	el := s.client(t)
+	_, err := el.NewHolder(testRoom, CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, WithStopBefore(3*time.Second))
+	var te *TimingError
+	if !errors.As(err, &te) || !errors.Is(err, ErrInvalidTiming) {
+		t.Fatalf("NewHolder: %v, want a *TimingError", err)
+	}
+	if te.TTL != 5*time.Second || te.Window != 4500*time.Millisecond || te.RenewInterval != 5*time.Second/3 || te.StopBefore != 3*time.Second {
+		t.Fatalf("%+v", te)
+	}
+	if n := len(s.requests()); n != 0 {
+		t.Fatalf("%d requests for an invalid timing", n)
+	}
+}

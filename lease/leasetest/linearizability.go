@@ -91,7 +91,7 @@ type Op struct {
 }
 
 // IdentityKey is the identity of a contender as the model sees it: holder ID and task ID, which
-// together identify a contender (SPEC §3). Holder IDs in this suite never contain '/'.
+// together identify a contender (docs/safety.md §1). Holder IDs in this suite never contain '/'.
 func IdentityKey(id lease.Identity) string { return id.HolderID + "/" + id.TaskID }
 
 // ContenderIdentity is the identity of contender client. Contenders 2k and 2k+1 share a holder
@@ -291,7 +291,7 @@ type leaseState struct {
 	Fence  uint64
 }
 
-// LeaseModel is the sequential specification of one election without expiry (SPEC §3), for
+// LeaseModel is the sequential specification of one election without expiry (docs/safety.md §1), for
 // porcupine. floor is the fence counter the election starts with (its Init snapshot's fence).
 //
 //   - try-acquire by the holder, or when nobody holds the lease, wins with fence+1;
@@ -346,7 +346,7 @@ func CheckLinearizable(floor uint64, ops []Op, timeout time.Duration) (porcupine
 	return porcupine.CheckOperationsVerbose(LeaseModel(floor), history, timeout)
 }
 
-// CheckInvariants checks the history directly for the promises of SPEC §3, without searching for
+// CheckInvariants checks the history directly for the promises of docs/safety.md §1–2, without searching for
 // a linearization; it returns every violation it finds. Timestamps compare as porcupine's closed
 // intervals: a precedes b only when a.Return < b.Call.
 //

@@ -67,7 +67,7 @@ func mustNotAcquire(t *testing.T, c contender, wantHolder string) lease.TryAcqui
 	return res
 }
 
-// RunElectionSuite runs the behavioural suite of SPEC §3 against a store. It drives the engine
+// RunElectionSuite runs the behavioural suite of the lease model (docs/safety.md §1) against a store. It drives the engine
 // with fake clocks, so it runs unchanged on the memory, file and Swarm stores.
 func RunElectionSuite(t *testing.T, newStore NewStore) {
 	ctx := context.Background()

@@ -2,7 +2,7 @@
 // (rooms) identified by an id, each with a leader holding a bearer token for one term. It keeps
 // room state on the same stores as the Swarm lease (Swarm labels, a host-local directory,
 // memory) and has no HTTP in it; the server maps its results and errors to the wire contract of
-// ELECTIONS_API.md.
+// docs/elections-api.md.
 //
 // Rooms of a namespace are spread over a fixed number of shards by a hash of the room id; each
 // shard is one JSON document written by compare-and-swap. A shard keeps a term floor (the

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the wire contract (ELECTIONS_API.md).
+// Limits of the wire contract (docs/elections-api.md).
 const (
 	// MinTTL and MaxTTL bound a lease's duration; it is a whole number of seconds.
 	MinTTL = 5 * time.Second

@@ -9,7 +9,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// TestClassify checks the mapping of the Swarm API's error texts (SWARM_FACTS.md; HTTP 500
+// TestClassify checks the mapping of the Swarm API's error texts (Docker 20.10; HTTP 500
 // with the text only) to the lease sentinels. Unreachable engines and non-managers are
 // exercised for real in the store and CLI tests; these texts need a multi-manager fault.
 func TestClassify(t *testing.T) {

@@ -234,8 +234,8 @@ func wrap(op, service string, err error) error {
 }
 
 // classify maps a Docker API error to the lease sentinels. Swarm reports a stale version and a
-// lost quorum only in the message text (HTTP 500), so those are matched by text; see
-// SWARM_FACTS.md. A write that timed out or lost its Raft leader may still commit: for writes
+// lost quorum only in the message text (HTTP 500), so those are matched by text (Docker
+// 20.10; docs/safety.md §5). A write that timed out or lost its Raft leader may still commit: for writes
 // those are ErrAmbiguous as well.
 func classify(err error, write bool) error {
 	msg := err.Error()

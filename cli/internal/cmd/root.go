@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,27 +13,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/electionscmd"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/runcmd"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/servecmd"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/version"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/watchcmd"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 )
 
-// App holds what every command needs from the outside world, so tests can run commands
-// in-process with their own streams and environment.
+// App is the root command: it wires the commands to one Factory (streams, environment, clock,
+// the persistent flags) and maps their errors to exit codes.
 type App struct {
-	// Out receives data (human or JSON); Err receives status and errors.
-	Out, Err io.Writer
-	// Environ returns the environment; Hostname the container lookup key.
-	Environ  func() []string
-	Hostname func() string
-
-	envPrefix string
-	json      bool
-	timeout   time.Duration
+	*cmdutil.Factory
 }
 
 // Execute runs the command line with the process's arguments and returns the exit code.
 func Execute() int {
-	app := &App{
-		Out: os.Stdout, Err: os.Stderr, Environ: os.Environ,
+	app := &App{&cmdutil.Factory{
+		IOStreams: cmdutil.IOStreams{Out: os.Stdout, Err: os.Stderr}, Environ: os.Environ,
 		Hostname: func() string {
 			if h := os.Getenv("HOSTNAME"); h != "" {
 				return h
@@ -42,7 +41,7 @@ func Execute() int {
 			h, _ := os.Hostname()
 			return h
 		},
-	}
+	}}
 	// A reader of stderr (or stdout) that went away must not kill run before it releases the
 	// lease: with SIGPIPE handled, such writes fail with EPIPE, and log writes ignore errors.
 	// Handled rather than ignored, so that nothing of it is inherited by the child.
@@ -60,26 +59,23 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	root.SetErr(a.Err)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return ExitOK
+		return cmdutil.ExitOK
 	}
-	code, name := classification(err)
-	var exit *exitError
-	if errors.As(err, &exit) && exit.err == errSilent {
+	code, name := cmdutil.Classify(err)
+	var exit *cmdutil.ExitError
+	if errors.As(err, &exit) && exit.Err == cmdutil.ErrSilent {
 		return code
 	}
-	if code == ExitFailure && isCobraUsage(err) {
-		code, name = ExitUsage, "usage"
+	if code == cmdutil.ExitFailure && isCobraUsage(err) {
+		code, name = cmdutil.ExitUsage, "usage"
 	}
-	err = describeStoreFault(err, code)
+	err = cmdutil.DescribeStoreFault(err, code)
 	fmt.Fprintf(a.Err, "lfp-swarm-lease: %v\n", err)
-	if a.json {
-		_ = writeJSON(a.Out, errorJSON{Error: err.Error(), Code: name, Exit: code})
+	if a.JSON {
+		_ = cmdutil.WriteJSON(a.Out, cmdutil.ErrorJSON{Error: err.Error(), Code: name, Exit: code})
 	}
 	return code
 }
-
-// errSilent is an outcome already reported on stdout (e.g. "held by another contender").
-var errSilent = errors.New("reported")
 
 func (a *App) newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -94,28 +90,31 @@ Settings come from flags, then environment variables (SWARM_LEASE_*, or the pref
 container, then defaults.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Get().Version,
 	}
+	root.SetVersionTemplate(version.Line(buildinfo.Get()) + "\n")
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.envPrefix, "env-prefix", config.DefaultEnvPrefix, "prefix of every environment variable")
-	pf.BoolVar(&a.json, "json", false, "print one JSON object instead of text")
-	pf.DurationVar(&a.timeout, "timeout", time.Minute, "give up an operation after this long (a Swarm write can block 20 s while the Raft leader changes)")
+	pf.StringVar(&a.EnvPrefix, "env-prefix", config.DefaultEnvPrefix, "prefix of every environment variable")
+	pf.BoolVar(&a.JSON, "json", false, "print one JSON object instead of text")
+	pf.DurationVar(&a.Timeout, "timeout", time.Minute, "give up an operation after this long (a Swarm write can block 20 s while the Raft leader changes)")
 	config.RegisterFlags(pf, config.KeyNamespace, config.KeyHolderID, config.KeyNodeID, config.KeyTaskID,
 		config.KeyStore, config.KeyTTLMillis, config.KeyMaxCASRetries, config.KeyMaxClockSkewMs)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.Usage(err) })
 
 	root.AddCommand(
-		a.newInitCmd(),
-		a.newTryAcquireCmd(),
-		a.newRenewCmd(),
-		a.newReleaseCmd(),
-		a.newInspectCmd(),
-		a.newDestroyCmd(),
-		a.newVersionCmd(),
-		a.newRunCmd(),
-		a.newGuardCmd(),
-		a.newServeCmd(),
-		a.newOpenAPICmd(),
-		a.newWatchCmd(),
+		oneshot.NewCmdInit(a.Factory, nil),
+		oneshot.NewCmdTryAcquire(a.Factory, nil),
+		oneshot.NewCmdRenew(a.Factory, nil),
+		oneshot.NewCmdRelease(a.Factory, nil),
+		oneshot.NewCmdInspect(a.Factory, nil),
+		oneshot.NewCmdDestroy(a.Factory, nil),
+		version.NewCmdVersion(a.Factory, nil),
+		runcmd.NewCmdRun(a.Factory, nil),
+		runcmd.NewCmdGuard(),
+		servecmd.NewCmdServe(a.Factory, nil),
+		servecmd.NewCmdOpenAPI(a.Factory),
+		watchcmd.NewCmdWatch(a.Factory, nil),
+		electionscmd.NewCmdElections(a.Factory, nil),
 	)
 	return root
 }

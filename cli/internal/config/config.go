@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
-	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
@@ -74,6 +74,8 @@ type Config struct {
 	ElectionID string
 	// ChildCgroup: run puts its command in a cgroup of its own when it can.
 	ChildCgroup bool
+	// CORSAllowedOrigins are the origins whose browser pages may call the HTTP API.
+	CORSAllowedOrigins []string
 
 	sources map[string]Source
 }
@@ -128,6 +130,10 @@ type Loader struct {
 	// Remote: the command contends through an elections server when the server setting is
 	// set (run); then it needs no Docker access, and discovery never runs.
 	Remote bool
+	// Hostname, when set, is the holder ID's default outside a Swarm task (no discovered node
+	// ID and none configured), so that a missing holder ID is never a reason to discover; nil
+	// keeps discovery the only source. A remote run (server set) names its candidate itself.
+	Hostname func() string
 	// Warn receives warnings that do not stop the command, such as an unknown variable under
 	// the prefix (nil: dropped).
 	Warn func(string)
@@ -154,6 +160,10 @@ func RegisterFlags(fs *pflag.FlagSet, keys ...string) {
 		help := s.Help
 		if s.Default != "" {
 			help += " (default " + s.Default + ")"
+		}
+		if wholeNumbers[s.Key] {
+			fs.Int64(FlagName(s.Key), 0, help)
+			continue
 		}
 		fs.String(FlagName(s.Key), "", help)
 	}
@@ -199,7 +209,10 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	flagLayer, flagSources := loadFlags(l.Flags)
+	flagLayer, flagSources, err := loadFlags(l.Flags)
+	if err != nil {
+		return nil, err
+	}
 
 	// Discovery only when it can matter: the Swarm store wants task metadata anyway, and any
 	// store needs a namespace and a holder ID.
@@ -209,17 +222,29 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	}
 	var task *Task
 	labelLayer, labelSources := map[string]any{}, map[string]Source{}
-	needIdentity := upper.String(KeyNamespace) == "" || (!l.ObserverOnly && upper.String(KeyHolderID) == "")
+	needNamespace := upper.String(KeyNamespace) == ""
+	// Without a hostname default, a missing holder ID can only come from the task.
+	needHolder := !l.ObserverOnly && upper.String(KeyHolderID) == "" && l.Hostname == nil
 	remote := l.Remote && upper.String(KeyServer) != ""
-	if l.Discover != nil && !remote && (upper.String(KeyStore) == string(StoreSwarm) || needIdentity) {
+	if l.Discover != nil && !remote && (upper.String(KeyStore) == string(StoreSwarm) || needNamespace || needHolder) {
 		t, err := l.Discover(ctx)
 		switch {
 		case err == nil:
 			task = &t
 			labelLayer, labelSources = loadLabels(prefix, t)
-		case needIdentity && !l.NamespaceOptional:
-			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s",
-				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID))
+		case needHolder && !l.NamespaceOptional:
+			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s (flags --%s, --%s)",
+				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID), FlagName(KeyNamespace), FlagName(KeyHolderID))
+		case needNamespace && !l.NamespaceOptional:
+			return nil, fmt.Errorf("%w: %w\nthe namespace comes from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s or --%s",
+				ErrDiscovery, err, EnvName(prefix, KeyNamespace), FlagName(KeyNamespace))
+		}
+	}
+	if l.Hostname != nil && !l.ObserverOnly && !remote {
+		// Below every other layer: a task's node ID, a variable or a flag wins.
+		if h := l.Hostname(); h != "" {
+			defaults[KeyHolderID] = h
+			sources[KeyHolderID] = Source{Kind: FromDefault, Name: "the hostname"}
 		}
 	}
 
@@ -268,20 +293,27 @@ func loadEnv(prefix string, environ []string, readFile func(string) ([]byte, err
 	return values, sources, errors.Join(errs...)
 }
 
-func loadFlags(fs *pflag.FlagSet) (map[string]any, map[string]Source) {
-	values, sources := map[string]any{}, map[string]Source{}
+// loadFlags is the flag layer: the settings' flags the user gave, read through koanf's pflag
+// provider with their types (the numbers as int64), and where each came from. Unchanged flags
+// are left out, so that lower layers still apply.
+func loadFlags(fs *pflag.FlagSet) (map[string]any, map[string]Source, error) {
+	sources := map[string]Source{}
 	if fs == nil {
-		return values, sources
+		return map[string]any{}, sources, nil
 	}
+	keys := map[string]string{} // flag name → setting key
 	for _, s := range Settings {
-		f := fs.Lookup(FlagName(s.Key))
-		if f == nil || !f.Changed {
-			continue
-		}
-		values[s.Key] = f.Value.String()
-		sources[s.Key] = Source{Kind: FromFlag, Name: f.Name}
+		keys[FlagName(s.Key)] = s.Key
 	}
-	return values, sources
+	values, err := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
+		key, ok := keys[f.Name]
+		if !ok || !f.Changed {
+			return "", nil // not a setting (--once, --json, …), or not given
+		}
+		sources[key] = Source{Kind: FromFlag, Name: f.Name}
+		return key, posflag.FlagVal(fs, f)
+	}).Read()
+	return values, sources, err
 }
 
 // loadLabels turns the task's labels into a layer: the Swarm labels give the namespace and
@@ -338,8 +370,14 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 	if k.String(KeyRenewIntervalMs) != "" {
 		c.RenewInterval = millis(KeyRenewIntervalMs, 10*time.Millisecond)
 	}
+	if sources[KeyMaxClockSkewMs].Kind == FromDefault && c.TTL > 0 {
+		// The default allowance scales down with short TTLs (a tenth, as the safety margin),
+		// so that a TTL of 1 s works without touching the skew.
+		c.MaxClockSkew = min(c.MaxClockSkew, c.TTL/10)
+	}
 	if c.TTL > 0 && c.MaxClockSkew >= c.TTL {
-		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d)", KeyTTLMillis, c.TTL.Milliseconds()))
+		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d): set %s below %d, or leave it unset (default: 1000, at most a tenth of the TTL), or raise %s",
+			KeyTTLMillis, c.TTL.Milliseconds(), KeyMaxClockSkewMs, c.TTL.Milliseconds(), KeyTTLMillis))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(k.String(KeyMaxCASRetries)))
 	if err != nil || n < 0 || n > 1000 {
@@ -359,6 +397,12 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 			bad(KeyServer, "want an http:// or https:// base URL without credentials, e.g. http://elections:8080")
 		}
 	}
+
+	origins, err := parseOrigins(k.String(KeyCORSAllowedOrigins))
+	if err != nil {
+		bad(KeyCORSAllowedOrigins, err.Error())
+	}
+	c.CORSAllowedOrigins = origins
 
 	switch k.String(KeyChildCgroup) {
 	case "auto":
@@ -394,9 +438,9 @@ func (c *Config) RequireElection() error {
 }
 
 // RequireRemote checks the settings of `run` through an elections server (server set): the
-// room to contend for, a TTL the elections API accepts (whole seconds from 5 to 300), a holder
-// ID usable as a candidate id when one is set, and the timing order of the renewals and the
-// child's grace period within the TTL.
+// room to contend for, a TTL the elections API accepts (whole seconds from 5 to 300) and a
+// holder ID usable as a candidate id when one is set. The timing rule is the client's
+// (swarmlease.NewHolder).
 func (c *Config) RequireRemote() error {
 	var errs []error
 	if c.ElectionID == "" {
@@ -415,15 +459,6 @@ func (c *Config) RequireRemote() error {
 	if rooms.ValidateTTL(c.TTL) != nil {
 		errs = append(errs, fmt.Errorf("invalid %s %d (from %s): with %s, the TTL must be whole seconds from %d to %d ms (the elections API's ttl_seconds)",
 			KeyTTLMillis, c.TTL.Milliseconds(), c.sources[KeyTTLMillis], KeyServer, rooms.MinTTL.Milliseconds(), rooms.MaxTTL.Milliseconds()))
-		return errors.Join(errs...)
-	}
-	renew := c.RenewInterval
-	if renew == 0 {
-		renew = c.TTL / 3 // Hold's default, as the Swarm lease's
-	}
-	if window := c.TTL - swarmlease.SafetyMargin(c.TTL); renew+c.ShutdownTimeout >= window {
-		errs = append(errs, fmt.Errorf("the renew interval (%s = %d) plus the child's grace period (%s = %d) must be below %s minus its safety margin (%d ms): lower them or raise %s",
-			KeyRenewIntervalMs, renew.Milliseconds(), KeyShutdownTimeoutMs, c.ShutdownTimeout.Milliseconds(), KeyTTLMillis, window.Milliseconds(), KeyTTLMillis))
 	}
 	return errors.Join(errs...)
 }
@@ -488,4 +523,25 @@ func buildElections(k *koanf.Koanf, bad func(key, want string)) Elections {
 	}
 	e.TrustedProxies = proxies
 	return e
+}
+
+// parseOrigins reads a comma-separated list of origins: scheme://host[:port] of http or https,
+// without a path, or * for any.
+func parseOrigins(list string) ([]string, error) {
+	var origins []string
+	for _, o := range strings.Split(list, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+				return nil, fmt.Errorf("%q is not an origin: want scheme://host[:port] such as https://dashboard.example.com (no path), or *; separate several with commas", o)
+			}
+			o = u.Scheme + "://" + u.Host
+		}
+		origins = append(origins, o)
+	}
+	return origins, nil
 }

@@ -3,6 +3,8 @@ package config_test
 import (
 	"context"
 	"errors"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,9 +176,6 @@ func TestRemoteSkipsDiscoveryAndValidates(t *testing.T) {
 		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=2500"}, []string{"invalid ttl_ms 2500", "whole seconds", "SWARM_LEASE_TTL_MS"}},
 		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=301000"}, []string{"invalid ttl_ms"}},
 		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_HOLDER_ID=agent/a"}, []string{"invalid holder_id", "candidate id"}},
-		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=5000"}, []string{"renew_interval_ms", "shutdown_timeout_ms", "ttl_ms"}},
-		{[]string{"SWARM_LEASE_ELECTION=nightly-report", "SWARM_LEASE_TTL_MS=5000", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=100", "SWARM_LEASE_RENEW_INTERVAL_MS=4500"},
-			[]string{"renew_interval_ms = 4500"}},
 	} {
 		err := load(tc.vars...).RequireRemote()
 		if err == nil {
@@ -217,5 +216,107 @@ func TestConnectionLimits(t *testing.T) {
 		if _, err := load(tc.vars...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.vars, err, tc.want)
 		}
+	}
+}
+
+// TestHolderDefaultsToTheHostname: outside a Swarm task the holder ID is the hostname, so a
+// missing holder ID never makes a command discover; discovery runs only for the Swarm store or a
+// missing namespace, and its failure names the flag with the variable.
+func TestHolderDefaultsToTheHostname(t *testing.T) {
+	noDocker := func(context.Context) (config.Task, error) {
+		t.Fatal("discovery ran for a missing holder ID")
+		return config.Task{}, nil
+	}
+	host := func() string { return "build-7" }
+	c, err := config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n", "SWARM_LEASE_STORE=file:///tmp/x"), Discover: noDocker, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "build-7" || c.Source(config.KeyHolderID).String() != "default: the hostname" {
+		t.Fatalf("holder %q from %v, %v", c.Identity.HolderID, c.Source(config.KeyHolderID), err)
+	}
+	failing := func(context.Context) (config.Task, error) {
+		return config.Task{}, errors.New("no container named build-7")
+	}
+	c, err = config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n", "SWARM_LEASE_HOLDER_ID=h"), Discover: failing, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "h" {
+		t.Fatalf("an explicit holder ID wins: %+v, %v", c, err)
+	}
+	c, err = config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n"), Discover: failing, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "build-7" {
+		t.Fatalf("swarm store outside a task: %+v, %v", c, err)
+	}
+	_, err = config.Loader{Environ: env("SWARM_LEASE_STORE=file:///tmp/x"), Discover: failing, Hostname: host}.Load(context.Background())
+	if !errors.Is(err, config.ErrDiscovery) || !strings.Contains(err.Error(), "set SWARM_LEASE_NAMESPACE or --namespace") {
+		t.Fatalf("no namespace: %v", err)
+	}
+	task := func(context.Context) (config.Task, error) {
+		return config.Task{ServiceName: "svc", NodeID: "node-1"}, nil
+	}
+	c, err = config.Loader{Environ: env(), Discover: task, Hostname: host}.Load(context.Background())
+	if err != nil || c.Identity.HolderID != "node-1" {
+		t.Fatalf("in a task the node ID wins over the hostname: %+v, %v", c, err)
+	}
+}
+
+// TestShortTTLScalesTheSkewDefault: a TTL of 1 s works out of the box — the default skew
+// allowance is at most a tenth of the TTL — while an explicit skew at or above the TTL is refused
+// with the setting and what to set.
+func TestShortTTLScalesTheSkewDefault(t *testing.T) {
+	load := func(vars ...string) (*config.Config, error) {
+		return config.Loader{Environ: env(append([]string{"SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory"}, vars...)...)}.Load(context.Background())
+	}
+	for _, tc := range []struct {
+		ttl  string
+		skew time.Duration
+	}{{"1000", 100 * time.Millisecond}, {"30000", time.Second}, {"5000", 500 * time.Millisecond}, {"600000", time.Second}} {
+		c, err := load("SWARM_LEASE_TTL_MS=" + tc.ttl)
+		if err != nil || c.MaxClockSkew != tc.skew {
+			t.Errorf("ttl_ms %s: skew %v, %v; want %v", tc.ttl, c.MaxClockSkew, err, tc.skew)
+		}
+	}
+	if c, err := load("SWARM_LEASE_TTL_MS=1000", "SWARM_LEASE_MAX_CLOCK_SKEW_MS=300"); err != nil || c.MaxClockSkew != 300*time.Millisecond {
+		t.Errorf("an explicit skew is kept: %v", err)
+	}
+	_, err := load("SWARM_LEASE_TTL_MS=1000", "SWARM_LEASE_MAX_CLOCK_SKEW_MS=1000")
+	if err == nil || !strings.Contains(err.Error(), "max_clock_skew_ms") || !strings.Contains(err.Error(), "set max_clock_skew_ms below 1000") {
+		t.Fatalf("skew = TTL: %v", err)
+	}
+}
+
+// TestCORSAllowedOrigins: a comma-separated list of origins; anything with a path, another
+// scheme or no host is refused naming the setting.
+func TestCORSAllowedOrigins(t *testing.T) {
+	load := func(v string) (*config.Config, error) {
+		return config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory", "SWARM_LEASE_CORS_ALLOWED_ORIGINS="+v)}.Load(context.Background())
+	}
+	c, err := load(" https://a.example , http://localhost:3000/,*")
+	if err != nil || !slices.Equal(c.CORSAllowedOrigins, []string{"https://a.example", "http://localhost:3000", "*"}) {
+		t.Fatalf("%v, %v", c, err)
+	}
+	if c, err := load(""); err != nil || c.CORSAllowedOrigins != nil {
+		t.Fatalf("empty: %v, %v", c.CORSAllowedOrigins, err)
+	}
+	for _, bad := range []string{"a.example", "https://a.example/app", "ftp://a.example"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "cors_allowed_origins") || !strings.Contains(err.Error(), "not an origin") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// TestNumericFlagsAreTyped: the flags of whole-number settings are int64 flags: the parser
+// refuses a word, and a given number reaches the setting with its source.
+func TestNumericFlagsAreTyped(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	config.RegisterFlags(fs)
+	for _, name := range []string{"ttl-ms", "max-cas-retries", "renew-interval-ms", "room-shards", "max-connections"} {
+		if f := fs.Lookup(name); f == nil || f.Value.Type() != "int64" {
+			t.Errorf("--%s: %v", name, f)
+		}
+	}
+	if err := fs.Parse([]string{"--ttl-ms", "soon"}); err == nil || !strings.Contains(err.Error(), "--ttl-ms") {
+		t.Fatalf("--ttl-ms soon: %v", err)
+	}
+	c, err := config.Loader{Flags: flags(t, "--ttl-ms", "4000"), Environ: env("SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory", "SWARM_LEASE_TTL_MS=9000")}.Load(context.Background())
+	if err != nil || c.TTL != 4*time.Second || c.Source(config.KeyTTLMillis).String() != "flag --ttl-ms" {
+		t.Fatalf("%v, %v", c, err)
 	}
 }

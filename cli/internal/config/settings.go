@@ -41,6 +41,7 @@ const (
 	KeyAdmissionPerMinute  = "admission_per_minute"
 	KeyMaxTrackedClients   = "max_tracked_clients"
 	KeyTrustedProxies      = "trusted_proxies"
+	KeyCORSAllowedOrigins  = "cors_allowed_origins"
 	KeyMaxWatchesPerClient = "max_watches_per_client"
 	KeyMaxWatches          = "max_watches"
 	KeyWatchLifetimeMs     = "watch_lifetime_ms"
@@ -51,19 +52,29 @@ const (
 	KeyChildCgroup = "child_cgroup"
 )
 
+// wholeNumbers are the settings whose flags are typed as whole numbers (--ttl-ms int64), so
+// that `--ttl-ms soon` is refused by the flag parser itself; their range is checked with the
+// other layers' values.
+var wholeNumbers = map[string]bool{
+	KeyTTLMillis: true, KeyMaxCASRetries: true, KeyMaxClockSkewMs: true, KeyDefaultPollMillis: true, KeyKeepAliveMillis: true,
+	KeyShutdownTimeoutMs: true, KeyRenewIntervalMs: true, KeyMaxConnections: true, KeyMaxConnectionsPerClient: true,
+	KeyRoomShards: true, KeyMaxActiveRooms: true, KeyAdmissionPerMinute: true, KeyMaxTrackedClients: true,
+	KeyMaxWatchesPerClient: true, KeyMaxWatches: true, KeyWatchLifetimeMs: true,
+}
+
 // DefaultEnvPrefix is the prefix of every variable unless --env-prefix changes it.
 const DefaultEnvPrefix = "SWARM_LEASE"
 
 // Settings lists every setting in the order of the README's table.
 var Settings = []Setting{
 	{KeyNamespace, "", "election name; default: the current Swarm service name"},
-	{KeyHolderID, "", "holder identity; default: the current Swarm node ID"},
+	{KeyHolderID, "", "holder identity; default: the current Swarm node ID, outside a Swarm task the hostname"},
 	{KeyNodeID, "", "node metadata; default: the current Swarm node ID"},
 	{KeyTaskID, "", "task identity; default: the current Swarm task ID (empty outside Swarm)"},
 	{KeyStore, "swarm", "where elections and rooms live: swarm, file:///abs/dir or file:rel/dir (one host only) or memory; serve defaults to file:// in its data directory"},
 	{KeyTTLMillis, "30000", "lease duration in milliseconds (at least 500)"},
 	{KeyMaxCASRetries, "8", "conflicting writes retried within one operation"},
-	{KeyMaxClockSkewMs, "1000", "tolerated wall-clock difference between hosts, in milliseconds (below the TTL)"},
+	{KeyMaxClockSkewMs, "1000", "tolerated wall-clock difference between hosts, in milliseconds (below the TTL; unset, at most a tenth of the TTL)"},
 	{KeyListen, "0.0.0.0:8080", "HTTP listen address (run, serve); off disables it for run"},
 	{KeyDefaultPollMillis, "1000", "watcher poll interval in milliseconds"},
 	{KeyKeepAliveMillis, "15000", "SSE keep-alive interval in milliseconds"},
@@ -79,6 +90,7 @@ var Settings = []Setting{
 	{KeyAdmissionPerMinute, "600", "room creations and campaigns per minute per client; 0 for no limit (serve)"},
 	{KeyMaxTrackedClients, "65536", "clients whose admission budget is remembered; the least recently seen is forgotten first (serve)"},
 	{KeyTrustedProxies, "", "comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (serve)"},
+	{KeyCORSAllowedOrigins, "", "comma-separated origins (scheme://host[:port], or * for any) whose browser pages may call the HTTP API, SSE included; empty: no CORS headers (run, serve)"},
 	{KeyMaxWatchesPerClient, "32", "concurrent elections watch streams per client (serve)"},
 	{KeyMaxWatches, "10000", "concurrent elections watch streams in total (serve)"},
 	{KeyWatchLifetimeMs, "900000", "an elections watch stream ends after this many milliseconds; clients reconnect (serve)"},

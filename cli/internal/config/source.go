@@ -17,7 +17,8 @@ const (
 type Source struct {
 	// Kind is the layer.
 	Kind SourceKind
-	// Name is the flag, variable, file or label that set it.
+	// Name is the flag, variable, file or label that set it; for a default, what it derives
+	// from ("the hostname"), or empty.
 	Name string
 	// Via is, for a value read from a file, the variable that named the file.
 	Via string
@@ -36,6 +37,9 @@ func (s Source) String() string {
 	case FromLabel:
 		return "container label " + s.Name
 	default:
+		if s.Name != "" {
+			return "default: " + s.Name
+		}
 		return "default"
 	}
 }

@@ -24,6 +24,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -64,6 +66,11 @@ type Child struct {
 	report  Report
 	// leftovers counts the processes the supervisor itself had to kill after the guard died.
 	leftovers int
+	// commandPID is the command's PID once the guard reported it; hasPID is closed then, or
+	// when the guard exited without reporting one.
+	commandPID atomic.Int64
+	hasPID     chan struct{}
+	pidOnce    sync.Once
 }
 
 // Start starts the guard and, through it, the child.
@@ -99,10 +106,12 @@ func Start(spec Spec) (*Child, error) {
 		reports.Close()
 		return nil, fmt.Errorf("supervisor: start %q: %w", spec.Argv[0], err)
 	}
-	c := &Child{guard: cmd, command: spec.Argv[0], pid: cmd.Process.Pid, done: make(chan struct{}), report: Report{ExitCode: -1}}
+	c := &Child{guard: cmd, command: spec.Argv[0], pid: cmd.Process.Pid, done: make(chan struct{}), report: Report{ExitCode: -1},
+		hasPID: make(chan struct{})}
 	go func() {
 		// The pipe ends when the guard exits (the command does not inherit it).
 		c.readReports(reports)
+		c.pidOnce.Do(func() { close(c.hasPID) })
 		_ = cmd.Wait()
 		c.state = cmd.ProcessState
 		if !c.report.Done {
@@ -128,6 +137,10 @@ func (c *Child) readReports(r *os.File) {
 			c.report = rep
 		} else {
 			c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
+			if rep.PID > 0 {
+				c.commandPID.Store(int64(rep.PID))
+				c.pidOnce.Do(func() { close(c.hasPID) })
+			}
 		}
 	}
 }
@@ -152,6 +165,19 @@ func orDefault(w, def io.Writer) io.Writer {
 		return def
 	}
 	return w
+}
+
+// CommandPID is the command's own process ID as soon as the guard has started it, waiting up
+// to timeout for the guard's report; 0 when it did not come (the command could not start, or
+// the guard is slow or gone).
+func (c *Child) CommandPID(timeout time.Duration) int {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-c.hasPID:
+	case <-t.C:
+	}
+	return int(c.commandPID.Load())
 }
 
 // PID returns the guard's process ID.

@@ -44,6 +44,9 @@ func (c *Child) Leftovers() int { return 0 }
 // PID is 0.
 func (c *Child) PID() int { return 0 }
 
+// CommandPID is 0.
+func (c *Child) CommandPID(time.Duration) int { return 0 }
+
 // Stop does nothing.
 func (c *Child) Stop(time.Duration) bool { return false }
 

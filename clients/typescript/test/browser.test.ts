@@ -3,18 +3,14 @@
 // would be), watches the election and holds a room. Without Chromium the test is skipped — and
 // fails under CI=true.
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { chromiumSkip, launchChromium } from "@regbo/test-chromium";
 import { build } from "esbuild";
-import { chromium } from "playwright-core";
 import { createLeaseClient } from "../src/index.js";
 import { cli, namespace, pollUntil, startServe, tempStore } from "./support/server.js";
-
-const chromiumPath = "/usr/bin/chromium";
-const missing = `${chromiumPath} is missing: skipping the browser test (apt-get install chromium)`;
 
 const page = `<!doctype html><meta charset="utf-8"><title>lfp-swarm-lease</title>
 <script type="module">
@@ -51,10 +47,7 @@ async function sameOrigin(upstream: string, bundle: string): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const skip = !existsSync(chromiumPath) && process.env.CI !== "true" ? missing : false;
-
-test("in Chromium: watch an election and hold a room from a same-origin page", { skip }, async () => {
-  assert.ok(existsSync(chromiumPath), `${missing} — and CI=true, where the browser test must run`);
+test("in Chromium: watch an election and hold a room from a same-origin page", { skip: chromiumSkip() }, async () => {
   const dir = tempStore();
   const ns = namespace();
   const srv = await startServe(dir, { ns });
@@ -66,7 +59,7 @@ test("in Chromium: watch an election and hold a room from a same-origin page", {
     write: false,
   });
   const origin = await sameOrigin(srv.base, bundled.outputFiles[0]?.text ?? "");
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"] });
+  const browser = await launchChromium();
   after(() => browser.close());
   const tab = await browser.newPage();
   const errors: string[] = [];

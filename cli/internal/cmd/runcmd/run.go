@@ -1,0 +1,301 @@
+package runcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/server"
+)
+
+// Options are run's: its streams and environment, the command to supervise, and how run ends.
+type Options struct {
+	// IO: run logs on Err; the command shares both streams with run's own process.
+	IO cmdutil.IOStreams
+	// Environ is the environment the command inherits.
+	Environ []string
+	// Hostname is the candidate id's default through an elections server.
+	Hostname func() string
+	// Argv is the command and its arguments.
+	Argv []string
+	// Once exits after the first term; ExitOnChildExit when the command exits by itself.
+	Once, ExitOnChildExit bool
+	// Config loads the configuration.
+	Config func() (*config.Config, error)
+	// Log is --log-format and --log-level.
+	Log cmdutil.LogOptions
+}
+
+// NewCmdRun is `run`; runF, when set, replaces runRun (tests of parsing).
+func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "run [--once] -- CMD [ARGS...]",
+		Short: "Contend forever and run CMD only while this replica leads",
+		Long: `Contend for the election in the background and run CMD only while this replica holds the
+lease, as every replica's entrypoint. CMD gets the fence and identity in <PREFIX>_FENCE,
+<PREFIX>_HOLDER_ID, <PREFIX>_NODE_ID, <PREFIX>_TASK_ID and <PREFIX>_NAMESPACE, runs in a process
+group of its own, and shares run's stdout and stderr.
+
+Each term ends shutdown_timeout_ms before the lease's own deadline if renewals fail, or at once
+when another holder appears: CMD's group then gets SIGTERM, and SIGKILL once the grace period has
+passed — so it is gone by the deadline. The same holds for everything CMD starts, also what
+calls setsid or double-forks: a guard process adopts it (child subreaper) and, where a cgroup v2
+is writable (child_cgroup=auto), CMD runs in a cgroup of its own that is killed as a whole. On SIGTERM or SIGINT, run stops CMD the same way,
+releases the lease (a follower takes over at once) and exits 0. When CMD exits by itself the
+lease is released and run contends again (--exit-on-child-exit: exits with CMD's code).
+
+With --server URL (server) and --election ID (election), run contends for the room ID of the
+elections server at URL instead of the Swarm lease — no Docker access, no discovery — with the
+same child, signals and step-down: <PREFIX>_FENCE is the room's term, <PREFIX>_HOLDER_ID the
+candidate id (holder_id, else the hostname reduced to [A-Za-z0-9._:@-], at most 64),
+<PREFIX>_NAMESPACE the election id. ttl_ms must then be whole seconds from 5000 to 300000. The
+term ends shutdown_timeout_ms before its safety deadline — the start of the last successful
+request plus the TTL minus a tenth of it (at most 2 s), by this host's monotonic clock — when
+the server cannot be reached, so CMD is gone by then. On SIGTERM/SIGINT and when CMD exits,
+run resigns the term so a follower takes over at once; followers watch the room and campaign
+as soon as it is vacant. In this mode run serves no HTTP API (the listen variable is ignored,
+the --listen flag refused): observe the room on the elections server (GET /elections/ID,
+/elections/ID/watch, or lfp-swarm-lease elections watch ID). --election without --server is
+refused too.
+
+Followers log who leads whenever that changes. The timing rule — renew_interval_ms plus
+shutdown_timeout_ms below ttl_ms minus its safety margin (a tenth, at most 2 s) — is checked
+before contending, in both modes; a listen address in use is a configuration error too.
+
+Exit codes: 0 after SIGTERM/SIGINT; CMD's exit code (128+N for signal N) when run exits because
+CMD exited (--once, --exit-on-child-exit); 10 when --once's term was lost; 2 invalid
+configuration (the timing rule, a listen address in use, or an input the elections server
+refuses); 4 corrupt election; 6 not a Swarm
+manager; 127 CMD not found, 126 CMD not executable (checked before contending: no term is taken). Other store errors, and unreachable or failing elections servers, are retried.`,
+		Example: `  lfp-swarm-lease run -- ./reconcile
+  lfp-swarm-lease run --store file:///var/lib/lease --namespace nightly --listen off --once -- ./report
+  lfp-swarm-lease run --server http://elect:8080 --election nightly-report --log-format json -- ./report`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmdutil.Usage(errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]"))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.IO, opts.Environ, opts.Hostname, opts.Argv = f.IOStreams, f.Environ(), f.Hostname, args
+			opts.Config = func() (*config.Config, error) {
+				// With a server, run contends through the elections API: no Docker access.
+				// Outside a Swarm task the holder is this host.
+				return f.LoadConfig(cmd, config.Loader{Remote: true, Hostname: f.Hostname})
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "exit after the first leadership term")
+	cmd.Flags().BoolVar(&opts.ExitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
+	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
+		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID, config.KeyChildCgroup, config.KeyCORSAllowedOrigins)
+	return cmd
+}
+
+// runRun checks the configuration and the command, then contends in the mode the configuration
+// names.
+func runRun(ctx context.Context, opts *Options) error {
+	log, err := opts.Log.Logger(opts.IO.Err)
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	if err := checkModeFlags(cfg); err != nil {
+		return err
+	}
+	// A command that can never start is a configuration error, not a reason to take term after
+	// term.
+	if err := checkCommand(opts.Argv[0]); err != nil {
+		return err
+	}
+	if cfg.Server != "" {
+		return remoteRun(ctx, opts, cfg, log)
+	}
+	metrics := server.NewMetrics()
+	s, err := cmdutil.OpenElection(cfg, lease.WithObserver(metrics))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return leaseRun(ctx, opts, s, metrics, log)
+}
+
+// leaseRun is run on the Swarm lease or the file store: lease.Campaign wins the terms, and
+// the HTTP API serves what the campaign reads.
+func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *server.Metrics, log *slog.Logger) error {
+	cfg := s.Config
+	campaign, err := lease.NewCampaign(lease.Campaign{
+		Election:      s.Election,
+		RenewInterval: cfg.RenewInterval,
+		PollInterval:  cfg.DefaultPoll,
+		StopBefore:    cfg.ShutdownTimeout,
+		Logger:        log,
+	})
+	if err != nil {
+		return timingSettingError(cfg, err)
+	}
+	leaders := &leaderLog{log: log, self: cfg.Identity}
+	campaign.Observe = leaders.observe
+	if cfg.Listen != config.ListenOff {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return listenError(cfg, err)
+		}
+		// The API serves what the campaign reads: one reader of the store per replica.
+		snaps := make(chan lease.Snapshot, 1)
+		campaign.Observe = func(s lease.Snapshot) { leaders.observe(s); keepNewest(snaps, s) }
+		// The HTTP API lives as long as run: stopped after the campaign has released.
+		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
+		served := make(chan error, 1)
+		go func() { served <- cmdutil.ServeElection(httpCtx, s, metrics, log, ln, snaps) }()
+		defer func() {
+			close(snaps) // campaign.Run has returned: nothing observes any more
+			stopHTTP()
+			<-served
+		}()
+	}
+	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
+	loop := childLoop(opts, cfg)
+	for {
+		out, err := campaignOnce(ctx, campaign, loop, cfg, log)
+		switch {
+		case err != nil:
+			return err
+		case out.Exit:
+			return exitWithOutcome(out)
+		case out.Backoff > 0:
+			// Released: another replica may take over while this one waits.
+			if cmdutil.Sleep(ctx, out.Backoff, nil) != nil {
+				log.Info("stopped", "namespace", cfg.Namespace)
+				return nil
+			}
+			continue
+		}
+		break
+	}
+	log.Info("stopped", "namespace", cfg.Namespace)
+	return nil
+}
+
+// campaignOnce contends until ctx ends, the loop decides run exits, or the command keeps
+// crashing (out.Backoff): then the campaign stops after releasing, so that run waits without
+// the lease.
+func campaignOnce(ctx context.Context, campaign *lease.Campaign, loop *runloop.Loop, cfg *config.Config, log *slog.Logger) (runloop.Outcome, error) {
+	var last runloop.Outcome
+	err := campaign.Run(ctx, func(term *lease.Term) error {
+		g := term.Grant
+		out, err := loop.Lead(ctx, runloop.Term{
+			Done:  term.Done(),
+			Env:   childEnv(cfg, g),
+			Log:   log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence),
+			Ended: func() []any { return []any{"reason", term.Cause()} },
+		})
+		if err != nil {
+			return commandError(err)
+		}
+		if out.Exit || out.Backoff > 0 {
+			last = out
+			return lease.ErrStopCampaign
+		}
+		return nil
+	})
+	if errors.Is(err, lease.ErrStopCampaign) {
+		return last, nil
+	}
+	return runloop.Outcome{}, err
+}
+
+// childLoop is the supervision loop of run's command, in either mode.
+func childLoop(opts *Options, cfg *config.Config) *runloop.Loop {
+	return &runloop.Loop{Argv: opts.Argv, Environ: opts.Environ, Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
+		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit}
+}
+
+// exitWithOutcome is run's result when the loop decided to exit: the command's own code, or
+// runloop.ExitLost.
+func exitWithOutcome(out runloop.Outcome) error {
+	if out.ExitCode != 0 {
+		return &cmdutil.ExitError{Code: out.ExitCode, Err: fmt.Errorf("run: exiting with the child's outcome (%d)", out.ExitCode)}
+	}
+	return nil
+}
+
+// childEnv is what the child learns of its term, under the configured prefix.
+func childEnv(cfg *config.Config, g lease.Grant) []string {
+	p := cfg.EnvPrefix + "_"
+	return []string{
+		p + "FENCE=" + strconv.FormatUint(g.Fence, 10),
+		p + "HOLDER_ID=" + g.HolderID,
+		p + "NODE_ID=" + g.NodeID,
+		p + "TASK_ID=" + g.TaskID,
+		p + "NAMESPACE=" + g.Namespace,
+	}
+}
+
+// NewCmdGuard is the hidden command that runs the guard between run and its command.
+func NewCmdGuard() *cobra.Command {
+	var graceMs int64
+	var parent, reportFD int
+	var noCgroup bool
+	cmd := &cobra.Command{
+		Use:    supervisor.GuardCommand + " -- CMD [ARGS...]",
+		Short:  "Internal: the process that keeps run's child and all it starts from outliving run",
+		Hidden: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts := supervisor.GuardOptions{Argv: args, Grace: time.Duration(graceMs) * time.Millisecond, Parent: parent, Cgroup: !noCgroup}
+			if reportFD > 0 {
+				report := supervisor.OpenReport(reportFD)
+				defer report.Close()
+				opts.Report = report
+			}
+			code := supervisor.Guard(opts)
+			if code != 0 {
+				return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrSilent}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&graceMs, "grace-ms", 10000, "SIGTERM → SIGKILL grace")
+	cmd.Flags().IntVar(&parent, "parent", 0, "the supervisor's PID")
+	cmd.Flags().IntVar(&reportFD, "report-fd", 0, "file descriptor to write the guard's reports to")
+	cmd.Flags().BoolVar(&noCgroup, "no-cgroup", false, "do not put the command in a cgroup of its own")
+	return cmd
+}
+
+// keepNewest puts s in the single-slot channel, replacing an unread older snapshot; only the
+// campaign sends, so the second try always succeeds.
+func keepNewest(ch chan lease.Snapshot, s lease.Snapshot) {
+	select {
+	case ch <- s:
+		return
+	default:
+	}
+	select {
+	case <-ch:
+	default:
+	}
+	select {
+	case ch <- s:
+	default:
+	}
+}

@@ -1,0 +1,190 @@
+// Package servecmd holds `serve` — the elections API and, with a namespace, the election's
+// controller endpoints, without contending — and `openapi`, which prints their contract.
+package servecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server"
+)
+
+// Options are serve's.
+type Options struct {
+	// IO: serve logs on Err.
+	IO cmdutil.IOStreams
+	// Config loads the configuration.
+	Config func() (*config.Config, error)
+	// Log is --log-format and --log-level.
+	Log cmdutil.LogOptions
+}
+
+// NewCmdServe is `serve`; runF, when set, replaces serveRun (tests of parsing).
+func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the elections API, and with a namespace the election's endpoints, over HTTP",
+		Long: `Serve the elections (rooms) API — POST /elections, GET /elections/{id}, POST
+/elections/{id}/campaign, /renew, /resign, GET /elections/{id}/watch — for processes without
+Docker access, together with /healthz, /readyz, /docs, /openapi.json and /metrics. With a
+namespace configured (or discovered in a Swarm task) it also serves that election's controller
+endpoints — /v1/info, /v1/state, /v1/events — without contending.
+
+With no store configured, rooms live in the embedded file store under the default data
+directory (` + "`$XDG_DATA_HOME/lfp-swarm-lease`" + `, else ` + "`~/.local/share/lfp-swarm-lease`" + `):
+one host only. With store=swarm, every replica of the service serves every room and rooms
+survive the loss of any replica.`,
+		Example: `  lfp-swarm-lease serve --listen 127.0.0.1:8080
+  lfp-swarm-lease serve --store swarm --namespace reconciler --log-format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.IO = f.IOStreams
+			opts.Config = func() (*config.Config, error) {
+				// serve never contends, works without an election (elections API only) and
+				// defaults to the embedded file store.
+				return f.LoadConfig(cmd, config.Loader{ObserverOnly: true, NamespaceOptional: true,
+					StoreDefault: config.FileStoreURL(DefaultDataDir())})
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return serveRun(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
+	config.RegisterFlags(cmd.Flags(), config.KeyListen, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis,
+		config.KeyElections, config.KeyElectionsNamespace, config.KeyRoomShards, config.KeyMaxActiveRooms,
+		config.KeyAdmissionPerMinute, config.KeyMaxTrackedClients, config.KeyTrustedProxies,
+		config.KeyMaxWatchesPerClient, config.KeyMaxWatches, config.KeyWatchLifetimeMs,
+		config.KeyMaxConnections, config.KeyMaxConnectionsPerClient, config.KeyCORSAllowedOrigins)
+	return cmd
+}
+
+// DefaultDataDir is where serve keeps its embedded file store when no store is configured.
+func DefaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "lfp-swarm-lease")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "share", "lfp-swarm-lease")
+	}
+	return "/var/lib/lfp-swarm-lease"
+}
+
+// serveRun listens and serves until ctx ends (SIGTERM, SIGINT), then logs that it stopped.
+func serveRun(ctx context.Context, opts *Options) error {
+	log, err := opts.Log.Logger(opts.IO.Err)
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.Listen == config.ListenOff {
+		return cmdutil.Usage(errors.New("serve needs a listen address; listen is off"))
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
+	}
+	defer ln.Close()
+	err = serve(ctx, cfg, ln, log)
+	if ctx.Err() != nil {
+		log.Info("stopped", "reason", "shutdown", "err", err)
+		return err
+	}
+	return err
+}
+
+// serve runs the server of the serve command on ln until ctx ends.
+func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
+	metrics := server.NewMetrics()
+	if err := cmdutil.CheckConnectionLimit(cfg); err != nil {
+		return err
+	}
+	opts := server.Options{Version: buildinfo.Get().Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
+		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient, CORSAllowedOrigins: cfg.CORSAllowedOrigins}
+	store, closeStore, err := cmdutil.OpenStore(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if cfg.Namespace != "" {
+		if cfg.Identity.HolderID == "" {
+			// An observer never writes; it still needs an identity to open the election.
+			cfg.Identity.HolderID = "observer"
+		}
+		if err := cfg.RequireElection(); err != nil {
+			return cmdutil.Usage(err)
+		}
+		e, err := lease.New(store, cfg.Namespace, cfg.Identity, lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries),
+			lease.WithMaxClockSkew(cfg.MaxClockSkew), lease.WithObserver(metrics))
+		if err != nil {
+			return cmdutil.Usage(err)
+		}
+		opts.Election = e
+	}
+	roomStore, ok := store.(rooms.Store)
+	if !ok { // the memory store keeps elections and rooms apart
+		roomStore = rooms.NewMemoryStore()
+	}
+	el := cfg.Elections
+	// Clock skew between replicas exists only on Swarm, where the replicas run on several hosts:
+	// the file and memory stores have one clock, and a lease then ends exactly at expires_at.
+	skew := time.Duration(0)
+	if cfg.Store == config.StoreSwarm {
+		skew = cfg.MaxClockSkew
+	}
+	m, err := rooms.New(roomStore, el.Namespace, rooms.WithShards(el.Shards), rooms.WithMaxActiveRooms(el.MaxActiveRooms),
+		rooms.WithMaxClockSkew(skew), rooms.WithMaxCASRetries(cfg.MaxCASRetries))
+	if err != nil {
+		return cmdutil.Usage(fmt.Errorf("invalid elections settings: %w", err))
+	}
+	admission := el.AdmissionPerMinute
+	if admission == 0 {
+		admission = -1 // no limit
+	}
+	opts.Elections = &server.ElectionsOptions{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
+		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: el.TrustedProxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
+		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}
+	srv, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "store", store.Describe(), "elections", el.Enabled,
+		"elections_namespace", el.Namespace, "namespace", cfg.Namespace)
+	return srv.Serve(ctx, ln)
+}
+
+// NewCmdOpenAPI is `openapi`: it prints the HTTP API's contract on stdout.
+func NewCmdOpenAPI(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "openapi",
+		Short:   "Print the OpenAPI 3.1 contract of the HTTP API",
+		Example: "  lfp-swarm-lease openapi > clients/openapi.json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			doc, err := server.Contract()
+			if err != nil {
+				return err
+			}
+			_, err = f.Out.Write(doc)
+			return err
+		},
+	}
+}

@@ -1,0 +1,66 @@
+package cmdutil
+
+import (
+	"fmt"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/filestore"
+	"github.com/regbo/lfp-swarm-lease/lease/memstore"
+	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
+)
+
+// Session is what a command acting on one election works with.
+type Session struct {
+	// Config is the configuration the election was opened with.
+	Config *config.Config
+	// Election is the opened election.
+	Election *lease.Election
+	// Store is its store; Close releases it.
+	Store lease.Store
+	Close func()
+}
+
+// OpenElection opens the election cfg names; extra options (an observer for metrics) go to the
+// election.
+func OpenElection(cfg *config.Config, extra ...lease.Option) (*Session, error) {
+	if err := cfg.RequireElection(); err != nil {
+		return nil, Usage(err)
+	}
+	store, closeStore, err := OpenStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e, err := lease.New(store, cfg.Namespace, cfg.Identity, append([]lease.Option{
+		lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries), lease.WithMaxClockSkew(cfg.MaxClockSkew)}, extra...)...)
+	if err != nil {
+		closeStore()
+		return nil, Usage(err)
+	}
+	return &Session{Config: cfg, Election: e, Store: store, Close: closeStore}, nil
+}
+
+// OpenStore opens the store a configuration names. There is no fallback between stores: a
+// Swarm store that cannot reach a manager fails on first use with a clear error.
+func OpenStore(cfg *config.Config) (lease.Store, func(), error) {
+	switch cfg.Store {
+	case config.StoreFile:
+		s, err := filestore.New(cfg.StoreDir)
+		if err != nil {
+			err = fmt.Errorf("%s (from %s): %w", config.KeyStore, cfg.Source(config.KeyStore), err)
+			if PermissionDenied(err) || StoreFull(err) { // the setting is fine; the directory is not
+				return nil, nil, err
+			}
+			return nil, nil, Usage(fmt.Errorf("invalid %w", err))
+		}
+		return s, func() {}, nil
+	case config.StoreMemory:
+		return memstore.New(), func() {}, nil
+	default:
+		s, err := swarmstore.NewFromEnv()
+		if err != nil {
+			return nil, nil, Usage(err)
+		}
+		return s, func() { s.Close() }, nil
+	}
+}

@@ -1,0 +1,63 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/regbo/lfp-swarm-lease/demo/ledger"
+)
+
+// maxWriteBody bounds a write's body: a write is a few hundred bytes.
+const maxWriteBody = 4 << 10
+
+// ledgerAPI serves GET /api/ledger (the snapshot) and POST /api/ledger/entries (a write).
+type ledgerAPI struct {
+	ledger *ledger.Ledger
+	log    *slog.Logger
+}
+
+func (a ledgerAPI) snapshot(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, a.ledger.Snapshot())
+}
+
+// WriteAnswer is the answer to a write: the recorded entry, and for a rejected write why.
+type WriteAnswer struct {
+	// Entry is the write as recorded.
+	Entry ledger.Entry `json:"entry"`
+	// Error explains a rejection; empty when accepted.
+	Error string `json:"error,omitempty"`
+}
+
+// append answers 201 for an accepted write, 409 for a stale one (recorded as rejected), 400
+// for a malformed one and 500 when it could not be recorded (nothing acknowledged).
+func (a ledgerAPI) append(w http.ResponseWriter, r *http.Request) {
+	var in ledger.Write
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWriteBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: "the body must be one JSON write {fence, holder, node, task, written_at}: " + err.Error()})
+		return
+	}
+	e, err := a.ledger.Append(in)
+	switch {
+	case errors.Is(err, ledger.ErrInvalidWrite):
+		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: err.Error()})
+	case err != nil:
+		a.log.Error("ledger write failed", "err", err)
+		writeJSON(w, http.StatusInternalServerError, WriteAnswer{Error: "the write could not be recorded"})
+	case !e.Accepted:
+		a.log.Warn("stale write rejected", "fence", e.Fence, "highest", e.Highest, "holder", e.Holder, "task", e.Task)
+		writeJSON(w, http.StatusConflict, WriteAnswer{Entry: e, Error: "stale fence: below the highest accepted fence"})
+	default:
+		writeJSON(w, http.StatusCreated, WriteAnswer{Entry: e})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

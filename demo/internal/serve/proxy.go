@@ -1,0 +1,40 @@
+package serve
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+)
+
+// controllerProxy forwards the page's /v1/state and /v1/events to the controller service (its
+// VIP on the stack's network), so the page needs one origin and the controllers need no CORS.
+// FlushInterval -1 flushes every write at once: each SSE event reaches the page when it is sent.
+func controllerProxy(controller string, log *slog.Logger) (http.Handler, error) {
+	target, err := url.Parse(controller)
+	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
+		return nil, fmt.Errorf("controller URL %q: want http://HOST:PORT (the controller service, e.g. http://controller:8080)", controller)
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Host = target.Host
+		},
+		FlushInterval: -1,
+		// A paused or frozen controller still accepts connections but never answers: give up
+		// soon, so the page's next request (DNS round robin or the VIP) reaches another one.
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			ResponseHeaderTimeout: 2 * time.Second,
+			DialContext:           (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+			IdleConnTimeout:       30 * time.Second,
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			log.Warn("controller unreachable", "path", r.URL.Path, "err", err)
+			writeJSON(w, http.StatusBadGateway, map[string]string{"error": "the controller service cannot be reached", "code": "controller_unreachable"})
+		},
+	}, nil
+}

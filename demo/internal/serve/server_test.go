@@ -1,0 +1,104 @@
+package serve
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/demo/ledger"
+)
+
+func newDemo(t *testing.T, controller string) *httptest.Server {
+	t.Helper()
+	l, err := ledger.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	h, err := Handler(l, controller, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func post(t *testing.T, base, body string) int {
+	t.Helper()
+	resp, err := http.Post(base+"/api/ledger/entries", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestLedgerAPIAnswers(t *testing.T) {
+	srv := newDemo(t, "http://127.0.0.1:1")
+	for _, c := range []struct {
+		body   string
+		status int
+	}{
+		{`{"fence":5,"holder":"a"}`, http.StatusCreated},
+		{`{"fence":7,"holder":"b"}`, http.StatusCreated},
+		{`{"fence":5,"holder":"a"}`, http.StatusConflict}, // stale: recorded as rejected
+		{`{"fence":0,"holder":"a"}`, http.StatusBadRequest},
+		{`{"fence":8,"holder":"a","extra":1}`, http.StatusBadRequest},
+		{`not json`, http.StatusBadRequest},
+	} {
+		if got := post(t, srv.URL, c.body); got != c.status {
+			t.Errorf("POST %s: %d, want %d", c.body, got, c.status)
+		}
+	}
+}
+
+// TestEventsAreProxiedOneByOne checks that each SSE event reaches the page when the controller
+// sends it, not when the stream ends: the upstream holds the stream open after its first event.
+func TestEventsAreProxiedOneByOne(t *testing.T) {
+	release := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: current\ndata: {\"fence\":1}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer upstream.Close()
+	defer close(release)
+	srv := newDemo(t, upstream.URL)
+
+	resp, err := http.Get(srv.URL + "/v1/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(resp.Body).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case got := <-line:
+		if got != "event: current\n" {
+			t.Fatalf("first line %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first event did not come through while the stream is open: the proxy buffers")
+	}
+}
+
+func TestControllerURLMustBeHTTP(t *testing.T) {
+	l, err := ledger.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := Handler(l, "controller:8080", slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "controller URL") {
+		t.Fatalf("error %v, want one naming the controller URL", err)
+	}
+}

@@ -1,0 +1,11 @@
+// Package ledger is the demo's protected resource: an append-only list of writes that accepts a
+// write only if its fence is at least the highest fence it has accepted, so a leader that lost
+// its term (paused, partitioned, slow to notice) cannot overwrite its successor's work.
+//
+// Every write, accepted or rejected, is appended to one JSON-lines file and synced before it is
+// acknowledged: a crash after the sync keeps the write (the highest fence with it), a crash
+// before it loses only a write nobody was told about. On open the file is replayed; a torn last
+// line (a crash in the middle of an append) was never acknowledged and is cut off, but a damaged
+// line before the last one stops Open with an error naming the file and the line, and nothing
+// is written over it.
+package ledger

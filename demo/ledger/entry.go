@@ -1,0 +1,58 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MaxFieldLen bounds each identity field of a write, so one client cannot grow the file fast.
+const MaxFieldLen = 128
+
+// Write is what a worker sends: the fence of its term and who it is.
+type Write struct {
+	// Fence is the writer's fencing token (SWARM_LEASE_FENCE); it must be positive.
+	Fence uint64 `json:"fence"`
+	// Holder is the writer's holder ID; it must not be empty.
+	Holder string `json:"holder"`
+	// Node is the writer's node ID (may be empty).
+	Node string `json:"node,omitempty"`
+	// Task is the writer's task ID (may be empty).
+	Task string `json:"task,omitempty"`
+	// WrittenAt is the writer's own clock when it sent the write.
+	WrittenAt time.Time `json:"written_at"`
+}
+
+// Entry is one write as the ledger recorded it.
+type Entry struct {
+	Write
+	// Seq numbers the ledger's records from 1, accepted and rejected alike.
+	Seq uint64 `json:"seq"`
+	// ReceivedAt is the ledger's clock when it decided.
+	ReceivedAt time.Time `json:"received_at"`
+	// Accepted tells whether the fence was at least the highest accepted one.
+	Accepted bool `json:"accepted"`
+	// Highest is the highest accepted fence when a write was rejected: the fence that beat it.
+	Highest uint64 `json:"highest,omitempty"`
+}
+
+// ErrInvalidWrite is returned for a write without a fence or holder, or with an oversized field.
+var ErrInvalidWrite = errors.New("ledger: invalid write")
+
+// ErrDamaged is returned by Open when a record before the file's last line cannot be parsed.
+var ErrDamaged = errors.New("ledger: damaged file")
+
+func (w Write) validate() error {
+	if w.Fence == 0 {
+		return fmt.Errorf("%w: fence must be a positive integer (the writer's SWARM_LEASE_FENCE)", ErrInvalidWrite)
+	}
+	if w.Holder == "" {
+		return fmt.Errorf("%w: holder must not be empty", ErrInvalidWrite)
+	}
+	for name, v := range map[string]string{"holder": w.Holder, "node": w.Node, "task": w.Task} {
+		if len(v) > MaxFieldLen {
+			return fmt.Errorf("%w: %s is %d bytes, at most %d", ErrInvalidWrite, name, len(v), MaxFieldLen)
+		}
+	}
+	return nil
+}

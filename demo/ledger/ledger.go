@@ -1,0 +1,212 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// FileName is the ledger's file inside its directory.
+const FileName = "ledger.jsonl"
+
+// recentAccepted is how many accepted entries Snapshot returns (the page shows the latest).
+const recentAccepted = 50
+
+// maxRejectedKept bounds the rejected entries kept in memory; all stay in the file.
+const maxRejectedKept = 1000
+
+// Ledger is the fenced, persistent list of writes. Its methods are safe for concurrent use.
+type Ledger struct {
+	mu       sync.Mutex
+	file     *os.File
+	path     string
+	now      func() time.Time
+	seq      uint64
+	highest  uint64
+	accepted []Entry // the latest recentAccepted, oldest first
+	rejected []Entry // the latest maxRejectedKept, oldest first
+	counts   Counts
+	// afterSync runs after a record is synced and before Append returns: the tests' crash point.
+	afterSync func()
+}
+
+// Counts are the totals since the ledger's file was created.
+type Counts struct {
+	// Accepted is the number of accepted writes.
+	Accepted uint64 `json:"accepted"`
+	// Rejected is the number of stale writes refused.
+	Rejected uint64 `json:"rejected"`
+}
+
+// Snapshot is what the page shows.
+type Snapshot struct {
+	// Highest is the highest accepted fence (0 before the first write).
+	Highest uint64 `json:"highest_fence"`
+	// Counts are the totals.
+	Counts Counts `json:"counts"`
+	// Accepted are the latest accepted entries, newest first.
+	Accepted []Entry `json:"accepted"`
+	// Rejected are the rejected entries, newest first.
+	Rejected []Entry `json:"rejected"`
+}
+
+// Option configures Open.
+type Option func(*Ledger)
+
+// WithClock sets the clock that stamps ReceivedAt (default time.Now).
+func WithClock(now func() time.Time) Option { return func(l *Ledger) { l.now = now } }
+
+// Open opens (creating it if needed) the ledger kept in dir and replays its file.
+func Open(dir string, opts ...Option) (*Ledger, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("ledger: create the data directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
+	}
+	l := &Ledger{file: f, path: path, now: time.Now}
+	for _, o := range opts {
+		o(l)
+	}
+	if err := l.replay(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// replay reads every record, cuts off a torn last line and leaves the file positioned at its end.
+func (l *Ledger) replay() error {
+	data, err := io.ReadAll(l.file)
+	if err != nil {
+		return fmt.Errorf("ledger: read %s: %w", l.path, err)
+	}
+	good := 0 // bytes of complete, parsed records
+	for line := 1; good < len(data); line++ {
+		rest := data[good:]
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			// No newline: the append that wrote it never finished its sync, so it was never
+			// acknowledged; dropping it loses nothing anybody was told about.
+			break
+		}
+		var e Entry
+		if err := json.Unmarshal(rest[:end], &e); err != nil || e.Seq == 0 {
+			return fmt.Errorf("%w: %s line %d cannot be parsed (%v); the ledger writes nothing over it: move the file away to start an empty ledger", ErrDamaged, l.path, line, err)
+		}
+		l.record(e)
+		good += end + 1
+	}
+	if good < len(data) {
+		if err := l.file.Truncate(int64(good)); err != nil {
+			return fmt.Errorf("ledger: cut the torn last record of %s: %w", l.path, err)
+		}
+	}
+	if _, err := l.file.Seek(int64(good), io.SeekStart); err != nil {
+		return fmt.Errorf("ledger: seek %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// record adds e to the in-memory view.
+func (l *Ledger) record(e Entry) {
+	l.seq = max(l.seq, e.Seq)
+	if e.Accepted {
+		l.highest = max(l.highest, e.Fence)
+		l.counts.Accepted++
+		l.accepted = keepLast(append(l.accepted, e), recentAccepted)
+		return
+	}
+	l.counts.Rejected++
+	l.rejected = keepLast(append(l.rejected, e), maxRejectedKept)
+}
+
+func keepLast(s []Entry, n int) []Entry {
+	if len(s) > n {
+		return append(s[:0:0], s[len(s)-n:]...)
+	}
+	return s
+}
+
+// Append applies the fencing rule to w, records the outcome durably and returns it. A write
+// whose fence is below the highest accepted fence is recorded as rejected (Accepted false,
+// Highest set); that is an answer, not an error. Errors are invalid writes (ErrInvalidWrite)
+// and failures to record: then nothing was acknowledged.
+func (l *Ledger) Append(w Write) (Entry, error) {
+	if err := w.validate(); err != nil {
+		return Entry{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := Entry{Write: w, Seq: l.seq + 1, ReceivedAt: l.now().UTC(), Accepted: w.Fence >= l.highest}
+	if !e.Accepted {
+		e.Highest = l.highest
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return Entry{}, fmt.Errorf("ledger: encode a record: %w", err)
+	}
+	if err := l.appendLine(append(line, '\n')); err != nil {
+		return Entry{}, err
+	}
+	l.record(e)
+	if l.afterSync != nil {
+		l.afterSync()
+	}
+	return e, nil
+}
+
+// appendLine writes one record and syncs it. A failed write is cut off again, so the file
+// never keeps half a record in front of the next one.
+func (l *Ledger) appendLine(line []byte) error {
+	start, err := l.file.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return fmt.Errorf("ledger: append to %s: %w", l.path, err)
+	}
+	if _, err := l.file.Write(line); err != nil {
+		return errors.Join(fmt.Errorf("ledger: append to %s: %w", l.path, err), l.rewind(start))
+	}
+	if err := l.file.Sync(); err != nil {
+		return errors.Join(fmt.Errorf("ledger: sync %s: %w", l.path, err), l.rewind(start))
+	}
+	return nil
+}
+
+func (l *Ledger) rewind(to int64) error {
+	if err := l.file.Truncate(to); err != nil {
+		return fmt.Errorf("ledger: cut a failed append from %s: %w", l.path, err)
+	}
+	_, err := l.file.Seek(to, io.SeekStart)
+	return err
+}
+
+// Snapshot returns the highest fence, the totals, the latest accepted entries and the
+// rejected ones, newest first.
+func (l *Ledger) Snapshot() Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Snapshot{Highest: l.highest, Counts: l.counts, Accepted: newestFirst(l.accepted), Rejected: newestFirst(l.rejected)}
+}
+
+func newestFirst(s []Entry) []Entry {
+	out := make([]Entry, len(s))
+	for i, e := range s {
+		out[len(s)-1-i] = e
+	}
+	return out
+}
+
+// Close closes the file.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.file.Close()
+}

@@ -1,0 +1,192 @@
+package ledger
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fixedClock is a deterministic clock that moves one second per reading.
+func fixedClock() func() time.Time {
+	t := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+func open(t *testing.T, dir string) *Ledger {
+	t.Helper()
+	l, err := Open(dir, WithClock(fixedClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func write(fence uint64, holder string) Write {
+	return Write{Fence: fence, Holder: holder, Node: "node-1", Task: "task-" + holder, WrittenAt: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func mustAppend(t *testing.T, l *Ledger, w Write) Entry {
+	t.Helper()
+	e, err := l.Append(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestFencingRule(t *testing.T) {
+	l := open(t, t.TempDir())
+	steps := []struct {
+		fence    uint64
+		accepted bool
+		highest  uint64
+	}{
+		{5, true, 0},
+		{5, true, 0}, // the same term writes again
+		{7, true, 0}, // a new term
+		{6, false, 7},
+		{5, false, 7},
+		{7, true, 0},
+	}
+	for i, s := range steps {
+		e := mustAppend(t, l, write(s.fence, "a"))
+		if e.Accepted != s.accepted || e.Highest != s.highest || e.Seq != uint64(i+1) {
+			t.Fatalf("write %d with fence %d: accepted=%v highest=%d seq=%d, want accepted=%v highest=%d seq=%d",
+				i, s.fence, e.Accepted, e.Highest, e.Seq, s.accepted, s.highest, i+1)
+		}
+	}
+	snap := l.Snapshot()
+	if snap.Highest != 7 || snap.Counts != (Counts{Accepted: 4, Rejected: 2}) {
+		t.Fatalf("snapshot highest=%d counts=%+v, want 7 and 4/2", snap.Highest, snap.Counts)
+	}
+	if snap.Rejected[0].Fence != 5 || snap.Rejected[1].Fence != 6 || snap.Accepted[0].Seq != 6 {
+		t.Fatalf("snapshot not newest first: %+v", snap)
+	}
+}
+
+func TestInvalidWritesAreRefusedAndNotRecorded(t *testing.T) {
+	l := open(t, t.TempDir())
+	for name, w := range map[string]Write{
+		"fence":  {Holder: "a"},
+		"holder": {Fence: 1},
+		"task":   {Fence: 1, Holder: "a", Task: strings.Repeat("x", MaxFieldLen+1)},
+	} {
+		if _, err := l.Append(w); !errors.Is(err, ErrInvalidWrite) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: error %v, want ErrInvalidWrite naming %s", name, err, name)
+		}
+	}
+	if c := l.Snapshot().Counts; c != (Counts{}) {
+		t.Fatalf("invalid writes were counted: %+v", c)
+	}
+}
+
+func TestReopenKeepsEntriesAndHighestFence(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(10, "a"))
+	mustAppend(t, l, write(12, "b"))
+	mustAppend(t, l, write(11, "a"))
+	l.Close()
+
+	l2 := open(t, dir)
+	snap := l2.Snapshot()
+	if snap.Highest != 12 || snap.Counts != (Counts{Accepted: 2, Rejected: 1}) || len(snap.Accepted) != 2 {
+		t.Fatalf("after reopen: %+v", snap)
+	}
+	if e := mustAppend(t, l2, write(11, "a")); e.Accepted || e.Seq != 4 {
+		t.Fatalf("a stale fence after reopen: %+v, want rejected with seq 4", e)
+	}
+}
+
+// crashEnv makes the test binary a child that appends one write and dies by SIGKILL after the
+// sync, before Append returns: a crash between write and acknowledgement.
+const crashEnv = "LEDGER_TEST_CRASH_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashEnv); dir != "" {
+		l, err := Open(dir)
+		if err != nil {
+			os.Exit(3)
+		}
+		l.afterSync = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+		l.Append(write(9, "crashed"))
+		os.Exit(4) // not reached: the write was acknowledged
+	}
+	os.Exit(m.Run())
+}
+
+func TestCrashBetweenWriteAndAckKeepsTheWrite(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child should have been killed after the sync: %v", err)
+	}
+	l := open(t, dir)
+	snap := l.Snapshot()
+	if snap.Highest != 9 || len(snap.Accepted) != 1 || snap.Accepted[0].Holder != "crashed" {
+		t.Fatalf("the synced write is lost: %+v", snap)
+	}
+	if e := mustAppend(t, l, write(8, "old")); e.Accepted {
+		t.Fatal("a fence below the crashed write's was accepted")
+	}
+}
+
+func TestTornLastRecordIsCut(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	l.Close()
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An append cut short by a crash, longer than the next record: it must be cut, not
+	// partly overwritten.
+	f.WriteString(`{"fence":4,"holder":"` + strings.Repeat("b", 400))
+	f.Close()
+
+	l2 := open(t, dir)
+	if snap := l2.Snapshot(); snap.Counts.Accepted != 1 || snap.Highest != 3 {
+		t.Fatalf("after a torn append: %+v, want the one complete record", snap)
+	}
+	mustAppend(t, l2, write(4, "b"))
+	l2.Close()
+	if data, _ := os.ReadFile(path); strings.Count(string(data), "\n") != 2 || !strings.HasSuffix(string(data), "}\n") {
+		t.Fatalf("the torn record was not cut from the file:\n%s", data)
+	}
+	l3 := open(t, dir)
+	if snap := l3.Snapshot(); snap.Counts.Accepted != 2 || snap.Highest != 4 {
+		t.Fatalf("the append after the torn record: %+v", snap)
+	}
+}
+
+func TestDamagedRecordStopsOpenAndIsNotOverwritten(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	mustAppend(t, l, write(4, "a"))
+	l.Close()
+	path := filepath.Join(dir, FileName)
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	damaged := lines[0] + "not json\n" + lines[1]
+	os.WriteFile(path, []byte(damaged), 0o644)
+
+	_, err := Open(dir)
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") {
+		t.Fatalf("error %v, want ErrDamaged naming %s line 2", err, path)
+	}
+	if after, _ := os.ReadFile(path); string(after) != damaged {
+		t.Fatal("Open changed a file it could not parse")
+	}
+}

@@ -1,0 +1,76 @@
+package images
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Published are the pushed images, each as repository@digest (a reference Swarm pins).
+type Published struct {
+	// Controller is the controller image's index.
+	Controller string `json:"controller"`
+	// Demo is the demo image's index.
+	Demo string `json:"demo"`
+}
+
+// Publish builds both images for b's platforms and pushes them to registry (HOST[:PORT][/path])
+// as ControllerName:tag and ControllerName-demo:tag. Loopback registries are spoken to over
+// plain HTTP, as Docker does; others with the machine's Docker credentials.
+func Publish(ctx context.Context, b Build, registry, tag string) (Published, error) {
+	b, err := b.withDefaults()
+	if err != nil {
+		return Published{}, err
+	}
+	if b.WorkDir == "" {
+		if b.WorkDir, err = os.MkdirTemp("", "lfp-swarm-lease-images-"); err != nil {
+			return Published{}, fmt.Errorf("images: a directory for the binaries: %w", err)
+		}
+		defer os.RemoveAll(b.WorkDir)
+	}
+	controllers, err := b.platformImages(ctx, ControllerPackage, ControllerName, func(v1.Platform) (v1.Image, error) { return empty.Image, nil })
+	if err != nil {
+		return Published{}, err
+	}
+	demos, err := b.platformImages(ctx, DemoPackage, DemoName, func(p v1.Platform) (v1.Image, error) {
+		for i, q := range b.Platforms {
+			if q.Equals(p) {
+				return controllers[i], nil
+			}
+		}
+		return nil, fmt.Errorf("images: no controller image for %s/%s", p.OS, p.Architecture)
+	})
+	if err != nil {
+		return Published{}, err
+	}
+	var out Published
+	if out.Controller, err = push(ctx, b.index(controllers), registry+"/"+ControllerName+":"+tag); err != nil {
+		return Published{}, err
+	}
+	if out.Demo, err = push(ctx, b.index(demos), registry+"/"+ControllerName+"-demo:"+tag); err != nil {
+		return Published{}, err
+	}
+	return out, nil
+}
+
+// push writes idx under ref and returns repository@digest.
+func push(ctx context.Context, idx v1.ImageIndex, ref string) (string, error) {
+	tag, err := name.NewTag(ref, name.Insecure)
+	if err != nil {
+		return "", fmt.Errorf("images: image reference %q: %w", ref, err)
+	}
+	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		return "", fmt.Errorf("images: push %s: %w", ref, err)
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return "", err
+	}
+	return tag.Context().Name() + "@" + digest.String(), nil
+}
