@@ -23,7 +23,7 @@ func TestWorkflowsPassActionlint(t *testing.T) {
 func TestReleaseWorkflowHasNoDeploymentSecrets(t *testing.T) {
 	content := readFile(t, ".github/workflows/release.yml")
 	for _, want := range []string{"tags: [\"v*\"]", "workflow_dispatch", "vars.BUILD_ARM", "vars.PUBLISH_NPM", "vars.CONTAINER_NAMESPACE",
-		"secrets.NPM_TOKEN", "secrets.CONTAINER_REGISTRY_USERNAME", "secrets.CONTAINER_REGISTRY_TOKEN", "environment: release", "scripts/verify-release-version.sh"} {
+		"secrets.NPM_TOKEN", "secrets.CONTAINER_REGISTRY_USERNAME", "secrets.CONTAINER_REGISTRY_TOKEN", "environment: release", "scripts/verify-release-version.sh", "images/cmd/publish"} {
 		if !strings.Contains(content, want) {
 			t.Errorf("release.yml lacks %q", want)
 		}
