@@ -73,13 +73,8 @@ pkgs=$(for m in $modules; do printf './%s/... ' "$m"; done)
 # shellcheck disable=SC2086
 go run "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" $pkgs
 
-step "go test"
-for m in $modules; do
-  (cd "$m" && go test -race -count=1 -timeout 20m ./...)
-done
-
-# --- TypeScript: the npm client in the bun workspace (clients/typescript) ---
-step "TypeScript: bun install, drift, build, lint, typecheck, node:test"
+# bun before the Go tests: the release pipeline's tests (deployer/) build and pack the npm
+# client with it.
 # bun comes from npm at a pinned version, like every other tool of the suite: a fresh machine
 # with Node.js gets it here.
 BUN_VERSION=1.4.5
@@ -89,6 +84,14 @@ if [ "$(bun --version 2>/dev/null)" != "$BUN_VERSION" ]; then
   # npm may skip the package's install script, which puts the platform binary in place.
   bun --version >/dev/null 2>&1 || node "$(npm root -g)/bun/install.js"
 fi
+
+step "go test"
+for m in $modules; do
+  (cd "$m" && go test -race -count=1 -timeout 20m ./...)
+done
+
+# --- TypeScript: the npm client in the bun workspace (clients/typescript) ---
+step "TypeScript: bun install, drift, build, lint, typecheck, node:test"
 bun install --frozen-lockfile
 bun run clients:drift # before the build, which regenerates the types
 bun run clients:build

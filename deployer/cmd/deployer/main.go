@@ -1,0 +1,56 @@
+// Command deployer releases lfp-swarm-lease: `deployer release [patch|minor|major] [--dry-run]`
+// bumps, tags and pushes a release; `deployer verify-version TAG` checks that a tag names the
+// version in the version files; `deployer version` prints its own version.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/root"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := repositoryRoot(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deployer:", err)
+		return 1
+	}
+	f := &cmdutil.Factory{
+		IO:  cmdutil.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
+		Dir: dir,
+		Git: gitrun.Exec{Dir: dir},
+		Now: time.Now,
+	}
+	if err := root.NewCmdRoot(f).ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "deployer:", err)
+		return 1
+	}
+	return 0
+}
+
+// repositoryRoot is the top of the git work tree around the current directory, so the
+// commands work from any directory of the repository (bun runs scripts from the root).
+func repositoryRoot(ctx context.Context) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	top, err := gitrun.Exec{Dir: wd}.Git(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", fmt.Errorf("run the deployer inside the repository's work tree: %w", err)
+	}
+	return top, nil
+}

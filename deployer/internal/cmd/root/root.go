@@ -1,0 +1,30 @@
+// Package root is the deployer's root command, which wires in one command per package.
+package root
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/release"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/verifyversion"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+)
+
+// NewCmdRoot returns the deployer command with its subcommands.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:           "deployer",
+		Short:         "Release lfp-swarm-lease",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.ErrOut)
+	cmd.AddCommand(
+		release.NewCmdRelease(f, nil),
+		verifyversion.NewCmdVerifyVersion(f, nil),
+		version.NewCmdVersion(f, nil),
+	)
+	return cmd
+}

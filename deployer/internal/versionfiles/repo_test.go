@@ -1,0 +1,114 @@
+package versionfiles_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
+)
+
+func copyRepo(t *testing.T) string { return testrepo.CopyVersionFiles(t) }
+
+// This repository's own version files agree.
+func TestRepositoryVersionFilesAgree(t *testing.T) {
+	r, err := versionfiles.Open(testrepo.SourceRoot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs, err := r.Locations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := versionfiles.Agreed(locs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"package.json", "clients/typescript/package.json", "bun.lock", "cli/go.mod", "go.work"} {
+		found := false
+		for _, l := range locs {
+			found = found || l.File == want
+		}
+		if !found {
+			t.Errorf("no version location in %s; found %v", want, locs)
+		}
+	}
+}
+
+func TestSetVersionChangesOnlyTheVersionLines(t *testing.T) {
+	root := copyRepo(t)
+	r, err := versionfiles.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs, _ := r.Locations()
+	old, err := versionfiles.Agreed(locs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := r.SetVersion("1.8.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes {
+		oldLines, newLines := strings.Split(string(c.Old), "\n"), strings.Split(string(c.New), "\n")
+		if len(oldLines) != len(newLines) {
+			t.Fatalf("%s: %d lines became %d", c.File, len(oldLines), len(newLines))
+		}
+		for i := range oldLines {
+			if oldLines[i] == newLines[i] {
+				continue
+			}
+			if strings.ReplaceAll(oldLines[i], old.String(), "1.8.9") != newLines[i] {
+				t.Errorf("%s:%d: %q became %q; only the version may change", c.File, i+1, oldLines[i], newLines[i])
+			}
+		}
+	}
+	if err := versionfiles.Apply(root, changes); err != nil {
+		t.Fatal(err)
+	}
+	r, err = versionfiles.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs, err = r.Locations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := versionfiles.Agreed(locs)
+	if err != nil || v.String() != "1.8.9" {
+		t.Fatalf("after SetVersion: %v, %v", v, err)
+	}
+}
+
+func TestDisagreeingVersionsNameTheFiles(t *testing.T) {
+	_, err := versionfiles.Agreed([]versionfiles.Location{{File: "package.json", What: "version", Version: "1.0.0"}, {File: "lease/go.mod", What: "require x", Version: "1.0.1"}})
+	if err == nil || !strings.Contains(err.Error(), "package.json") || !strings.Contains(err.Error(), "lease/go.mod") {
+		t.Fatalf("err = %v, want one naming both files", err)
+	}
+}
+
+func TestMissingVersionFieldIsAClearError(t *testing.T) {
+	root := copyRepo(t)
+	p := filepath.Join(root, "clients/typescript/package.json")
+	content, _ := os.ReadFile(p)
+	os.WriteFile(p, []byte(strings.Replace(string(content), `  "version": "`, `  "versio": "`, 1)), 0o644)
+	r, err := versionfiles.Open(root)
+	if err == nil {
+		_, err = r.Locations()
+	}
+	if err == nil || !strings.Contains(err.Error(), "clients/typescript/package.json") || !strings.Contains(err.Error(), `"version"`) {
+		t.Fatalf("err = %v, want one naming the file and the field", err)
+	}
+}
+
+func TestMajorVersionTwoIsRefused(t *testing.T) {
+	r, err := versionfiles.Open(copyRepo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.SetVersion("2.0.0"); err == nil || !strings.Contains(err.Error(), "/v2") {
+		t.Fatalf("SetVersion(2.0.0) = %v, want an error about /v2 module paths", err)
+	}
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Release CI's first step: the tag being released (vX.Y.Z) must equal the version in every
+# version file, or nothing is built or published.
+#
+#   scripts/verify-release-version.sh v1.2.3
+set -euo pipefail
+if [ $# -ne 1 ]; then
+  echo "usage: $0 vX.Y.Z" >&2
+  exit 2
+fi
+cd "$(dirname "$0")/.."
+exec go run ./deployer/cmd/deployer verify-version "$1"
