@@ -141,6 +141,21 @@ func (r *rig) waitChild(after int64, timeout time.Duration) (check.Term, bool) {
 	return check.Term{}, false
 }
 
+// waitChildOn polls the children's log for the first child started after the monotonic time
+// after by the supervisor on manager n.
+func (r *rig) waitChildOn(n int, after int64, timeout time.Duration) (check.Term, bool) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, term := range r.terms() {
+			if term.Start > after && r.managerOf(term.Holder) == n {
+				return term, true
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // poll the log
+	}
+	return check.Term{}, false
+}
+
 // holder returns the running child's term and the manager its supervisor talks to.
 func (r *rig) holder() (check.Term, int) {
 	r.t.Helper()
