@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+	"github.com/regbo/lfp-swarm-lease/lease/timing"
 )
 
 // Election is one contender's handle on one election. It is safe for concurrent use; its
@@ -77,10 +78,9 @@ func (e *Election) Store() Store { return e.store }
 func (e *Election) Remaining(g Grant) time.Duration { return g.Deadline - e.clock.Monotonic() }
 
 // SafetyMargin is how much earlier than the TTL a holder's deadline falls: a tenth of the TTL,
-// at most two seconds. It absorbs clock-rate differences between holder and contenders.
-func SafetyMargin(ttl time.Duration) time.Duration {
-	return min(ttl/10, 2*time.Second)
-}
+// at most two seconds (lease/timing). It absorbs clock-rate differences between holder and
+// contenders.
+func SafetyMargin(ttl time.Duration) time.Duration { return timing.SafetyMargin(ttl) }
 
 // Init creates the election's record if there is none. It is idempotent.
 func (e *Election) Init(ctx context.Context) (Snapshot, error) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/timing"
 )
 
 // Defaults of the Election settings (the README's Configuration table lists them).
@@ -13,7 +15,7 @@ const (
 	// DefaultMaxCASRetries is how many conflicting writes one mutation retries.
 	DefaultMaxCASRetries = 8
 	// DefaultMaxClockSkew is how far apart the wall clocks of holder and contender may be.
-	DefaultMaxClockSkew = time.Second
+	DefaultMaxClockSkew = timing.DefaultMaxClockSkew
 	// MinTTL is the shortest accepted lease duration.
 	MinTTL = 500 * time.Millisecond
 )
@@ -33,6 +35,16 @@ func WithMaxCASRetries(n int) Option { return func(e *Election) { e.maxCASRetrie
 // DefaultMaxClockSkew). A lease counts as expired by wall clock only once the local wall clock
 // is past its expiry by more than this; it must be below the TTL.
 func WithMaxClockSkew(d time.Duration) Option { return func(e *Election) { e.maxClockSkew = d } }
+
+// CheckClockSkew refuses a clock-skew allowance that is negative or not below the TTL; New
+// applies it, and it is exported for callers that check settings before they have an election.
+func CheckClockSkew(ttl, skew time.Duration) error { return timing.CheckClockSkew(ttl, skew) }
+
+// DefaultMaxClockSkewFor is the clock-skew allowance for a lease of ttl when none is configured:
+// DefaultMaxClockSkew, at most a tenth of the TTL, so that short TTLs work without setting it.
+func DefaultMaxClockSkewFor(ttl time.Duration) time.Duration {
+	return timing.DefaultMaxClockSkewFor(ttl)
+}
 
 // WithClock replaces the system clock, for tests.
 func WithClock(c Clock) Option { return func(e *Election) { e.clock = c } }
@@ -58,8 +70,8 @@ func (e *Election) validate() error {
 	if e.maxCASRetries < 0 {
 		errs = append(errs, fmt.Errorf("lease: max CAS retries %d must not be negative", e.maxCASRetries))
 	}
-	if e.maxClockSkew < 0 || e.maxClockSkew >= e.ttl {
-		errs = append(errs, fmt.Errorf("lease: max clock skew %v must be at least 0 and below the TTL %v", e.maxClockSkew, e.ttl))
+	if err := CheckClockSkew(e.ttl, e.maxClockSkew); err != nil {
+		errs = append(errs, err)
 	}
 	if e.observer == nil {
 		errs = append(errs, errors.New("lease: the observer must not be nil"))

@@ -78,7 +78,14 @@ func connectionDefaults(opts *Options) error {
 	if opts.MaxConnectionsPerClient == 0 {
 		opts.MaxConnectionsPerClient = max(opts.MaxConnections/4, 1)
 	}
-	if opts.MaxConnectionsPerClient > opts.MaxConnections {
+	return CheckConnectionLimits(opts.MaxConnections, opts.MaxConnectionsPerClient)
+}
+
+// CheckConnectionLimits refuses a per-client connection limit above the global one; 0 for the
+// global limit means the default, derived when the server starts, and is not checked here. New
+// applies it; it is exported for callers that check settings before they build a server.
+func CheckConnectionLimits(maxConnections, maxPerClient int) error {
+	if maxConnections > 0 && maxPerClient > maxConnections {
 		return errors.New("server: MaxConnectionsPerClient must not exceed MaxConnections")
 	}
 	return nil

@@ -1,3 +1,5 @@
 module github.com/regbo/lfp-swarm-lease/clients/go
 
 go 1.26.0
+
+require github.com/regbo/lfp-swarm-lease/lease v0.1.0

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/timing"
 )
 
 // Reasons a Leadership ends, as its Cause.
@@ -24,8 +26,9 @@ var (
 )
 
 // SafetyMargin is how much earlier than the TTL Hold's safety deadline falls: a tenth of the
-// TTL, at most two seconds. It absorbs clock-rate differences between the holder and the server.
-func SafetyMargin(ttl time.Duration) time.Duration { return min(ttl/10, 2*time.Second) }
+// TTL, at most two seconds — the lease's own margin (lease/timing). It absorbs clock-rate
+// differences between the holder and the server.
+func SafetyMargin(ttl time.Duration) time.Duration { return timing.SafetyMargin(ttl) }
 
 // HoldOption configures Hold.
 type HoldOption func(*holdConfig)
@@ -99,17 +102,16 @@ func (c *Elections) NewHolder(roomID string, req CampaignRequest, opts ...HoldOp
 	if req.TTL < MinTTL || req.TTL > MaxTTL || req.TTL%time.Second != 0 {
 		return nil, fmt.Errorf("%w: %v: want a whole number of seconds from %d to %d", ErrInvalidTTL, req.TTL, int(MinTTL/time.Second), int(MaxTTL/time.Second))
 	}
-	window := req.TTL - SafetyMargin(req.TTL)
 	if hc.renewInterval == 0 {
 		// A third of the TTL, as the Swarm lease renews, rather than the server's
 		// renew_after_ms (half): the term must also survive slow answers and a few retries
 		// before its deadline, which falls a margin and the stop time before the TTL.
 		hc.renewInterval = req.TTL / 3
 	}
-	if hc.renewInterval+hc.stopBefore >= window {
-		return nil, &TimingError{TTL: req.TTL, Window: window, RenewInterval: hc.renewInterval, StopBefore: hc.stopBefore}
+	if err := timing.Check(req.TTL, hc.renewInterval, hc.stopBefore); err != nil {
+		return nil, err
 	}
-	return &Holder{c: c, room: roomID, req: req, cfg: hc, window: window,
+	return &Holder{c: c, room: roomID, req: req, cfg: hc, window: timing.Window(req.TTL),
 		log: c.cfg.logger.With("election_id", roomID, "candidate_id", req.CandidateID)}, nil
 }
 
@@ -369,7 +371,7 @@ func (l *Leadership) renewed(start time.Time, leader Leader) bool {
 		return false // the deadline fired: a late success does not revive the term
 	}
 	l.leader = leader
-	l.deadline = start.Add(l.ttl - SafetyMargin(l.ttl))
+	l.deadline = start.Add(timing.Window(l.ttl))
 	l.stopAt.Reset(time.Until(l.deadline) - l.stopBefore)
 	return true
 }
