@@ -8,13 +8,12 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/knadh/koanf/providers/confmap"
-	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
@@ -115,7 +114,7 @@ type Loader struct {
 	Flags *pflag.FlagSet
 	// Environ returns the environment (default os.Environ).
 	Environ func() []string
-	// ReadFile reads a _FILE variant (default os.ReadFile).
+	// ReadFile reads the file a _FILE variant names (default: koanf's file provider).
 	ReadFile func(string) ([]byte, error)
 	// Discover finds the current Swarm task; nil disables discovery. It is called only when
 	// the store is swarm or the namespace or holder ID is missing.
@@ -184,32 +183,28 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 		environ = os.Environ
 	}
 	if readFile == nil {
-		readFile = os.ReadFile
+		readFile = readSecretFile
 	}
 
-	sources := map[string]Source{}
-	defaults := map[string]any{}
+	defaults := newLayer()
 	for _, s := range Settings {
 		if s.Default != "" {
-			defaults[s.Key] = s.Default
-			sources[s.Key] = Source{Kind: FromDefault}
+			defaults.set(s.Key, s.Default, Source{Kind: FromDefault})
 		}
 	}
 	if l.StoreDefault != "" {
-		defaults[KeyStore] = l.StoreDefault
-		sources[KeyStore] = Source{Kind: FromDefault}
+		defaults.set(KeyStore, l.StoreDefault, Source{Kind: FromDefault})
 	}
-	env := environ()
 	if l.Warn != nil {
-		for _, w := range UnknownVariables(prefix, env) {
+		for _, w := range UnknownVariables(prefix, environ()) {
 			l.Warn(w)
 		}
 	}
-	envLayer, envSources, err := loadEnv(prefix, env, readFile)
+	envLayer, err := loadEnv(prefix, environ, readFile)
 	if err != nil {
 		return nil, err
 	}
-	flagLayer, flagSources, err := loadFlags(l.Flags)
+	flagLayer, err := loadFlags(l.Flags)
 	if err != nil {
 		return nil, err
 	}
@@ -217,11 +212,11 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	// Discovery only when it can matter: the Swarm store wants task metadata anyway, and any
 	// store needs a namespace and a holder ID.
 	upper := koanf.New(".")
-	for _, layer := range []map[string]any{defaults, envLayer, flagLayer} {
-		_ = upper.Load(confmap.Provider(layer, "."), nil)
+	for _, layer := range []layer{defaults, envLayer, flagLayer} {
+		_ = upper.Load(confmap.Provider(layer.values, "."), nil)
 	}
 	var task *Task
-	labelLayer, labelSources := map[string]any{}, map[string]Source{}
+	labelLayer := newLayer()
 	needNamespace := upper.String(KeyNamespace) == ""
 	// Without a hostname default, a missing holder ID can only come from the task.
 	needHolder := !l.ObserverOnly && upper.String(KeyHolderID) == "" && l.Hostname == nil
@@ -231,7 +226,7 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 		switch {
 		case err == nil:
 			task = &t
-			labelLayer, labelSources = loadLabels(prefix, t)
+			labelLayer = loadLabels(prefix, t)
 		case needHolder && !l.NamespaceOptional:
 			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s (flags --%s, --%s)",
 				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID), FlagName(KeyNamespace), FlagName(KeyHolderID))
@@ -243,99 +238,23 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	if l.Hostname != nil && !l.ObserverOnly && !remote {
 		// Below every other layer: a task's node ID, a variable or a flag wins.
 		if h := l.Hostname(); h != "" {
-			defaults[KeyHolderID] = h
-			sources[KeyHolderID] = Source{Kind: FromDefault, Name: "the hostname"}
+			defaults.set(KeyHolderID, h, Source{Kind: FromDefault, Name: "the hostname"})
 		}
 	}
 
-	k := koanf.New(".")
-	for _, layer := range []struct {
-		values  map[string]any
-		sources map[string]Source
-	}{{defaults, nil}, {labelLayer, labelSources}, {envLayer, envSources}, {flagLayer, flagSources}} {
+	// Every layer gives typed values; a value that is not a whole number is dropped with an
+	// error, so that it is reported once, with its source.
+	var errs []error
+	k, sources := koanf.New("."), map[string]Source{}
+	for _, layer := range []layer{defaults, labelLayer, envLayer, flagLayer} {
+		errs = append(errs, layer.typed())
 		if err := k.Load(confmap.Provider(layer.values, "."), nil); err != nil {
 			return nil, err
 		}
-		for key, src := range layer.sources {
-			sources[key] = src
-		}
+		maps.Copy(sources, layer.sources)
 	}
-	return build(prefix, k, sources, task)
-}
-
-func loadEnv(prefix string, environ []string, readFile func(string) ([]byte, error)) (map[string]any, map[string]Source, error) {
-	vars := map[string]string{}
-	for _, kv := range environ {
-		name, value, _ := strings.Cut(kv, "=")
-		vars[name] = value
-	}
-	values, sources := map[string]any{}, map[string]Source{}
-	var errs []error
-	for _, s := range Settings {
-		name := EnvName(prefix, s.Key)
-		value, direct := vars[name]
-		file, viaFile := vars[name+"_FILE"]
-		switch {
-		case direct && viaFile:
-			errs = append(errs, fmt.Errorf("both %s and %s are set: keep one", name, name+"_FILE"))
-		case direct:
-			values[s.Key], sources[s.Key] = value, Source{Kind: FromEnv, Name: name}
-		case viaFile:
-			data, err := readFile(file)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("cannot read %s (named by %s): %w", file, name+"_FILE", err))
-				continue
-			}
-			values[s.Key] = strings.TrimRight(string(data), "\r\n")
-			sources[s.Key] = Source{Kind: FromEnv, Name: file, Via: name + "_FILE"}
-		}
-	}
-	return values, sources, errors.Join(errs...)
-}
-
-// loadFlags is the flag layer: the settings' flags the user gave, read through koanf's pflag
-// provider with their types (the numbers as int64), and where each came from. Unchanged flags
-// are left out, so that lower layers still apply.
-func loadFlags(fs *pflag.FlagSet) (map[string]any, map[string]Source, error) {
-	sources := map[string]Source{}
-	if fs == nil {
-		return map[string]any{}, sources, nil
-	}
-	keys := map[string]string{} // flag name → setting key
-	for _, s := range Settings {
-		keys[FlagName(s.Key)] = s.Key
-	}
-	values, err := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
-		key, ok := keys[f.Name]
-		if !ok || !f.Changed {
-			return "", nil // not a setting (--once, --json, …), or not given
-		}
-		sources[key] = Source{Kind: FromFlag, Name: f.Name}
-		return key, posflag.FlagVal(fs, f)
-	}).Read()
-	return values, sources, err
-}
-
-// loadLabels turns the task's labels into a layer: the Swarm labels give the namespace and
-// identity; labels named lower(prefix).key give any setting.
-func loadLabels(prefix string, t Task) (map[string]any, map[string]Source) {
-	values, sources := map[string]any{}, map[string]Source{}
-	set := func(key, value, label string) {
-		if value != "" {
-			values[key], sources[key] = value, Source{Kind: FromLabel, Name: label}
-		}
-	}
-	set(KeyNamespace, t.ServiceName, "com.docker.swarm.service.name")
-	set(KeyHolderID, t.NodeID, "com.docker.swarm.node.id")
-	set(KeyNodeID, t.NodeID, "com.docker.swarm.node.id")
-	set(KeyTaskID, t.TaskID, "com.docker.swarm.task.id")
-	for _, s := range Settings {
-		label := LabelName(prefix, s.Key)
-		if v, ok := t.Labels[label]; ok {
-			set(s.Key, v, label)
-		}
-	}
-	return values, sources
+	c, err := build(prefix, k, sources, task)
+	return c, errors.Join(append(errs, err)...)
 }
 
 func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task) (*Config, error) {
@@ -345,8 +264,8 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): %s", key, k.String(key), sources[key], want))
 	}
 	millis := func(key string, minimum time.Duration) time.Duration {
-		n, err := strconv.ParseInt(strings.TrimSpace(k.String(key)), 10, 64)
-		if err != nil || time.Duration(n)*time.Millisecond < minimum || n > int64(24*time.Hour/time.Millisecond) {
+		n := k.Int64(key)
+		if time.Duration(n)*time.Millisecond < minimum || n > int64(24*time.Hour/time.Millisecond) {
 			bad(key, fmt.Sprintf("want a whole number of milliseconds from %d to %d", minimum.Milliseconds(), int64(24*time.Hour/time.Millisecond)))
 			return 0
 		}
@@ -363,27 +282,27 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 	c.DefaultPoll = millis(KeyDefaultPollMillis, 10*time.Millisecond)
 	c.KeepAlive = millis(KeyKeepAliveMillis, 100*time.Millisecond)
 	c.MaxConnections, c.MaxConnectionsPerClient = connectionLimit(k, KeyMaxConnections, bad), connectionLimit(k, KeyMaxConnectionsPerClient, bad)
-	if c.MaxConnections > 0 && c.MaxConnectionsPerClient > c.MaxConnections {
+	if err := server.CheckConnectionLimits(c.MaxConnections, c.MaxConnectionsPerClient); err != nil {
 		bad(KeyMaxConnectionsPerClient, fmt.Sprintf("must not exceed %s (%d)", KeyMaxConnections, c.MaxConnections))
 	}
 	c.ShutdownTimeout = millis(KeyShutdownTimeoutMs, 0)
-	if k.String(KeyRenewIntervalMs) != "" {
+	if k.Exists(KeyRenewIntervalMs) {
 		c.RenewInterval = millis(KeyRenewIntervalMs, 10*time.Millisecond)
 	}
 	if sources[KeyMaxClockSkewMs].Kind == FromDefault && c.TTL > 0 {
-		// The default allowance scales down with short TTLs (a tenth, as the safety margin),
-		// so that a TTL of 1 s works without touching the skew.
-		c.MaxClockSkew = min(c.MaxClockSkew, c.TTL/10)
+		// The default allowance scales down with short TTLs, so that a TTL of 1 s works
+		// without touching the skew.
+		c.MaxClockSkew = lease.DefaultMaxClockSkewFor(c.TTL)
 	}
-	if c.TTL > 0 && c.MaxClockSkew >= c.TTL {
-		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d): set %s below %d, or leave it unset (default: 1000, at most a tenth of the TTL), or raise %s",
-			KeyTTLMillis, c.TTL.Milliseconds(), KeyMaxClockSkewMs, c.TTL.Milliseconds(), KeyTTLMillis))
+	if c.TTL > 0 && lease.CheckClockSkew(c.TTL, c.MaxClockSkew) != nil {
+		bad(KeyMaxClockSkewMs, fmt.Sprintf("must be below the TTL (%s = %d): set %s below %d, or leave it unset (default: %d, at most a tenth of the TTL), or raise %s",
+			KeyTTLMillis, c.TTL.Milliseconds(), KeyMaxClockSkewMs, c.TTL.Milliseconds(), lease.DefaultMaxClockSkew.Milliseconds(), KeyTTLMillis))
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(k.String(KeyMaxCASRetries)))
-	if err != nil || n < 0 || n > 1000 {
+	n := k.Int64(KeyMaxCASRetries)
+	if n < 0 || n > 1000 {
 		bad(KeyMaxCASRetries, "want a whole number from 0 to 1000")
 	}
-	c.MaxCASRetries = n
+	c.MaxCASRetries = int(n)
 
 	c.Listen = k.String(KeyListen)
 	if _, port, err := net.SplitHostPort(c.Listen); c.Listen != ListenOff && (err != nil || port == "") {
@@ -475,28 +394,27 @@ func validPrefix(p string) bool {
 	return p != ""
 }
 
-// connectionLimit reads an optional connection limit: empty is 0 (the server's default).
+// connectionLimit reads an optional connection limit: unset is 0 (the server's default).
 func connectionLimit(k *koanf.Koanf, key string, bad func(key, want string)) int {
-	v := strings.TrimSpace(k.String(key))
-	if v == "" {
+	if !k.Exists(key) {
 		return 0
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 10_000_000 {
+	n := k.Int64(key)
+	if n < 1 || n > 10_000_000 {
 		bad(key, "want a whole number from 1 to 10000000, or nothing for the default derived from the descriptor limit (ulimit -n)")
 		return 0
 	}
-	return n
+	return int(n)
 }
 
 // buildElections reads the elections API's settings.
 func buildElections(k *koanf.Koanf, bad func(key, want string)) Elections {
 	whole := func(key string, lo, hi int) int {
-		n, err := strconv.Atoi(strings.TrimSpace(k.String(key)))
-		if err != nil || n < lo || n > hi {
+		n := k.Int64(key)
+		if n < int64(lo) || n > int64(hi) {
 			bad(key, fmt.Sprintf("want a whole number from %d to %d", lo, hi))
 		}
-		return n
+		return int(n)
 	}
 	e := Elections{Namespace: k.String(KeyElectionsNamespace)}
 	switch k.String(KeyElections) {
@@ -509,7 +427,7 @@ func buildElections(k *koanf.Koanf, bad func(key, want string)) Elections {
 	if err := lease.ValidateNamespace(e.Namespace); err != nil {
 		bad(KeyElectionsNamespace, err.Error())
 	}
-	e.Shards = whole(KeyRoomShards, 1, 256)
+	e.Shards = whole(KeyRoomShards, 1, rooms.MaxShards)
 	e.MaxActiveRooms = whole(KeyMaxActiveRooms, 0, 10_000_000)
 	e.AdmissionPerMinute = whole(KeyAdmissionPerMinute, 0, 1_000_000)
 	e.MaxTrackedClients = whole(KeyMaxTrackedClients, 1, 10_000_000)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -318,5 +320,68 @@ func TestNumericFlagsAreTyped(t *testing.T) {
 	c, err := config.Loader{Flags: flags(t, "--ttl-ms", "4000"), Environ: env("SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory", "SWARM_LEASE_TTL_MS=9000")}.Load(context.Background())
 	if err != nil || c.TTL != 4*time.Second || c.Source(config.KeyTTLMillis).String() != "flag --ttl-ms" {
 		t.Fatalf("%v, %v", c, err)
+	}
+}
+
+// TestFileVariantRules: the _FILE variant reads a real file through the file provider, its
+// trailing newline trimmed and its number typed like a flag's; both variants set is an error
+// naming both; an unreadable or empty file is an error naming the variable and the file.
+func TestFileVariantRules(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	ttl, empty := write("ttl", "4000\r\n"), write("empty", "\n")
+	base := []string{"SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory"}
+	load := func(vars ...string) (*config.Config, error) {
+		return config.Loader{Environ: env(append(slices.Clone(base), vars...)...)}.Load(context.Background())
+	}
+	c, err := load("SWARM_LEASE_TTL_MS_FILE=" + ttl)
+	if err != nil || c.TTL != 4*time.Second || c.Source(config.KeyTTLMillis).String() != "file "+ttl+" named by SWARM_LEASE_TTL_MS_FILE" {
+		t.Fatalf("ttl from a file: %v from %v, %v", c.TTL, c.Source(config.KeyTTLMillis), err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct {
+		vars []string
+		want []string
+	}{
+		{[]string{"SWARM_LEASE_TTL_MS=3000", "SWARM_LEASE_TTL_MS_FILE=" + ttl}, []string{"both SWARM_LEASE_TTL_MS and SWARM_LEASE_TTL_MS_FILE are set"}},
+		{[]string{"SWARM_LEASE_TTL_MS_FILE=" + missing}, []string{"cannot read " + missing, "SWARM_LEASE_TTL_MS_FILE"}},
+		{[]string{"SWARM_LEASE_LISTEN_FILE=" + empty}, []string{empty, "SWARM_LEASE_LISTEN_FILE", "is empty"}},
+		{[]string{"SWARM_LEASE_TTL_MS_FILE=" + write("word", "soon\n")}, []string{`invalid ttl_ms "soon"`, "named by SWARM_LEASE_TTL_MS_FILE", "whole number"}},
+	} {
+		_, err := load(tc.vars...)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %v, want %q", tc.vars, err, w)
+			}
+		}
+	}
+}
+
+// TestEveryLayerIsTyped: a whole number reads the same from a flag, a variable, a label and a
+// default, and a word in any of them is refused naming the layer it came from.
+func TestEveryLayerIsTyped(t *testing.T) {
+	l := config.Loader{
+		Flags:    flags(t, "--max-watches", "77"),
+		Environ:  env("SWARM_LEASE_ROOM_SHARDS= 16 ", "SWARM_LEASE_MAX_CONNECTIONS="),
+		Discover: task(map[string]string{"swarm-lease.max_active_rooms": "12", "swarm-lease.shutdown_timeout_ms": "2500"}),
+	}
+	c, err := l.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Elections.MaxWatches != 77 || c.Elections.Shards != 16 || c.Elections.MaxActiveRooms != 12 || c.ShutdownTimeout != 2500*time.Millisecond ||
+		c.Elections.MaxWatchesPerClient != 32 || c.MaxConnections != 0 {
+		t.Fatalf("typed values: %+v", c)
+	}
+	_, err = config.Loader{Environ: env("SWARM_LEASE_STORE=memory"), Discover: task(map[string]string{"swarm-lease.room_shards": "many"})}.Load(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `invalid room_shards "many" (from container label swarm-lease.room_shards): want a whole number`) {
+		t.Fatalf("a word in a label: %v", err)
 	}
 }

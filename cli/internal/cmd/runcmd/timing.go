@@ -8,17 +8,15 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
-	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// timingSettingError turns the engines' refusal of run's timing — lease.NewCampaign's or
-// swarmlease.NewHolder's *TimingError — into a configuration error (exit 2) that names run's
+// timingSettingError turns the engines' refusal of run's timing — the *TimingError of
+// lease.NewCampaign or swarmlease.NewHolder, one rule and one type (lease/timing) — into a configuration error (exit 2) that names run's
 // settings, their values and where they came from. The rule itself lives in the engines; other
 // errors pass through unchanged.
 func timingSettingError(cfg *config.Config, err error) error {
 	var le *lease.TimingError
-	var ce *swarmlease.TimingError
 	switch {
 	case errors.As(err, &le) && len(le.NotPositive) > 0:
 		names := map[string]string{"RenewInterval": config.KeyRenewIntervalMs, "PollInterval": config.KeyDefaultPollMillis, "StopBefore": config.KeyShutdownTimeoutMs}
@@ -29,8 +27,6 @@ func timingSettingError(cfg *config.Config, err error) error {
 		return cmdutil.Usage(fmt.Errorf("invalid %s: must be positive", strings.Join(bad, ", ")))
 	case errors.As(err, &le):
 		return cmdutil.Usage(timingRule(cfg, le.RenewInterval, le.StopBefore, le.Window))
-	case errors.As(err, &ce):
-		return cmdutil.Usage(timingRule(cfg, ce.RenewInterval, ce.StopBefore, ce.Window))
 	}
 	return err
 }
