@@ -36,14 +36,14 @@ type Campaign struct {
 	StopBefore time.Duration
 	// Logger receives one line per transition (default: slog.Default()).
 	Logger *slog.Logger
-	// Observe, when set, receives every state of the election the campaign reads or writes,
+	// OnState, when set, receives every state of the election the campaign reads or writes,
 	// so that a server in the same process can serve it without reading the store itself.
-	Observe func(Snapshot)
+	OnState func(Snapshot)
 }
 
-func (c *Campaign) observe(s Snapshot) {
-	if c.Observe != nil {
-		c.Observe(s)
+func (c *Campaign) onState(s Snapshot) {
+	if c.OnState != nil {
+		c.OnState(s)
 	}
 }
 
@@ -133,7 +133,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 			continue
 		case res.Acquired:
 			lastErr = ""
-			c.observe(res.Current)
+			c.onState(res.Current)
 			steppedDown, err := c.runTerm(ctx, res.Grant, notify, lead)
 			if err != nil {
 				return err
@@ -146,7 +146,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 			continue
 		}
 		lastErr = ""
-		c.observe(res.Current)
+		c.onState(res.Current)
 		wait := min(c.PollInterval, e.UntilExpiry(res.Current)+time.Millisecond)
 		c.waitFollower(ctx, wait, notify, wakes)
 	}
@@ -200,8 +200,8 @@ func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{},
 	deadline := time.AfterFunc(stopIn(g), func() { end(ErrDeadline) })
 	defer deadline.Stop()
 	log.Info("acquired", "expires_at", g.ExpiresAt)
-	e.observer.Leading(g.Fence, true)
-	defer e.observer.Leading(g.Fence, false)
+	e.recorder.Leading(g.Fence, true)
+	defer e.recorder.Leading(g.Fence, false)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -248,7 +248,7 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 		case <-notify:
 			snap, err := e.Inspect(ctx)
 			if err == nil {
-				c.observe(snap)
+				c.onState(snap)
 			}
 			if err == nil && (!snap.Exists || snap.Fence != fence || !e.id.holds(snap.Record)) {
 				log.Warn("lost", "reason", "the store shows another holder or fence", "current_holder_id", snap.HolderID, "current_fence", snap.Fence)
@@ -260,7 +260,7 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 		}
 		began := time.Now()
 		renewed, err := e.Renew(ctx, fence)
-		e.observer.Renewed(time.Since(began), err)
+		e.recorder.Renewed(time.Since(began), err)
 		switch {
 		case err == nil:
 			if failing || time.Since(lastRenewed) > 2*c.RenewInterval {
@@ -268,7 +268,7 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			}
 			failing, lastRenewed, current = false, time.Now(), renewed
 			moved(renewed)
-			c.observe(Snapshot{Record: renewed.Record, Version: renewed.Version, Exists: true, Acquired: true})
+			c.onState(Snapshot{Record: renewed.Record, Version: renewed.Version, Exists: true, Acquired: true})
 			next.Reset(c.RenewInterval)
 		case errors.Is(err, ErrNotHolder):
 			log.Warn("lost", "reason", err.Error())

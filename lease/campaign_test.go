@@ -209,7 +209,7 @@ func TestCampaignFollowerWakesAtOnceOnRelease(t *testing.T) {
 
 	b := slow("b")
 	seen := make(chan struct{}, 1)
-	b.Observe = func(s lease.Snapshot) {
+	b.OnState = func(s lease.Snapshot) {
 		if s.HolderID == "a" {
 			select {
 			case seen <- struct{}{}:

@@ -23,7 +23,7 @@ type Election struct {
 	maxCASRetries int
 	maxClockSkew  time.Duration
 	clock         Clock
-	observer      Observer
+	recorder      Recorder
 
 	mu sync.Mutex
 	// observed is the last record this process saw and the monotonic time it first saw it:
@@ -50,7 +50,7 @@ func New(store Store, namespace string, id Identity, opts ...Option) (*Election,
 		maxCASRetries: DefaultMaxCASRetries,
 		maxClockSkew:  DefaultMaxClockSkew,
 		clock:         SystemClock{},
-		observer:      nopObserver{},
+		recorder:      nopRecorder{},
 	}
 	for _, opt := range opts {
 		opt(e)
@@ -229,7 +229,7 @@ func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won
 		cur, ver, err := e.load(ctx, op)
 		if err != nil {
 			if !errors.Is(err, ErrNotHolder) {
-				e.observer.StoreError(ErrorKind(err))
+				e.recorder.StoreError(ErrorKind(err))
 			}
 			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
 		}
@@ -271,11 +271,11 @@ func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Versi
 		newVer, err = e.resolveAmbiguous(ctx, rec, err)
 	}
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
-		e.observer.Conflict()
+		e.recorder.Conflict()
 		return Grant{}, false, nil
 	}
 	if err != nil {
-		e.observer.StoreError(ErrorKind(err))
+		e.recorder.StoreError(ErrorKind(err))
 		return Grant{}, true, fmt.Errorf("%s %q: %w", op, e.namespace, err)
 	}
 	e.observe(rec, newVer)

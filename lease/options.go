@@ -73,8 +73,8 @@ func (e *Election) validate() error {
 	if err := CheckClockSkew(e.ttl, e.maxClockSkew); err != nil {
 		errs = append(errs, err)
 	}
-	if e.observer == nil {
-		errs = append(errs, errors.New("lease: the observer must not be nil"))
+	if e.recorder == nil {
+		errs = append(errs, errors.New("lease: the recorder must not be nil"))
 	}
 	if e.clock == nil {
 		errs = append(errs, errors.New("lease: the clock must not be nil"))

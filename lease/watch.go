@@ -51,7 +51,7 @@ func (e *Election) watch(ctx context.Context, poll time.Duration, onError func(e
 				}
 			case !sent || differs(last, snap):
 				last, sent = snap, true
-				replaceNewest(out, snap)
+				ReplaceNewest(out, snap)
 			}
 			if err == nil && snap.Acquired {
 				wait = min(wait, e.UntilExpiry(snap)+time.Millisecond)
@@ -78,8 +78,11 @@ func Changed(a, b Snapshot) bool {
 		a.HolderID != b.HolderID || a.TaskID != b.TaskID || a.NodeID != b.NodeID
 }
 
-// replaceNewest puts s in the single-slot channel, dropping an unread older snapshot.
-func replaceNewest(ch chan Snapshot, s Snapshot) {
+// ReplaceNewest puts s in the single-slot channel ch, dropping an unread older snapshot, so
+// that a slow reader always gets the newest state and the sender never blocks (Watch feeds its
+// channel this way; a Campaign's OnState can feed a server's Snapshots the same way). It
+// retries until s is in, which takes one retry when the caller is the channel's only sender.
+func ReplaceNewest(ch chan Snapshot, s Snapshot) {
 	for {
 		select {
 		case ch <- s:

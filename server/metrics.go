@@ -9,7 +9,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// Metrics are the server's Prometheus metrics. It implements lease.Observer, so that the
+// Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
 // election and the campaign report into it.
 type Metrics struct {
 	registry    *prometheus.Registry
@@ -30,7 +30,7 @@ type Metrics struct {
 	limitedConns *prometheus.CounterVec
 }
 
-var _ lease.Observer = (*Metrics)(nil)
+var _ lease.Recorder = (*Metrics)(nil)
 
 // NewMetrics returns the metrics in a registry of their own (with the Go and process
 // collectors).
@@ -93,7 +93,7 @@ func (m *Metrics) connectionsLimited(idlePressure, shed int, refused bool) {
 // Registry returns the registry the metrics live in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
-// Renewed implements lease.Observer.
+// Renewed implements lease.Recorder.
 func (m *Metrics) Renewed(took time.Duration, err error) {
 	outcome := "ok"
 	if err != nil {
@@ -102,10 +102,10 @@ func (m *Metrics) Renewed(took time.Duration, err error) {
 	m.renew.WithLabelValues(outcome).Observe(took.Seconds())
 }
 
-// Conflict implements lease.Observer.
+// Conflict implements lease.Recorder.
 func (m *Metrics) Conflict() { m.conflicts.Inc() }
 
-// StoreError implements lease.Observer.
+// StoreError implements lease.Recorder.
 func (m *Metrics) StoreError(kind string) { m.storeErrors.WithLabelValues(kind).Inc() }
 
 // withoutElection removes the series that only an election gives meaning to — leadership,
@@ -117,7 +117,7 @@ func (m *Metrics) withoutElection() {
 	}
 }
 
-// Leading implements lease.Observer.
+// Leading implements lease.Recorder.
 func (m *Metrics) Leading(fence uint64, leading bool) {
 	m.transitions.Inc()
 	if leading {

@@ -51,7 +51,7 @@ func (f *Factory) Clock() func() time.Time {
 func (f *Factory) Warn(w string) { fmt.Fprintf(f.Err, "lfp-swarm-lease: warning: %s\n", w) }
 
 // LoadConfig reads the settings of cmd's flags and the environment as l describes the command's
-// needs (ObserverOnly, NamespaceOptional, Remote, StoreDefault); the Factory fills in the
+// needs (NoHolderID, NamespaceOptional, Remote, StoreDefault); the Factory fills in the
 // prefix, flags, environment, warnings and discovery. An invalid setting is a UsageError.
 func (f *Factory) LoadConfig(cmd *cobra.Command, l config.Loader) (*config.Config, error) {
 	l.EnvPrefix = f.EnvPrefix

@@ -21,7 +21,7 @@ type Session struct {
 	Close func()
 }
 
-// OpenElection opens the election cfg names; extra options (an observer for metrics) go to the
+// OpenElection opens the election cfg names; extra options (a metrics recorder) go to the
 // election.
 func OpenElection(cfg *config.Config, extra ...lease.Option) (*Session, error) {
 	if err := cfg.RequireElection(); err != nil {

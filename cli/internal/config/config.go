@@ -119,8 +119,8 @@ type Loader struct {
 	// Discover finds the current Swarm task; nil disables discovery. It is called only when
 	// the store is swarm or the namespace or holder ID is missing.
 	Discover func(ctx context.Context) (Task, error)
-	// ObserverOnly: the command never contends, so a missing holder ID needs no discovery.
-	ObserverOnly bool
+	// NoHolderID: the command never contends, so a missing holder ID needs no discovery.
+	NoHolderID bool
 	// NamespaceOptional: the command works without an election (serve without a namespace
 	// serves only the elections API), so failed discovery is not an error.
 	NamespaceOptional bool
@@ -219,7 +219,7 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	labelLayer := newLayer()
 	needNamespace := upper.String(KeyNamespace) == ""
 	// Without a hostname default, a missing holder ID can only come from the task.
-	needHolder := !l.ObserverOnly && upper.String(KeyHolderID) == "" && l.Hostname == nil
+	needHolder := !l.NoHolderID && upper.String(KeyHolderID) == "" && l.Hostname == nil
 	remote := l.Remote && upper.String(KeyServer) != ""
 	if l.Discover != nil && !remote && (upper.String(KeyStore) == string(StoreSwarm) || needNamespace || needHolder) {
 		t, err := l.Discover(ctx)
@@ -235,7 +235,7 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 				ErrDiscovery, err, EnvName(prefix, KeyNamespace), FlagName(KeyNamespace))
 		}
 	}
-	if l.Hostname != nil && !l.ObserverOnly && !remote {
+	if l.Hostname != nil && !l.NoHolderID && !remote {
 		// Below every other layer: a task's node ID, a variable or a flag wins.
 		if h := l.Hostname(); h != "" {
 			defaults.set(KeyHolderID, h, Source{Kind: FromDefault, Name: "the hostname"})

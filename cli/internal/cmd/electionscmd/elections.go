@@ -49,7 +49,7 @@ contract), named with --server URL or <PREFIX>_SERVER. Campaigning in a room is 
 		return &cobra.Command{
 			Use: use, Short: short, Example: example, Args: args,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				cfg, err := f.LoadConfig(cmd, config.Loader{Remote: true, ObserverOnly: true, NamespaceOptional: true})
+				cfg, err := f.LoadConfig(cmd, config.Loader{Remote: true, NoHolderID: true, NamespaceOptional: true})
 				if err != nil {
 					return err
 				}

@@ -36,7 +36,7 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 	return Options{
 		IO: f.IOStreams, JSON: f.JSON, Timeout: f.Timeout, Now: f.Clock(),
 		Open: func() (*cmdutil.Session, error) {
-			cfg, err := f.LoadConfig(cmd, config.Loader{ObserverOnly: readOnly, Hostname: f.Hostname})
+			cfg, err := f.LoadConfig(cmd, config.Loader{NoHolderID: readOnly, Hostname: f.Hostname})
 			if err != nil {
 				return nil, err
 			}

@@ -13,13 +13,13 @@ type leaderLog struct {
 	log  *slog.Logger
 	self lease.Identity
 
-	mu           sync.Mutex // the campaign observes from its renewal goroutine too
+	mu           sync.Mutex // the campaign reports states from its renewal goroutine too
 	holder, task string
 	fence        uint64
 }
 
-// observe is a Campaign.Observe function.
-func (l *leaderLog) observe(s lease.Snapshot) {
+// onState is a Campaign.OnState function.
+func (l *leaderLog) onState(s lease.Snapshot) {
 	holder, task, fence := "", "", uint64(0)
 	if s.Acquired {
 		holder, task, fence = s.HolderID, s.TaskID, s.Fence

@@ -59,11 +59,11 @@ func TestFollowersLogWhoLeads(t *testing.T) {
 	held := func(holder string, fence uint64) lease.Snapshot {
 		return lease.Snapshot{Record: lease.Record{Namespace: "jobs", HolderID: holder, Fence: fence}, Exists: true, Acquired: true}
 	}
-	l.observe(held("alice", 5))
-	l.observe(held("alice", 5)) // a renewal
-	l.observe(lease.Snapshot{Record: lease.Record{Namespace: "jobs", Fence: 5}, Exists: true})
-	l.observe(held("me", 6))
-	l.observe(held("bob", 7))
+	l.onState(held("alice", 5))
+	l.onState(held("alice", 5)) // a renewal
+	l.onState(lease.Snapshot{Record: lease.Record{Namespace: "jobs", Fence: 5}, Exists: true})
+	l.onState(held("me", 6))
+	l.onState(held("bob", 7))
 	got := buf.String()
 	if n := strings.Count(got, "msg=following"); n != 2 || !strings.Contains(got, "leader_holder_id=alice") || !strings.Contains(got, "leader_holder_id=bob leader_task_id=\"\" leader_fence=7") {
 		t.Fatalf("%d following lines:\n%s", n, got)

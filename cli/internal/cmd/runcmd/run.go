@@ -132,7 +132,7 @@ func runRun(ctx context.Context, opts *Options) error {
 		return remoteRun(ctx, opts, cfg, log)
 	}
 	metrics := server.NewMetrics()
-	s, err := cmdutil.OpenElection(cfg, lease.WithObserver(metrics))
+	s, err := cmdutil.OpenElection(cfg, lease.WithRecorder(metrics))
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 		return timingSettingError(cfg, err)
 	}
 	leaders := &leaderLog{log: log, self: cfg.Identity}
-	campaign.Observe = leaders.observe
+	campaign.OnState = leaders.onState
 	if cfg.Listen != config.ListenOff {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
@@ -163,7 +163,7 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 		}
 		// The API serves what the campaign reads: one reader of the store per replica.
 		snaps := make(chan lease.Snapshot, 1)
-		campaign.Observe = func(s lease.Snapshot) { leaders.observe(s); keepNewest(snaps, s) }
+		campaign.OnState = func(s lease.Snapshot) { leaders.onState(s); lease.ReplaceNewest(snaps, s) }
 		// The HTTP API lives as long as run: stopped after the campaign has released.
 		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
 		served := make(chan error, 1)
@@ -280,22 +280,4 @@ func NewCmdGuard() *cobra.Command {
 	cmd.Flags().IntVar(&reportFD, "report-fd", 0, "file descriptor to write the guard's reports to")
 	cmd.Flags().BoolVar(&noCgroup, "no-cgroup", false, "do not put the command in a cgroup of its own")
 	return cmd
-}
-
-// keepNewest puts s in the single-slot channel, replacing an unread older snapshot; only the
-// campaign sends, so the second try always succeeds.
-func keepNewest(ch chan lease.Snapshot, s lease.Snapshot) {
-	select {
-	case ch <- s:
-		return
-	default:
-	}
-	select {
-	case <-ch:
-	default:
-	}
-	select {
-	case ch <- s:
-	default:
-	}
 }

@@ -56,7 +56,7 @@ survive the loss of any replica.`,
 			opts.Config = func() (*config.Config, error) {
 				// serve never contends, works without an election (elections API only) and
 				// defaults to the embedded file store.
-				return f.LoadConfig(cmd, config.Loader{ObserverOnly: true, NamespaceOptional: true,
+				return f.LoadConfig(cmd, config.Loader{NoHolderID: true, NamespaceOptional: true,
 					StoreDefault: config.FileStoreURL(DefaultDataDir())})
 			}
 			if runF != nil {
@@ -133,7 +133,7 @@ func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.L
 			return cmdutil.Usage(err)
 		}
 		e, err := lease.New(store, cfg.Namespace, cfg.Identity, lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries),
-			lease.WithMaxClockSkew(cfg.MaxClockSkew), lease.WithObserver(metrics))
+			lease.WithMaxClockSkew(cfg.MaxClockSkew), lease.WithRecorder(metrics))
 		if err != nil {
 			return cmdutil.Usage(err)
 		}

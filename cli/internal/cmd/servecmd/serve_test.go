@@ -36,7 +36,7 @@ func TestServeLogsItsShutdown(t *testing.T) {
 	var log lockedBuffer
 	opts := &Options{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, Err: &log}, Log: cmdutil.LogOptions{Format: "json"},
 		Config: func() (*config.Config, error) {
-			return config.Loader{NamespaceOptional: true, ObserverOnly: true,
+			return config.Loader{NamespaceOptional: true, NoHolderID: true,
 				Environ: func() []string { return []string{"SWARM_LEASE_STORE=memory", "SWARM_LEASE_LISTEN=127.0.0.1:0"} }}.Load(context.Background())
 		}}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// Observer receives the engine's measurements, for metrics. Methods must be cheap and safe for
+// Recorder receives the engine's measurements, for metrics (server.Metrics is one). Methods must be cheap and safe for
 // concurrent use.
-type Observer interface {
+type Recorder interface {
 	// Renewed reports one renewal attempt of a leader and how long it took.
 	Renewed(took time.Duration, err error)
 	// Conflict reports a conditional write that lost to another write (and was retried).
@@ -19,8 +19,8 @@ type Observer interface {
 	Leading(fence uint64, leading bool)
 }
 
-// WithObserver sets the Observer of an Election (and of Campaigns on it).
-func WithObserver(o Observer) Option { return func(e *Election) { e.observer = o } }
+// WithRecorder sets the Recorder of an Election (and of Campaigns on it).
+func WithRecorder(r Recorder) Option { return func(e *Election) { e.recorder = r } }
 
 // ErrorKind names the class of a store error, for metrics and logs: "not_holder", "corrupt",
 // "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "canceled" or "other".
@@ -51,10 +51,10 @@ func ErrorKind(err error) string {
 	return "other"
 }
 
-// nopObserver is the default Observer.
-type nopObserver struct{}
+// nopRecorder is the default Recorder.
+type nopRecorder struct{}
 
-func (nopObserver) Renewed(time.Duration, error) {}
-func (nopObserver) Conflict()                    {}
-func (nopObserver) StoreError(string)            {}
-func (nopObserver) Leading(uint64, bool)         {}
+func (nopRecorder) Renewed(time.Duration, error) {}
+func (nopRecorder) Conflict()                    {}
+func (nopRecorder) StoreError(string)            {}
+func (nopRecorder) Leading(uint64, bool)         {}
