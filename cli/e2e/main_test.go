@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -73,26 +74,17 @@ func expectCode(t *testing.T, r result, want int, what string) {
 	}
 }
 
+// tryAcquireOut and inspectOut are the --json output of try-acquire and of inspect/init, decoded
+// into the command's own wire type of an election's state (cmdutil.StateJSON).
 type tryAcquireOut struct {
-	Acquired bool `json:"acquired"`
-	Grant    *struct {
-		Fence     uint64    `json:"fence"`
-		HolderID  string    `json:"holder_id"`
-		ExpiresAt time.Time `json:"expires_at"`
-	} `json:"grant"`
-	Current struct {
-		HolderID string `json:"holder_id"`
-		Fence    uint64 `json:"fence"`
-	} `json:"current"`
+	Acquired bool               `json:"acquired"`
+	Grant    *cmdutil.StateJSON `json:"grant"`
+	Current  cmdutil.StateJSON  `json:"current"`
 }
 
 type inspectOut struct {
-	Exists   bool   `json:"exists"`
-	Acquired bool   `json:"acquired"`
-	HolderID string `json:"holder_id"`
-	NodeID   string `json:"node_id"`
-	TaskID   string `json:"task_id"`
-	Fence    uint64 `json:"fence"`
+	cmdutil.StateJSON
+	State string `json:"state"`
 }
 
 func decode[T any](t *testing.T, r result) T {

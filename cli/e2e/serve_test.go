@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
@@ -186,20 +187,9 @@ func getJSON[T any](t *testing.T, url string) T {
 	return v
 }
 
-// apiState is the State of /v1/state and of every SSE event.
-type apiState struct {
-	Namespace  string     `json:"namespace"`
-	Exists     bool       `json:"exists"`
-	Acquired   bool       `json:"acquired"`
-	HolderID   string     `json:"holder_id"`
-	NodeID     string     `json:"node_id"`
-	TaskID     string     `json:"task_id"`
-	Fence      uint64     `json:"fence"`
-	AcquiredAt *time.Time `json:"acquired_at"`
-	RenewedAt  *time.Time `json:"renewed_at"`
-	ExpiresAt  *time.Time `json:"expires_at"`
-	TTLMillis  int64      `json:"ttl_ms"`
-}
+// apiState is the State of /v1/state and of every SSE event, decoded into the Go client's wire
+// type (unknown fields refused), with a short form for test messages.
+type apiState swarmlease.State
 
 func (s apiState) String() string {
 	return fmt.Sprintf("{exists=%v acquired=%v holder=%q fence=%d}", s.Exists, s.Acquired, s.HolderID, s.Fence)
@@ -297,7 +287,7 @@ func TestServeEndpoints(t *testing.T) {
 				return state.Acquired && state.HolderID == "a" && state.Fence == grant.Fence, state.String()
 			})
 			t.Logf("try-acquire → /v1/state in %v", time.Since(acquired).Round(time.Millisecond))
-			if !state.Exists || state.AcquiredAt == nil || state.ExpiresAt == nil || !state.ExpiresAt.Equal(grant.ExpiresAt) {
+			if !state.Exists || state.AcquiredAt == nil || state.ExpiresAt == nil || !state.ExpiresAt.Equal(*grant.ExpiresAt) {
 				t.Fatalf("/v1/state of a's term: %+v, grant expires %s", state, grant.ExpiresAt)
 			}
 

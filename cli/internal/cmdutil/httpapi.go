@@ -15,21 +15,38 @@ import (
 // ServeElection serves the election's HTTP API (run's) on ln until ctx ends, from snaps when
 // set (else the server watches the election itself).
 func ServeElection(ctx context.Context, s *Session, metrics *server.Metrics, log *slog.Logger, ln net.Listener, snaps <-chan lease.Snapshot) error {
-	if err := CheckConnectionLimit(s.Config); err != nil {
-		ln.Close()
-		return err
-	}
-	srv, err := server.New(server.Options{
-		Election: s.Election, Version: buildinfo.Get().Version, PollInterval: s.Config.DefaultPoll,
-		KeepAlive: s.Config.KeepAlive, Metrics: metrics, Logger: log, Snapshots: snaps,
-		MaxConnections: s.Config.MaxConnections, MaxConnectionsPerClient: s.Config.MaxConnectionsPerClient,
-		CORSAllowedOrigins: s.Config.CORSAllowedOrigins,
-	})
+	opts, err := ServerOptions(s.Config, metrics, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "namespace", s.Config.Namespace)
+	opts.Election, opts.Snapshots = s.Election, snaps
+	return Serve(ctx, opts, log, ln, "namespace", s.Config.Namespace)
+}
+
+// ServerOptions are the HTTP API's options that every command serving it takes from the
+// configuration — poll and keep-alive intervals, connection limits, CORS origins — once the
+// connection limits fit in the descriptor limit. The caller adds what it serves (an election,
+// the elections API).
+func ServerOptions(cfg *config.Config, metrics *server.Metrics, log *slog.Logger) (server.Options, error) {
+	if err := CheckConnectionLimit(cfg); err != nil {
+		return server.Options{}, err
+	}
+	return server.Options{
+		Version: buildinfo.Get().Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
+		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient, CORSAllowedOrigins: cfg.CORSAllowedOrigins,
+	}, nil
+}
+
+// Serve builds the server opts describe and serves it on ln until ctx ends, after logging the
+// address with attrs (what it serves). ln is closed when the server cannot be built.
+func Serve(ctx context.Context, opts server.Options, log *slog.Logger, ln net.Listener, attrs ...any) error {
+	srv, err := server.New(opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("listening", append([]any{"addr", ln.Addr().String()}, attrs...)...)
 	return srv.Serve(ctx, ln)
 }
 

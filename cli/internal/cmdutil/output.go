@@ -2,10 +2,10 @@ package cmdutil
 
 import (
 	"encoding/json"
-	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"io"
 	"time"
 
+	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 

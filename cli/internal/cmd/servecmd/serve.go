@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -114,11 +113,10 @@ func serveRun(ctx context.Context, opts *Options) error {
 // serve runs the server of the serve command on ln until ctx ends.
 func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
 	metrics := server.NewMetrics()
-	if err := cmdutil.CheckConnectionLimit(cfg); err != nil {
+	opts, err := cmdutil.ServerOptions(cfg, metrics, log)
+	if err != nil {
 		return err
 	}
-	opts := server.Options{Version: buildinfo.Get().Version, PollInterval: cfg.DefaultPoll, KeepAlive: cfg.KeepAlive, Metrics: metrics, Logger: log,
-		MaxConnections: cfg.MaxConnections, MaxConnectionsPerClient: cfg.MaxConnectionsPerClient, CORSAllowedOrigins: cfg.CORSAllowedOrigins}
 	store, closeStore, err := cmdutil.OpenStore(cfg)
 	if err != nil {
 		return err
@@ -162,13 +160,8 @@ func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.L
 	opts.Elections = &server.ElectionsOptions{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
 		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: el.TrustedProxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
 		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}
-	srv, err := server.New(opts)
-	if err != nil {
-		return err
-	}
-	log.Info("listening", "addr", ln.Addr().String(), "store", store.Describe(), "elections", el.Enabled,
+	return cmdutil.Serve(ctx, opts, log, ln, "store", store.Describe(), "elections", el.Enabled,
 		"elections_namespace", el.Namespace, "namespace", cfg.Namespace)
-	return srv.Serve(ctx, ln)
 }
 
 // NewCmdOpenAPI is `openapi`: it prints the HTTP API's contract on stdout.
