@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"os"
 	"slices"
@@ -100,4 +102,32 @@ func TestREADMESettingsTableNamesEveryFlag(t *testing.T) {
 			check(name, c.PersistentFlags())
 		}
 	})
+}
+
+// TestLongRunningCommandsTakeTheLogFlags: every command that runs until it is stopped logs
+// through --log-format text|json and --log-level.
+func TestLongRunningCommandsTakeTheLogFlags(t *testing.T) {
+	app := &App{&cmdutil.Factory{IOStreams: cmdutil.IOStreams{Out: io.Discard, Err: io.Discard}}}
+	root := app.newRootCmd()
+	for _, path := range [][]string{{"run"}, {"serve"}, {"watch"}, {"elections", "watch"}} {
+		c, _, err := root.Find(path)
+		if err != nil {
+			t.Fatalf("%v: %v", path, err)
+		}
+		for _, flag := range []string{"log-format", "log-level"} {
+			if c.Flags().Lookup(flag) == nil {
+				t.Errorf("%s has no --%s", c.CommandPath(), flag)
+			}
+		}
+	}
+}
+
+// TestVersionFlag: --version prints the version line that `version` prints first, and exits 0.
+func TestVersionFlag(t *testing.T) {
+	var out bytes.Buffer
+	app := &App{&cmdutil.Factory{IOStreams: cmdutil.IOStreams{Out: &out, Err: io.Discard}}}
+	if code := app.Run(context.Background(), []string{"--version"}); code != cmdutil.ExitOK || !strings.HasPrefix(out.String(), "lfp-swarm-lease ") ||
+		!strings.Contains(out.String(), "commit ") {
+		t.Fatalf("--version: exit %d, %q", code, out.String())
+	}
 }

@@ -29,6 +29,8 @@ type Options struct {
 	Timeout time.Duration
 	// Room is the room id (status, watch).
 	Room string
+	// Log is --log-format and --log-level of watch (default warn: reconnects only).
+	Log cmdutil.LogOptions
 }
 
 // NewCmdElections is the `elections` family; runF, when set, replaces the run function of each
@@ -45,6 +47,7 @@ contract), named with --server URL or <PREFIX>_SERVER. Campaigning in a room is 
   lfp-swarm-lease elections watch "$ROOM" --server http://elect:8080`,
 	}
 	config.RegisterFlags(parent.PersistentFlags(), config.KeyServer)
+	var log cmdutil.LogOptions // watch's flags
 	sub := func(use, short, example string, args cobra.PositionalArgs, run func(context.Context, *Options) error) *cobra.Command {
 		return &cobra.Command{
 			Use: use, Short: short, Example: example, Args: args,
@@ -56,7 +59,7 @@ contract), named with --server URL or <PREFIX>_SERVER. Campaigning in a room is 
 				if cfg.Server == "" {
 					return cmdutil.Usage(fmt.Errorf("no elections server: set --%s URL or %s", config.FlagName(config.KeyServer), config.EnvName(cfg.EnvPrefix, config.KeyServer)))
 				}
-				opts := &Options{IO: f.IOStreams, JSON: f.JSON, Server: cfg.Server, Timeout: f.Timeout}
+				opts := &Options{IO: f.IOStreams, JSON: f.JSON, Server: cfg.Server, Timeout: f.Timeout, Log: log}
 				if len(args) == 1 {
 					opts.Room = args[0]
 				}
@@ -73,10 +76,13 @@ contract), named with --server URL or <PREFIX>_SERVER. Campaigning in a room is 
 		}
 		return nil
 	}
+	watch := sub("watch ID", "Print a room's state, then every change", "  lfp-swarm-lease elections watch nightly-report --server http://elect:8080 --json --log-format json", roomArg, watchRun)
+	// Long-running like watch URL: its reconnects are logged, so it takes the same log flags.
+	cmdutil.AddLogFlags(watch.Flags(), &log, "warn")
 	parent.AddCommand(
 		sub("create", "Create a room and print its id", "  lfp-swarm-lease elections create --server http://elect:8080", cobra.NoArgs, createRun),
 		sub("status ID", "Show a room's leader and term, or that it is vacant", "  lfp-swarm-lease elections status nightly-report --server http://elect:8080", roomArg, statusRun),
-		sub("watch ID", "Print a room's state, then every change", "  lfp-swarm-lease elections watch nightly-report --server http://elect:8080 --json", roomArg, watchRun),
+		watch,
 	)
 	return parent
 }
@@ -149,5 +155,5 @@ func statusRun(ctx context.Context, opts *Options) error {
 // watchRun follows the room as `watch URL/elections/ID` does.
 func watchRun(ctx context.Context, opts *Options) error {
 	return watchcmd.Run(ctx, &watchcmd.Options{IO: opts.IO, JSON: opts.JSON, URL: opts.Server + "/elections/" + opts.Room,
-		InitialTimeout: swarmlease.DefaultInitialTimeout})
+		InitialTimeout: swarmlease.DefaultInitialTimeout, Log: opts.Log})
 }
