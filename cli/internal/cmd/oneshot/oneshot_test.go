@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -251,4 +254,72 @@ func TestCommandsParse(t *testing.T) {
 	if _, err := inspect("memory"); exitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "invalid store memory (from flag --store) for inspect") {
 		t.Fatalf("inspect --store memory: exit %d (%v)", exitCode(err), err)
 	}
+}
+
+// TestJSONFieldNamesAgree: every one-shot command's JSON names its election and store with the
+// same fields, and every election state in them — inspect's and init's object, renew's, and
+// try-acquire's grant and current — has exactly the fields of cmdutil.StateJSON.
+func TestJSONFieldNamesAgree(t *testing.T) {
+	w := newWorld(t)
+	stateKeys := keysOf(t, mustJSON(t, cmdutil.StateJSON{}))
+	objects := map[string]map[string]any{}
+	run := func(name string, fn func(Options) error) {
+		o, out, _ := w.options("alice", true)
+		if err := fn(o); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out.String())
+		}
+		objects[name] = v
+	}
+	ctx := context.Background()
+	run("init", func(o Options) error { return initRun(ctx, &o) })
+	run("try-acquire", func(o Options) error { return tryAcquireRun(ctx, &TryAcquireOptions{Options: o}) })
+	fence := uint64(objects["try-acquire"]["grant"].(map[string]any)["fence"].(float64))
+	run("inspect", func(o Options) error { return inspectRun(ctx, &o) })
+	run("renew", func(o Options) error { return renewRun(ctx, &FenceOptions{Options: o, Fence: fence}) })
+	run("release", func(o Options) error { return releaseRun(ctx, &FenceOptions{Options: o, Fence: fence}) })
+	run("destroy", func(o Options) error { return destroyRun(ctx, &o) })
+
+	for name, v := range objects {
+		if v["namespace"] != "jobs" || !strings.Contains(fmt.Sprint(v["store"]), "memory") {
+			t.Errorf("%s: namespace %v, store %v", name, v["namespace"], v["store"])
+		}
+	}
+	states := map[string]any{"init": objects["init"], "inspect": objects["inspect"], "renew": objects["renew"],
+		"try-acquire grant": objects["try-acquire"]["grant"], "try-acquire current": objects["try-acquire"]["current"]}
+	for name, s := range states {
+		keys := keysOf(t, mustJSON(t, s))
+		for _, k := range stateKeys {
+			if !slices.Contains(keys, k) {
+				t.Errorf("%s lacks the state field %q: %v", name, k, keys)
+			}
+		}
+	}
+	for _, name := range []string{"init", "inspect", "renew"} {
+		if objects[name]["state"] == nil {
+			t.Errorf("%s: no state (held/expired/vacant)", name)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// keysOf returns the top-level field names of the JSON object b, sorted.
+func keysOf(t *testing.T, b []byte) []string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return slices.Sorted(maps.Keys(m))
 }

@@ -27,7 +27,7 @@ func stateOf(s lease.Snapshot) string {
 	return stateVacant
 }
 
-// snapshotJSON is the output of inspect and init.
+// snapshotJSON is the output of inspect, init and renew.
 type snapshotJSON struct {
 	cmdutil.StateJSON
 	// Status is held, expired or vacant, as the text shows it.

@@ -34,7 +34,9 @@ func renewRun(ctx context.Context, opts *FenceOptions) error {
 			return err
 		}
 		if opts.JSON {
-			return cmdutil.WriteJSON(opts.IO.Out, cmdutil.ToStateJSON(g.Record, g.Version, true, true))
+			// inspect's object: the renewed term is held, and the store is named as everywhere.
+			return cmdutil.WriteJSON(opts.IO.Out, snapshotJSON{StateJSON: cmdutil.ToStateJSON(g.Record, g.Version, true, true),
+				Status: stateHeld, Store: s.Store.Describe()})
 		}
 		fmt.Fprintf(opts.IO.Out, "%d\n", g.Fence)
 		fmt.Fprintf(opts.IO.Err, "renewed election %q: fence %d, expires %s (%s)\n", s.Config.Namespace, g.Fence, cmdutil.FormatTime(g.ExpiresAt), s.Store.Describe())
