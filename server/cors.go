@@ -21,7 +21,9 @@ func withCORS(origins []string) func(http.Handler) http.Handler {
 	return cors.Handler(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: []string{http.MethodGet, http.MethodHead, http.MethodPost},
-		AllowedHeaders: []string{"Content-Type", "Last-Event-ID"},
+		// Cache-Control: the clients' event streams send no-cache, which is not a
+		// CORS-safelisted header, so a watch from another origin is preflighted for it.
+		AllowedHeaders: []string{"Content-Type", "Last-Event-ID", "Cache-Control"},
 		// What a page needs of the answers: the request id to report, when to retry.
 		ExposedHeaders: []string{"X-Request-Id", "Retry-After"},
 		MaxAge:         corsMaxAge,

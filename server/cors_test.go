@@ -56,6 +56,15 @@ func TestCORS(t *testing.T) {
 		!strings.Contains(strings.ToLower(pre.Header.Get("Access-Control-Allow-Headers")), "content-type") {
 		t.Fatalf("preflight: %d %v", pre.StatusCode, pre.Header)
 	}
+	// The clients' watch streams send Cache-Control: no-cache, which is preflighted.
+	for _, path := range []string{"/elections/room-0001/watch", "/v1/events"} {
+		pre := request(t, http.MethodOptions, base+path, map[string]string{
+			"Origin": page, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "cache-control"})
+		if pre.StatusCode/100 != 2 || pre.Header.Get("Access-Control-Allow-Origin") != page ||
+			!strings.Contains(strings.ToLower(pre.Header.Get("Access-Control-Allow-Headers")), "cache-control") {
+			t.Fatalf("preflight of GET %s with Cache-Control: %d %v", path, pre.StatusCode, pre.Header)
+		}
+	}
 	created := request(t, http.MethodPost, base+"/elections", map[string]string{"Origin": page})
 	expose := strings.ToLower(created.Header.Get("Access-Control-Expose-Headers"))
 	if created.StatusCode/100 != 2 || created.Header.Get("Access-Control-Allow-Origin") != page ||
