@@ -67,13 +67,13 @@ func TestElectionsNeedsAServer(t *testing.T) {
 	if code, _ := cmdutil.Classify(err); code != cmdutil.ExitUsage || !strings.Contains(err.Error(), "--server URL or SWARM_LEASE_SERVER") {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	var gotRoom, gotServer string
+	var gotRoom, gotServer, gotLog string
 	cmd = NewCmdElections(f, func(_ context.Context, name string, o *Options) error {
-		gotRoom, gotServer = name+" "+o.Room, o.Server
+		gotRoom, gotServer, gotLog = name+" "+o.Room, o.Server, o.Log.Format
 		return nil
 	})
-	cmd.SetArgs([]string{"watch", "nightly-report", "--server", "http://elect:8080/"})
-	if err := cmd.Execute(); err != nil || gotRoom != "watch nightly-report" || gotServer != "http://elect:8080" {
-		t.Fatalf("watch: %v, %q, %q", err, gotRoom, gotServer)
+	cmd.SetArgs([]string{"watch", "nightly-report", "--server", "http://elect:8080/", "--log-format", "json"})
+	if err := cmd.Execute(); err != nil || gotRoom != "watch nightly-report" || gotServer != "http://elect:8080" || gotLog != "json" {
+		t.Fatalf("watch: %v, %q, %q, log format %q", err, gotRoom, gotServer, gotLog)
 	}
 }
