@@ -71,7 +71,7 @@ var Settings = []Setting{
 	{Key: KeyHolderID, Help: "holder identity; default: the current Swarm node ID, outside a Swarm task the hostname"},
 	{Key: KeyNodeID, Help: "node metadata; default: the current Swarm node ID"},
 	{Key: KeyTaskID, Help: "task identity; default: the current Swarm task ID (empty outside Swarm)"},
-	{Key: KeyStore, Default: "swarm", Help: "where elections and rooms live: swarm, file:///abs/dir or file:rel/dir (one host only) or memory; serve defaults to file:// in its data directory"},
+	{Key: KeyStore, Default: "swarm", Help: "where elections and rooms live: swarm, file:///abs/dir, or file:rel/dir or file://./rel/dir relative to the working directory (one host only), or memory; serve defaults to file:// in its data directory"},
 	{Key: KeyTTLMillis, Default: "30000", Help: "lease duration in milliseconds (at least 500)"},
 	{Key: KeyMaxCASRetries, Default: "8", Help: "conflicting writes retried within one operation"},
 	{Key: KeyMaxClockSkewMs, Default: "1000", Help: "tolerated wall-clock difference between hosts, in milliseconds (below the TTL; unset, at most a tenth of the TTL)"},

@@ -9,13 +9,13 @@ import (
 )
 
 // storeWant is what a store setting may be, for error messages.
-const storeWant = "want swarm, memory, file:///absolute/dir (or file://localhost/absolute/dir), or file:relative/dir for a directory relative to the working directory"
+const storeWant = "want swarm, memory, file:///absolute/dir (or file://localhost/absolute/dir), or file:relative/dir (or file://./relative/dir) for a directory relative to the working directory"
 
 // ParseStore reads a store setting: swarm, memory, or a file URL by RFC 8089 — file:///abs and
 // file://localhost/abs name /abs; any other host is refused (the file store is one host's),
 // as are a query, a fragment, credentials and the root directory itself; the path is
 // percent-decoded. file:rel/dir (no "//") is the explicit form of a directory relative to the
-// working directory. The directory returned is absolute and clean, so that two processes given
+// working directory, and file://./rel/dir (the authority ".") the form other tools use for it. The directory returned is absolute and clean, so that two processes given
 // the same setting in different directories share one store — or are told why not.
 func ParseStore(value string) (StoreKind, string, error) {
 	switch value {
@@ -47,9 +47,15 @@ func ParseStore(value string) (StoreKind, string, error) {
 		if dir, err = filepath.Abs(dir); err != nil {
 			return "", "", err
 		}
+	case u.Host == ".":
+		// file://./rel — "." as the authority: relative to the working directory, as in
+		// file:rel.
+		if dir, err = filepath.Abs("." + u.Path); err != nil {
+			return "", "", err
+		}
 	case u.Host != "" && u.Host != "localhost":
-		return "", "", fmt.Errorf("host %q in a file URL: the file store is this host's only; for an absolute directory write file:///%s, for one relative to the working directory file:%s",
-			u.Host, strings.TrimPrefix(u.Host+u.Path, "/"), strings.TrimPrefix(u.Host+u.Path, "/"))
+		return "", "", fmt.Errorf("host %q in a file URL: the file store is this host's only; for an absolute directory write file:///%s, for one relative to the working directory file:%s or file://./%s",
+			u.Host, strings.TrimPrefix(u.Host+u.Path, "/"), strings.TrimPrefix(u.Host+u.Path, "/"), strings.TrimPrefix(u.Host+u.Path, "/"))
 	case u.Path == "":
 		return "", "", errors.New("the file URL names no directory: " + storeWant)
 	default:
