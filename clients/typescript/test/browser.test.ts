@@ -4,7 +4,7 @@
 // against a `serve` with cors_allowed_origins, and is refused by one without. Without Chromium
 // the tests are skipped — and fail under CI=true.
 import assert from "node:assert/strict";
-import { createServer, request } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -24,6 +24,28 @@ const page = `<!doctype html><meta charset="utf-8"><title>lfp-swarm-lease</title
   for await (const s of RemoteLeaseObserver.connect(location.origin).watch()) window.states.push(s);
 </script>`;
 
+/** The client bundled for the browser, as the pages import it from /client.js. */
+async function clientBundle(): Promise<string> {
+  const bundled = await build({
+    entryPoints: [fileURLToPath(new URL("../src/index.ts", import.meta.url))],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    write: false,
+  });
+  return bundled.outputFiles[0]?.text ?? "";
+}
+
+/** Listens on a free loopback port until the test file ends; returns the origin. */
+async function listenLocal(server: Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 /** Serves the page and the bundle, and proxies everything else to upstream (streams included). */
 async function sameOrigin(upstream: string, bundle: string): Promise<string> {
   const target = new URL(upstream);
@@ -40,26 +62,14 @@ async function sameOrigin(upstream: string, bundle: string): Promise<string> {
     proxied.on("error", () => res.destroy());
     req.pipe(proxied);
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  after(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenLocal(server);
 }
 
 test("in Chromium: watch an election and hold a room from a same-origin page", { skip: chromiumSkip() }, async () => {
   const dir = tempStore();
   const ns = namespace();
   const srv = await startServe(dir, { ns });
-  const bundled = await build({
-    entryPoints: [fileURLToPath(new URL("../src/index.ts", import.meta.url))],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    write: false,
-  });
-  const origin = await sameOrigin(srv.base, bundled.outputFiles[0]?.text ?? "");
+  const origin = await sameOrigin(srv.base, await clientBundle());
   const browser = await launchChromium();
   after(() => browser.close());
   const tab = await browser.newPage();
@@ -118,25 +128,13 @@ async function pageOrigin(bundle: string): Promise<string> {
     if (req.url === "/client.js") return res.writeHead(200, { "Content-Type": "text/javascript" }).end(bundle);
     res.writeHead(404).end();
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  after(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenLocal(server);
 }
 
 test("in Chromium: a page on another origin creates, campaigns in and watches a room through cors_allowed_origins", {
   skip: chromiumSkip(),
 }, async () => {
-  const bundled = await build({
-    entryPoints: [fileURLToPath(new URL("../src/index.ts", import.meta.url))],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    write: false,
-  });
-  const origin = await pageOrigin(bundled.outputFiles[0]?.text ?? "");
+  const origin = await pageOrigin(await clientBundle());
   const ns = namespace();
   const allowed = await startServe(tempStore(), { ns, args: ["--cors-allowed-origins", origin] });
   const closed = await startServe(tempStore()); // no CORS: the browser must refuse the page its answers
