@@ -46,6 +46,17 @@ async function listenLocal(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** Opens origin in a new headless Chromium, closed after the test file, collecting page errors. */
+async function openPage(origin: string) {
+  const browser = await launchChromium();
+  after(() => browser.close());
+  const tab = await browser.newPage();
+  const errors: string[] = [];
+  tab.on("pageerror", (e) => errors.push(String(e)));
+  await tab.goto(origin);
+  return { tab, errors };
+}
+
 /** Serves the page and the bundle, and proxies everything else to upstream (streams included). */
 async function sameOrigin(upstream: string, bundle: string): Promise<string> {
   const target = new URL(upstream);
@@ -70,12 +81,7 @@ test("in Chromium: watch an election and hold a room from a same-origin page", {
   const ns = namespace();
   const srv = await startServe(dir, { ns });
   const origin = await sameOrigin(srv.base, await clientBundle());
-  const browser = await launchChromium();
-  after(() => browser.close());
-  const tab = await browser.newPage();
-  const errors: string[] = [];
-  tab.on("pageerror", (e) => errors.push(String(e)));
-  await tab.goto(origin);
+  const { tab, errors } = await openPage(origin);
   const states = () => tab.evaluate(() => (window as unknown as { states: { holder_id: string }[] }).states);
   await pollUntil(15_000, "the page's first state", async () => (await states()).length >= 1);
   await cli(dir, ns, "alice", "try-acquire");
@@ -138,12 +144,7 @@ test("in Chromium: a page on another origin creates, campaigns in and watches a 
   const ns = namespace();
   const allowed = await startServe(tempStore(), { ns, args: ["--cors-allowed-origins", origin] });
   const closed = await startServe(tempStore()); // no CORS: the browser must refuse the page its answers
-  const browser = await launchChromium();
-  after(() => browser.close());
-  const tab = await browser.newPage();
-  const errors: string[] = [];
-  tab.on("pageerror", (e) => errors.push(String(e)));
-  await tab.goto(origin);
+  const { tab, errors } = await openPage(origin);
   await tab.waitForFunction(() => "run" in window);
 
   const got = await tab.evaluate(
