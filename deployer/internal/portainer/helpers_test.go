@@ -2,6 +2,7 @@ package portainer_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -48,3 +49,6 @@ func testContext(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// errorsAs is errors.As, for brevity in conditions.
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
