@@ -52,3 +52,6 @@ func testContext(t *testing.T) context.Context {
 
 // errorsAs is errors.As, for brevity in conditions.
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// optionsFor are API-key options for a test server at url.
+func optionsFor(url string) portainer.Options { return portainer.Options{URL: url, APIKey: testKey} }
