@@ -67,7 +67,10 @@ func TestSecretIsRedactedEverywhere(t *testing.T) {
 		outputs = append(outputs, fmt.Sprintf(format, s), fmt.Sprintf(format, opts))
 	}
 	outputs = append(outputs, s.String(), fmt.Sprint(s), fmt.Sprintln(s))
-	data, err := json.Marshal(opts)
+	data, err := json.Marshal(struct {
+		APIKey   portainer.Secret
+		Password portainer.Secret
+	}{s, s})
 	if err != nil {
 		t.Fatal(err)
 	}
