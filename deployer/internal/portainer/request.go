@@ -54,7 +54,6 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	}
 	var token Secret
 	if !cl.public && c.apiKey == "" {
-		var err error
 		if token, err = c.token(ctx, ""); err != nil {
 			return err
 		}
@@ -141,7 +140,7 @@ func (c *Client) send(ctx context.Context, cl call, payload []byte, token Secret
 	c.log.DebugContext(ctx, "portainer request", "op", cl.op, "method", cl.method, "path", u.Path,
 		"status", resp.StatusCode, "duration", time.Since(start))
 	if err != nil {
-		return response{}, fmt.Errorf("portainer: %s: reading the answer: %w", cl.op, c.transportError(ctx, cl.op, err))
+		return response{}, c.transportError(ctx, cl.op, err) // the connection broke mid-answer
 	}
 	if int64(len(data)) > limit {
 		if resp.StatusCode > 299 {
