@@ -22,6 +22,8 @@ const (
 	echoedPassword = "echoed-password"
 	echoedJWT      = "eyJechoed.jwt.token"
 	echoedEnv      = "echoed-env-value"
+	// echoedQuoted is a secret that JSON escapes: the echo holds it as echoed-\"quoted\"-<…>.
+	echoedQuoted = `echoed-"quoted"-<value>`
 )
 
 // echoServer answers every call with an error that quotes the request's headers and body (the
@@ -61,10 +63,10 @@ func TestErrorsAndLogsHoldNoSecret(t *testing.T) {
 	srv := echoServer(t)
 	var logged bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	secrets := []string{echoedKey, echoedPassword, echoedJWT, echoedEnv}
+	secrets := []string{echoedKey, echoedPassword, echoedJWT, echoedEnv, echoedQuoted, "quoted"}
 	ctx := testContext(t)
 	request := portainer.CreateStackRequest{Name: "demo", SwarmID: "sw", StackFileContent: "services: {}",
-		Env: []portainer.EnvVar{{Name: "TOKEN", Value: echoedEnv, Secret: true}, {Name: "PLAIN", Value: "shown"}}}
+		Env: []portainer.EnvVar{{Name: "TOKEN", Value: echoedEnv, Secret: true}, {Name: "QUOTED", Value: echoedQuoted, Secret: true}, {Name: "PLAIN", Value: "shown"}}}
 
 	for _, o := range []portainer.Options{
 		{URL: srv.URL, APIKey: echoedKey, Logger: log},

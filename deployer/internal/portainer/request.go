@@ -72,7 +72,8 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 		}
 	}
 	if resp.status < 200 || resp.status > 299 {
-		return apiError(cl, resp, c.knownSecrets())
+		// The token this call sent too: a concurrent re-login may have replaced it already.
+		return apiError(cl, resp, append(c.knownSecrets(), string(token)))
 	}
 	return decodeJSON(cl.op, resp.body, out)
 }
@@ -186,11 +187,16 @@ func truncate(s string, n int) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// redact replaces every occurrence of each non-empty secret in s.
+// redact replaces every occurrence of each non-empty secret in s, also in its JSON-escaped
+// form (a server that quotes a request body quotes it escaped).
 func redact(s string, secrets []string) string {
 	for _, secret := range secrets {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, redacted)
+		if secret == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, secret, redacted)
+		if quoted, err := json.Marshal(secret); err == nil {
+			s = strings.ReplaceAll(s, string(quoted[1:len(quoted)-1]), redacted)
 		}
 	}
 	return s

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -117,8 +118,9 @@ func TestOlderVersionsLackTheNewerPaths(t *testing.T) {
 // More than ten logins in a second from one address ban it: even a right password then gets 403
 // "Access denied".
 func TestLoginFloodBansTheAddress(t *testing.T) {
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	fake := Start(t, Options{Users: map[string]string{"admin": "pw"}, Now: func() time.Time { return now }})
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var elapsed atomic.Int64 // the handlers read the clock on their own goroutines
+	fake := Start(t, Options{Users: map[string]string{"admin": "pw"}, Now: func() time.Time { return start.Add(time.Duration(elapsed.Load())) }})
 	for i := range 10 {
 		if got := send(t, "POST", fake.URL()+"/api/auth", nil, map[string]string{"Username": "admin", "Password": "bad"}); got.status != 422 {
 			t.Fatalf("login %d: %d %s, want 422", i+1, got.status, got.body)
@@ -128,11 +130,11 @@ func TestLoginFloodBansTheAddress(t *testing.T) {
 	if got.status != 403 || !strings.Contains(got.body, `{"message":"Access denied"}`) {
 		t.Fatalf("11th login in a second: %d %s, want 403 Access denied", got.status, got.body)
 	}
-	now = now.Add(59 * time.Minute)
+	elapsed.Add(int64(59 * time.Minute))
 	if got := send(t, "POST", fake.URL()+"/api/auth", nil, map[string]string{"Username": "admin", "Password": "pw"}); got.status != 403 {
 		t.Fatalf("login 59 minutes into the ban: %d, want 403", got.status)
 	}
-	now = now.Add(2 * time.Minute)
+	elapsed.Add(int64(2 * time.Minute))
 	if got := send(t, "POST", fake.URL()+"/api/auth", nil, map[string]string{"Username": "admin", "Password": "pw"}); got.status != 200 {
 		t.Fatalf("login after the hour's ban: %d %s, want 200", got.status, got.body)
 	}

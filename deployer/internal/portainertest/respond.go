@@ -20,6 +20,24 @@ func writeError(w http.ResponseWriter, status int, message, details string) {
 	}{message, details})
 }
 
+// maxPayload bounds a request body the fake reads.
+const maxPayload = 16 << 20
+
+// decodePayload decodes r's JSON body into v (field names match case-insensitively, as in
+// Portainer), answering 400 itself when it cannot.
+func decodePayload(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayload)).Decode(v); err != nil {
+		invalidPayload(w, err.Error())
+		return false
+	}
+	return true
+}
+
+// invalidPayload answers Portainer's 400 for a request body that fails validation.
+func invalidPayload(w http.ResponseWriter, details string) {
+	writeError(w, http.StatusBadRequest, "Invalid request payload", details)
+}
+
 // routeNotFound answers like a route the server does not have (Go's and gorilla/mux's plain
 // text 404).
 func routeNotFound(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }
