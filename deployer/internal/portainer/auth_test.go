@@ -101,3 +101,25 @@ func TestReauthenticatesOnlyOnce(t *testing.T) {
 		t.Fatalf("%d logins and %d calls, want 2 and 2", logins.Load(), calls.Load())
 	}
 }
+
+// cookieTransport sends a login cookie with every request, as a client with a cookie jar would
+// after logging in.
+type cookieTransport struct{ cookie string }
+
+func (c cookieTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Cookie", "portainer_api_key="+c.cookie)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The CSRF failure is plain text: it becomes the APIError's message, and matches ErrForbidden.
+// (The client's own transport never gets there: it keeps no cookie.)
+func TestCSRFFailureIsAPlainTextForbidden(t *testing.T) {
+	fake := portainertest.Start(t, fakeOptions(""))
+	c := newClient(t, portainer.Options{URL: fake.URL(), APIKey: testKey, HTTPClient: &http.Client{Transport: cookieTransport{"any"}}})
+	_, err := c.Endpoint(testContext(t), "1")
+	var apiErr *portainer.APIError
+	if !errors.Is(err, portainer.ErrForbidden) || !errors.As(err, &apiErr) || apiErr.Message != "Forbidden - CSRF token not found in request" {
+		t.Fatalf("request with the login cookie = %v, want the CSRF 403", err)
+	}
+}
