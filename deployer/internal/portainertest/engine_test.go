@@ -66,7 +66,8 @@ func TestCreateUsesExactlyEnvAndRefusesTakenNames(t *testing.T) {
 }
 
 // Swarm stacks are listed by SwarmID alone: a stack of endpoint 2 on the same Swarm shows up in
-// endpoint 1's list, and no stack shows up for another Swarm ID.
+// endpoint 1's list, and no stack shows up for another Swarm ID. An update's endpointId
+// re-associates the stack.
 func TestStackListMatchesSwarmStacksOnSwarmIDOnly(t *testing.T) {
 	host := leasetest.SwarmHost(t)
 	fake := Start(t, Options{DockerHost: host, APIKeys: []string{testKey},
@@ -97,6 +98,15 @@ func TestStackListMatchesSwarmStacksOnSwarmIDOnly(t *testing.T) {
 	}
 	if got := list(`{"SwarmID":"another","EndpointID":2}`); len(got) != 0 {
 		t.Errorf("another Swarm's list = %+v, want none", got)
+	}
+
+	// An update through another endpoint re-associates the stack with it.
+	id := fake.Stacks()[0].ID
+	if got := send(t, http.MethodPut, fake.URL()+"/api/stacks/"+itoa(id)+"?endpointId=1", keyed(), map[string]any{"StackFileContent": idleFile}); got.status != http.StatusOK {
+		t.Fatalf("update through endpoint 1: %d %s", got.status, got.body)
+	}
+	if rec := fake.Stacks()[0]; rec.EndpointID != 1 {
+		t.Errorf("record after an update through endpoint 1 = %+v, want EndpointID 1", rec)
 	}
 }
 
