@@ -48,6 +48,7 @@ type statusRecorder struct {
 	status int
 }
 
+// WriteHeader notes the first status and passes it on.
 func (r *statusRecorder) WriteHeader(status int) {
 	if r.status == 0 {
 		r.status = status
@@ -55,6 +56,7 @@ func (r *statusRecorder) WriteHeader(status int) {
 	r.ResponseWriter.WriteHeader(status)
 }
 
+// Write notes an implicit 200 and passes the bytes on.
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
