@@ -116,11 +116,12 @@ func TestFailedDeploysChangeNothing(t *testing.T) {
 	host := leasetest.SwarmHost(t)
 	fake := Start(t, Options{DockerHost: host, APIKeys: []string{testKey}})
 	swarm := swarmID(t, host)
-	broken := "services:\n  x:\n    image: 127.0.0.1:1/none:1\n    networks: [missing]\n"
+	// Refused while the CLI validates the file, before it creates anything on the engine.
+	broken := "services:\n  x:\n    image: 127.0.0.1:1/none:1\n    bogus_key: 1\n"
 
 	got := send(t, http.MethodPost, fake.URL()+"/api/stacks/create/swarm/string?endpointId=1", keyed(), map[string]any{
 		"Name": uniqueName("ptt-bad"), "SwarmID": swarm, "StackFileContent": broken})
-	if got.status != http.StatusInternalServerError || !strings.Contains(got.body, `undefined network`) {
+	if got.status != http.StatusInternalServerError || !strings.Contains(got.body, `Additional property bogus_key is not allowed`) {
 		t.Fatalf("create of a broken file: %d %s, want 500 with the CLI's error", got.status, got.body)
 	}
 	if recs := fake.Stacks(); len(recs) != 0 {
@@ -134,7 +135,7 @@ func TestFailedDeploysChangeNothing(t *testing.T) {
 	id := fake.Stacks()[0].ID
 	got = send(t, http.MethodPut, fake.URL()+"/api/stacks/"+itoa(id)+"?endpointId=1", keyed(), map[string]any{
 		"StackFileContent": broken, "Env": []EnvVar{{Name: "VALUE", Value: "lost"}}})
-	if got.status != http.StatusInternalServerError || !strings.Contains(got.body, `undefined network`) {
+	if got.status != http.StatusInternalServerError || !strings.Contains(got.body, `Additional property bogus_key is not allowed`) {
 		t.Fatalf("update with a broken file: %d %s, want 500", got.status, got.body)
 	}
 	if rec := fake.Stacks()[0]; rec.StackFileContent != idleFile || len(rec.Env) != 1 || rec.Env[0].Value != "kept" {
