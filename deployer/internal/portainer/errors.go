@@ -39,8 +39,10 @@ type APIError struct {
 	// Details is Portainer's details field, often the underlying error.
 	Details string
 
-	// notFound is the sentinel a 404 of this call means (the endpoint or the stack).
-	notFound error
+	// also maps a status code to the sentinel it means for this call beyond the table in Is:
+	// a 404 is ErrEndpointNotFound or ErrStackNotFound by what the call looked for, and a
+	// failed login (422) is ErrUnauthorized.
+	also map[int]error
 }
 
 // Error reads "portainer: create stack demo: 409 Conflict: <message> (<details>)".
@@ -57,15 +59,11 @@ func (e *APIError) Error() string {
 
 // Is matches the sentinel errors by status code.
 func (e *APIError) Is(target error) bool {
-	switch e.StatusCode {
-	case http.StatusUnauthorized:
-		return target == ErrUnauthorized
-	case http.StatusForbidden:
-		return target == ErrForbidden
-	case http.StatusConflict:
-		return target == ErrConflict
-	case http.StatusNotFound:
-		return e.notFound != nil && target == e.notFound
+	switch {
+	case e.StatusCode == http.StatusUnauthorized && target == ErrUnauthorized,
+		e.StatusCode == http.StatusForbidden && target == ErrForbidden,
+		e.StatusCode == http.StatusConflict && target == ErrConflict:
+		return true
 	}
-	return false
+	return target != nil && e.also[e.StatusCode] == target
 }

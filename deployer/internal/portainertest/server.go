@@ -1,8 +1,16 @@
 package portainertest
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // Options configures a fake Portainer.
@@ -22,7 +30,7 @@ type Options struct {
 	// Endpoints are the environments, by default one {ID: 1, Name: "local", Type: 1}; several
 	// may stand for the same engine (as two Portainer environments can).
 	Endpoints []Endpoint
-	// Now is the clock of the login rate limit (default time.Now).
+	// Now is the clock of the login rate limit and the records' dates (default time.Now).
 	Now func() time.Time
 }
 
@@ -60,10 +68,18 @@ type Stack struct {
 	Env []EnvVar
 	// StackFileContent is the stored stack file.
 	StackFileContent string
+	// CreatedBy and UpdatedBy are the users (or API keys' users) of the calls.
+	CreatedBy string
+	// UpdatedBy is the user of the last update ("" before one).
+	UpdatedBy string
+	// CreationDate and UpdateDate are Unix seconds.
+	CreationDate int64
+	// UpdateDate is the last update's time (0 before one).
+	UpdateDate int64
 }
 
-// Request is one state-changing call the fake received (any method but GET/HEAD/OPTIONS),
-// whatever its outcome.
+// Request is one state-changing call the fake received — any method but GET, HEAD and
+// OPTIONS, except logins (POST /api/auth), which change nothing — whatever its outcome.
 type Request struct {
 	// Method is the HTTP method.
 	Method string
@@ -76,30 +92,139 @@ type Request struct {
 }
 
 // Server is a running fake Portainer.
-type Server struct{}
+type Server struct {
+	t          testing.TB
+	http       *httptest.Server
+	engine     *engine
+	version    *semver.Version
+	instanceID string
+	now        func() time.Time
+	apiKeys    []string
+	users      map[string]string
+	endpoints  []Endpoint
+	stopOnce   sync.Once
+
+	mu      sync.Mutex
+	writes  []Request
+	stacks  map[int]*Stack
+	nextID  int
+	created map[string]bool // names of the stacks this server deployed, for the cleanup
+	logins  loginLimiter
+	tokens  map[string]string // JWT → user
+}
+
+// defaultVersion is the version a fake reports unless told otherwise.
+const defaultVersion = "2.23.0"
 
 // Start starts a fake Portainer on a loopback port. The test's cleanup stops it and removes,
 // from the engine, the stacks it created that remain.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	t.Fatal("portainertest: not implemented yet")
-	return nil
+	if o.Version == "" {
+		o.Version = defaultVersion
+	}
+	version, err := semver.NewVersion(o.Version)
+	if err != nil {
+		t.Fatalf("portainertest: Options.Version %q: %v", o.Version, err)
+	}
+	if o.Endpoints == nil {
+		o.Endpoints = []Endpoint{{ID: 1, Name: "local", Type: 1}}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{
+		t:          t,
+		engine:     newEngine(o.DockerHost),
+		version:    version,
+		instanceID: randomHex(16),
+		now:        o.Now,
+		apiKeys:    slices.Clone(o.APIKeys),
+		users:      o.Users,
+		endpoints:  slices.Clone(o.Endpoints),
+		stacks:     map[int]*Stack{},
+		nextID:     1,
+		created:    map[string]bool{},
+		tokens:     map[string]string{},
+		logins:     loginLimiter{banned: map[string]time.Time{}, recent: map[string][]time.Time{}},
+	}
+	s.http = httptest.NewServer(s.routes())
+	t.Cleanup(s.cleanup)
+	return s
 }
 
 // URL is the server's base address (http://127.0.0.1:PORT); the API is under /api.
-func (s *Server) URL() string { return "" }
+func (s *Server) URL() string { return s.http.URL }
 
 // Writes returns every state-changing call received so far, in order. A dry run must leave it
 // empty.
-func (s *Server) Writes() []Request { return nil }
+func (s *Server) Writes() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.writes)
+}
 
 // Stacks returns a copy of the stack records, by ID.
-func (s *Server) Stacks() []Stack { return nil }
+func (s *Server) Stacks() []Stack {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Stack, 0, len(s.stacks))
+	for _, st := range s.stacks {
+		c := *st
+		c.Env = slices.Clone(st.Env)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Stack) int { return a.ID - b.ID })
+	return out
+}
 
 // ExpireTokens invalidates every JWT issued so far, as their 8-hour lifetime running out
 // would: the next Bearer request gets 401.
-func (s *Server) ExpireTokens() {}
+func (s *Server) ExpireTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = map[string]string{}
+}
 
 // Stop takes the server down ("Portainer is down"): later requests get connection refused. The
 // stacks stay deployed until the test's cleanup.
-func (s *Server) Stop() {}
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		s.http.Close()
+	})
+}
+
+// cleanup stops the server and removes the stacks it deployed that still have a record.
+func (s *Server) cleanup() {
+	s.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.stacks {
+		if !s.created[st.Name] {
+			continue
+		}
+		if out, err := s.engine.stackRemove(st.Name); err != nil {
+			s.t.Errorf("portainertest: cleanup: docker stack rm %s: %v\n%s", st.Name, err, out)
+		}
+	}
+}
+
+// record notes a state-changing call for Writes.
+func (s *Server) record(r *http.Request, status int) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return
+	}
+	if r.URL.Path == "/api/auth" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes = append(s.writes, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: status})
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
