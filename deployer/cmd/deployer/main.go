@@ -1,10 +1,12 @@
-// Command deployer releases lfp-swarm-lease: `deployer release [patch|minor|major] [--dry-run]`
-// bumps, tags and pushes a release; `deployer verify-version TAG` checks that a tag names the
+// Command deployer deploys the demo with Portainer and releases lfp-swarm-lease: `deployer
+// deploy` builds, pushes and deploys the demo stack, `deployer remove` removes it; `deployer
+// release [patch|minor|major] [--dry-run]` bumps, tags and pushes a release; `deployer verify-version TAG` checks that a tag names the
 // version in the version files; `deployer version` prints its own version.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/root"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
 )
 
@@ -36,6 +39,11 @@ func run() int {
 	}
 	if err := root.NewCmdRoot(f).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "deployer:", err)
+		// A setting to fix is a usage error, as in the CLI; anything else failed on the way.
+		var cerr *config.Error
+		if errors.As(err, &cerr) {
+			return 2
+		}
 		return 1
 	}
 	return 0

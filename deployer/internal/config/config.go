@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,8 +177,15 @@ func missing(key, why string) error {
 	return &Error{Variable: s.Variable(), Problem: "not set; " + why, Fix: how}
 }
 
+// stackName is a name Portainer keeps as given: it lower-cases a stack's name and drops other
+// characters, and a name it changed would not find its own record again.
+var stackName = regexp.MustCompile(`^[a-z0-9][-_a-z0-9]*$`)
+
 // validate checks what every command needs, whatever it does.
 func (c *Config) validate() error {
+	if !stackName.MatchString(c.StackName) {
+		return c.invalid("stack_name", fmt.Sprintf("%q is not a stack name Portainer keeps as it is", c.StackName), "use lower-case letters, digits, - and _, starting with a letter or digit")
+	}
 	if !slices.Contains([]string{"vip", "dnsrr"}, c.EndpointMode) {
 		return c.invalid("endpoint_mode", fmt.Sprintf("%q is not an endpoint mode", c.EndpointMode), "use vip or dnsrr")
 	}
@@ -240,4 +248,17 @@ func (c *Config) Repository() string {
 		return c.Registry
 	}
 	return c.Registry + "/" + strings.Trim(c.ImageNamespace, "/")
+}
+
+// PortainerOptions are the Portainer client's options. With an API key set, the username and
+// password are not passed: Portainer refuses a request that carries both kinds of credentials,
+// and the key is the preferred one.
+func (c *Config) PortainerOptions() portainer.Options {
+	o := portainer.Options{URL: c.PortainerURL, CAFile: c.PortainerCAFile, InsecureSkipVerify: c.PortainerInsecureSkipVerify}
+	if c.PortainerAPIKey != "" {
+		o.APIKey = c.PortainerAPIKey
+	} else {
+		o.Username, o.Password = c.PortainerUsername, c.PortainerPassword
+	}
+	return o
 }
