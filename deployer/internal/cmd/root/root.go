@@ -15,8 +15,8 @@ import (
 // NewCmdRoot returns the deployer command with its subcommands.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:           "deployer",
-		Short:         "Deploy the lfp-swarm-lease demo with Portainer, and release lfp-swarm-lease",
+		Use:   "deployer",
+		Short: "Deploy the lfp-swarm-lease demo with Portainer, and release lfp-swarm-lease",
 		Example: `  deployer deploy --dry-run
   deployer deploy
   deployer remove
