@@ -139,6 +139,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	token := newJWT()
 	s.mu.Lock()
 	s.tokens[token] = body.Username
+	s.issued++
 	s.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	writeJSON(w, http.StatusOK, map[string]string{"jwt": token})

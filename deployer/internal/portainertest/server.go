@@ -94,6 +94,7 @@ type Request struct {
 // Server is a running fake Portainer.
 type Server struct {
 	t          testing.TB
+	dir        string // the stack files of the deploys
 	http       *httptest.Server
 	engine     *engine
 	version    *semver.Version
@@ -111,6 +112,7 @@ type Server struct {
 	created map[string]bool // names of the stacks this server deployed, for the cleanup
 	logins  loginLimiter
 	tokens  map[string]string // JWT → user
+	issued  int               // logins that issued a JWT
 }
 
 // defaultVersion is the version a fake reports unless told otherwise.
@@ -135,6 +137,7 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	s := &Server{
 		t:          t,
+		dir:        t.TempDir(),
 		engine:     newEngine(o.DockerHost),
 		version:    version,
 		instanceID: randomHex(16),
@@ -176,6 +179,14 @@ func (s *Server) Stacks() []Stack {
 	}
 	slices.SortFunc(out, func(a, b Stack) int { return a.ID - b.ID })
 	return out
+}
+
+// Logins is how many logins (POST /api/auth) succeeded: a client that logs in once per process
+// and again only on 401 keeps it small.
+func (s *Server) Logins() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.issued
 }
 
 // ExpireTokens invalidates every JWT issued so far, as their 8-hour lifetime running out

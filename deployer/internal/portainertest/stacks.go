@@ -192,7 +192,7 @@ func (s *Server) createStack(w http.ResponseWriter, r *http.Request) {
 		nameTaken(w, name)
 		return
 	}
-	if stderr, err := s.engine.stackDeploy(s.t.TempDir(), name, body.StackFileContent, body.Env, false); err != nil {
+	if stderr, err := s.engine.stackDeploy(s.dir, name, body.StackFileContent, body.Env, false); err != nil {
 		writeError(w, http.StatusInternalServerError, stderr, err.Error())
 		return
 	}
@@ -238,7 +238,7 @@ func (s *Server) updateStack(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if stderr, err := s.engine.stackDeploy(s.t.TempDir(), st.Name, body.StackFileContent, body.Env, body.Prune); err != nil {
+	if stderr, err := s.engine.stackDeploy(s.dir, st.Name, body.StackFileContent, body.Env, body.Prune); err != nil {
 		writeError(w, http.StatusInternalServerError, stderr, err.Error())
 		return
 	}
