@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/root"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
 )
 
@@ -39,12 +37,7 @@ func run() int {
 	}
 	if err := root.NewCmdRoot(f).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "deployer:", err)
-		// A setting to fix is a usage error, as in the CLI; anything else failed on the way.
-		var cerr *config.Error
-		if errors.As(err, &cerr) {
-			return 2
-		}
-		return 1
+		return root.ExitCode(err)
 	}
 	return 0
 }

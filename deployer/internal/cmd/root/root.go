@@ -2,6 +2,8 @@
 package root
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/deploy"
@@ -10,6 +12,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/verifyversion"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 )
 
 // NewCmdRoot returns the deployer command with its subcommands.
@@ -35,4 +38,17 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		version.NewCmdVersion(f, nil),
 	)
 	return cmd
+}
+
+// ExitCode is the process's exit code for a command's error: 0 for none, 2 for a setting to
+// fix (a usage error, as in the CLI), 1 for anything that failed on the way.
+func ExitCode(err error) int {
+	var cerr *config.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &cerr):
+		return 2
+	}
+	return 1
 }
