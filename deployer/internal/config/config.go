@@ -262,3 +262,20 @@ func (c *Config) PortainerOptions() portainer.Options {
 	}
 	return o
 }
+
+// ExplainPortainer adds to a Portainer error the settings to check, with where their values
+// came from: the credentials on 401, the address when Portainer cannot be reached.
+func (c *Config) ExplainPortainer(err error) error {
+	switch {
+	case errors.Is(err, portainer.ErrUnauthorized):
+		key := "portainer_api_key"
+		if c.PortainerAPIKey == "" {
+			key = "portainer_password"
+		}
+		s, _ := setting(key)
+		return fmt.Errorf("%w: Portainer refused the credentials: check %s (from %s)", err, s.Variable(), c.sources[key])
+	case errors.Is(err, portainer.ErrUnreachable):
+		return fmt.Errorf("%w: check SWARM_LEASE_DEPLOY_PORTAINER_URL (from %s)", err, c.sources["portainer_url"])
+	}
+	return err
+}

@@ -125,11 +125,11 @@ func deployRun(ctx context.Context, opts *Options) error {
 	}
 	status, err := client.Status(ctx)
 	if err != nil {
-		return err
+		return cfg.ExplainPortainer(err)
 	}
 	found, err := ownership.Find(ctx, client, cfg.Endpoint, cfg.StackName)
 	if err != nil {
-		return err
+		return cfg.ExplainPortainer(err)
 	}
 	imgs, err := planImages(ctx, opts, cfg)
 	if err != nil {
@@ -167,7 +167,7 @@ func deployRun(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(opts.IO.ErrOut, "creating stack %s on endpoint %s\n", cfg.StackName, ep.Name)
 		st, err := client.CreateSwarmStack(ctx, ep.ID, portainer.CreateStackRequest{Name: cfg.StackName, SwarmID: found.SwarmID, StackFileContent: string(content), Env: env})
 		if err != nil {
-			return err
+			return cfg.ExplainPortainer(err)
 		}
 		fmt.Fprintf(opts.IO.Out, "created stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, demo)
 		return nil
@@ -175,7 +175,7 @@ func deployRun(ctx context.Context, opts *Options) error {
 	fmt.Fprintf(opts.IO.ErrOut, "updating stack %s (Portainer stack %d) on endpoint %s\n", found.Stack.Name, found.Stack.ID, ep.Name)
 	st, err := client.UpdateStack(ctx, found.Stack.ID, ep.ID, portainer.UpdateStackRequest{StackFileContent: string(content), Env: env, Prune: true, PullImage: true})
 	if err != nil {
-		return err
+		return cfg.ExplainPortainer(err)
 	}
 	fmt.Fprintf(opts.IO.Out, "updated stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, demo)
 	return nil

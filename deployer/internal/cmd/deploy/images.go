@@ -61,7 +61,7 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 		}
 		pub, err := images.Resolve(ctx, p.target)
 		if err != nil {
-			return imagePlan{}, fmt.Errorf("the published images: %w", err)
+			return imagePlan{}, fmt.Errorf("the published images of SWARM_LEASE_DEPLOY_IMAGE_TAG (from %s): %w", cfg.Source("image_tag"), err)
 		}
 		p.published = pub
 		return p, nil
@@ -76,7 +76,7 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 	// A read of the tag to be pushed proves that the registry answers and takes the
 	// credentials; that the tag is not there yet is the expected answer.
 	if _, err := images.Resolve(ctx, p.target); err != nil && !errors.Is(err, images.ErrNotPublished) {
-		return imagePlan{}, fmt.Errorf("the registry %s: %w", cfg.Registry, err)
+		return imagePlan{}, fmt.Errorf("the registry %s (SWARM_LEASE_DEPLOY_REGISTRY, from %s): %w", cfg.Registry, cfg.Source("registry"), err)
 	}
 	return p, nil
 }

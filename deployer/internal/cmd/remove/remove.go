@@ -74,7 +74,7 @@ func removeRun(ctx context.Context, opts *Options) error {
 	}
 	found, err := ownership.Find(ctx, client, cfg.Endpoint, cfg.StackName)
 	if err != nil {
-		return err
+		return cfg.ExplainPortainer(err)
 	}
 	ep := found.Endpoint
 	if found.Stack == nil {
@@ -82,7 +82,7 @@ func removeRun(ctx context.Context, opts *Options) error {
 		return nil
 	}
 	if err := client.DeleteStack(ctx, found.Stack.ID, ep.ID); err != nil {
-		return err
+		return cfg.ExplainPortainer(err)
 	}
 	fmt.Fprintf(opts.IO.Out, "removed stack %s (Portainer stack %d) from endpoint %s; its volumes are kept\n", found.Stack.Name, found.Stack.ID, ep.Name)
 	return nil

@@ -1,0 +1,159 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+)
+
+// idleStack is a stack file of one service with no replicas on the released demo image: it
+// exists on the Swarm and runs nothing.
+func idleStack() string {
+	return "version: \"3.8\"\nservices:\n  app:\n    image: " + shared.released.Demo + "\n    deploy:\n      replicas: 0\n"
+}
+
+// refused checks a run that must fail with exit code code and an error containing every part.
+func refused(t *testing.T, r result, code int, parts ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d (error %v)", r.code, code, r.err)
+	}
+	for _, p := range parts {
+		if r.err == nil || !strings.Contains(r.err.Error(), p) {
+			t.Errorf("error %v, want one containing %q", r.err, p)
+		}
+	}
+}
+
+// TestExternalStackIsRefused: a stack of the configured name deployed with `docker stack
+// deploy` is neither updated nor removed, and nothing is pushed for it.
+func TestExternalStackIsRefused(t *testing.T) {
+	host := leasetest.SwarmHost(t)
+	reg := setup(t)
+	fake := fakePortainer(t, host)
+	stack := uniqueName("dep-ext")
+	file := filepath.Join(t.TempDir(), "stack.yml")
+	if err := os.WriteFile(file, []byte(idleStack()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	leasetest.Docker(t, host, "stack", "deploy", "-c", file, stack)
+	removeLeftovers(t, host, stack)
+	version := leasetest.Docker(t, host, "service", "inspect", "--format", "{{.Version.Index}}", stack+"_app")
+	settings(t, env(t, host, fake.URL(), reg, stack))
+	defer noSecrets(t)
+
+	before := len(reg.Writes())
+	r := run(t, "deploy", "--no-build-arm")
+	refused(t, r, 1, "deployed outside Portainer", stack+"_app")
+	if !errors.Is(r.err, ownership.ErrNotOurs) {
+		t.Errorf("error %v, want ownership.ErrNotOurs", r.err)
+	}
+	refused(t, run(t, "remove"), 1, "deployed outside Portainer")
+	if got := leasetest.Docker(t, host, "service", "inspect", "--format", "{{.Version.Index}}", stack+"_app"); got != version {
+		t.Errorf("the external stack's service changed: version %s, was %s", got, version)
+	}
+	if w := fake.Writes(); len(w) != 0 {
+		t.Errorf("Portainer was written to: %+v", w)
+	}
+	if w := reg.Writes(); len(w) != before {
+		t.Errorf("the registry was written to: %v", w[before:])
+	}
+}
+
+// TestWrongEndpointIsRefused: a record of the name on another endpoint of the same Swarm is
+// not ours, and an endpoint that does not exist is an error naming it.
+func TestWrongEndpointIsRefused(t *testing.T) {
+	host := leasetest.SwarmHost(t)
+	reg := setup(t)
+	fake := fakePortainer(t, host)
+	stack := uniqueName("dep-other")
+	removeLeftovers(t, host, stack)
+	client, err := portainer.New(portainer.Options{URL: fake.URL(), APIKey: apiKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	swarmID, err := client.SwarmID(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CreateSwarmStack(ctx, 2, portainer.CreateStackRequest{Name: stack, SwarmID: swarmID, StackFileContent: idleStack()}); err != nil {
+		t.Fatal(err)
+	}
+	writes := len(fake.Writes())
+	settings(t, env(t, host, fake.URL(), reg, stack))
+	defer noSecrets(t)
+
+	before := len(reg.Writes())
+	refused(t, run(t, "deploy", "--no-build-arm"), 1, "belongs to endpoint 2", "SWARM_LEASE_DEPLOY_ENDPOINT")
+	refused(t, run(t, "remove"), 1, "belongs to endpoint 2")
+	if recs := fake.Stacks(); len(recs) != 1 || recs[0].EndpointID != 2 {
+		t.Errorf("records %+v, want the other endpoint's record untouched", recs)
+	}
+
+	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "nosuch")
+	refused(t, run(t, "deploy", "--dry-run"), 1, "nosuch")
+	if w := fake.Writes(); len(w) != writes {
+		t.Errorf("Portainer was written to: %+v", w[writes:])
+	}
+	if w := reg.Writes(); len(w) != before {
+		t.Errorf("the registry was written to: %v", w[before:])
+	}
+}
+
+// TestFailuresChangeNothing: a bad API key, Portainer down, the registry down and a tag that
+// was never published each stop the deploy with a clear error before anything is written.
+func TestFailuresChangeNothing(t *testing.T) {
+	host := leasetest.SwarmHost(t)
+	reg := setup(t)
+	fake := fakePortainer(t, host)
+	stack := uniqueName("dep-fail")
+	removeLeftovers(t, host, stack)
+	defer noSecrets(t)
+	before := len(reg.Writes())
+
+	t.Run("bad API key", func(t *testing.T) {
+		vars := env(t, host, fake.URL(), reg, stack)
+		vars["PORTAINER_API_KEY_FILE"] = "ptr_wrongKey0123456789"
+		settings(t, vars)
+		refused(t, run(t, "deploy", "--no-build-arm"), 1, "401", "check SWARM_LEASE_DEPLOY_PORTAINER_API_KEY (from file")
+	})
+	t.Run("registry down", func(t *testing.T) {
+		vars := env(t, host, fake.URL(), reg, stack)
+		vars["REGISTRY"] = "127.0.0.1:" + strconv.Itoa(freePort(t))
+		settings(t, vars)
+		refused(t, run(t, "deploy", "--no-build-arm"), 1, "the registry "+vars["REGISTRY"]+" (SWARM_LEASE_DEPLOY_REGISTRY, from variable")
+	})
+	t.Run("tag not published", func(t *testing.T) {
+		settings(t, env(t, host, fake.URL(), reg, stack))
+		refused(t, run(t, "deploy", "--no-push-images", "--image-tag", "never-pushed"), 1, "never-pushed", "is not in the registry")
+	})
+	t.Run("a setting to fix", func(t *testing.T) {
+		vars := env(t, host, fake.URL(), reg, stack)
+		vars["REPLICAS"] = "many"
+		settings(t, vars)
+		refused(t, run(t, "deploy", "--dry-run"), 2, "SWARM_LEASE_DEPLOY_REPLICAS", `"many"`)
+	})
+	t.Run("Portainer down", func(t *testing.T) {
+		settings(t, env(t, host, fake.URL(), reg, stack))
+		fake.Stop()
+		refused(t, run(t, "deploy", "--no-build-arm"), 1, "unreachable", "SWARM_LEASE_DEPLOY_PORTAINER_URL (from variable")
+	})
+	if w := fake.Writes(); len(w) != 0 {
+		t.Errorf("Portainer was written to: %+v", w)
+	}
+	if w := reg.Writes(); len(w) != before {
+		t.Errorf("the registry was written to: %v", w[before:])
+	}
+	if s := services(t, host, stack); s != "" {
+		t.Errorf("services deployed: %s", s)
+	}
+}
