@@ -110,6 +110,9 @@ func deployRun(ctx context.Context, opts *Options) error {
 	if err := cfg.ValidateRegistry(); err != nil {
 		return err
 	}
+	if err := checkImageFlags(opts, cfg); err != nil {
+		return err
+	}
 	if opts.Git != nil {
 		opts.commitHash, _ = opts.Git.Git(ctx, "rev-parse", "HEAD")
 	}
@@ -146,7 +149,11 @@ func deployRun(ctx context.Context, opts *Options) error {
 	p := plan{portainer: status, url: cfg.PortainerURL, found: found, name: cfg.StackName, images: imgs, env: variables(cfg, demo).Env()}
 	p.print(opts.IO.Out)
 	if opts.DryRun {
-		fmt.Fprintf(opts.IO.Out, "\nrendered stack (%s with the variables above):\n%s\ndry run: nothing was built, pushed or deployed\n", stackfile.Path, rendered)
+		fmt.Fprintf(opts.IO.Out, "\nrendered stack (%s with the variables above", stackfile.Path)
+		if imgs.platforms != nil {
+			fmt.Fprintf(opts.IO.Out, "; %s stands for the digest the push will give", placeholderDigest)
+		}
+		fmt.Fprintf(opts.IO.Out, "):\n%s\ndry run: nothing was built, pushed or deployed\n", rendered)
 		return nil
 	}
 

@@ -50,15 +50,23 @@ func platformNames(ps []v1.Platform) string {
 	return strings.Join(names, ", ")
 }
 
+// checkImageFlags checks, before anything is read, that --no-push-images has a tag to deploy.
+func checkImageFlags(opts *Options, cfg *config.Config) error {
+	if opts.NoPushImages && cfg.ImageTag == "" {
+		return &config.Error{Variable: "SWARM_LEASE_DEPLOY_IMAGE_TAG", Problem: "--no-push-images deploys images that are already published, so it needs their tag", Fix: "pass --image-tag VERSION (e.g. 0.1.0)"}
+	}
+	if opts.NoPushImages && opts.NoBuildArm {
+		return &config.Error{Variable: "--no-build-arm", Problem: "--no-push-images builds nothing", Fix: "drop --no-build-arm"}
+	}
+	return nil
+}
+
 // planImages decides the image step and does every read that proves it: with
 // --no-push-images the published tag's digests (a missing tag is an error), otherwise that
 // the registry answers. It pushes nothing.
 func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePlan, error) {
 	p := imagePlan{target: images.Target{Registry: cfg.Repository(), Tag: cfg.ImageTag, Keychain: keychain(cfg)}}
 	if opts.NoPushImages {
-		if cfg.ImageTag == "" {
-			return imagePlan{}, &config.Error{Variable: "SWARM_LEASE_DEPLOY_IMAGE_TAG", Problem: "--no-push-images deploys images that are already published, so it needs their tag", Fix: "pass --image-tag VERSION (e.g. 0.1.0)"}
-		}
 		pub, err := images.Resolve(ctx, p.target)
 		if err != nil {
 			return imagePlan{}, fmt.Errorf("the published images of SWARM_LEASE_DEPLOY_IMAGE_TAG (from %s): %w", cfg.Source("image_tag"), err)
