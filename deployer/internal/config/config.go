@@ -207,14 +207,11 @@ func (c *Config) ValidatePortainer() error {
 	if !strings.HasPrefix(c.PortainerURL, "https://") && !strings.HasPrefix(c.PortainerURL, "http://") {
 		return c.invalid("portainer_url", fmt.Sprintf("%q is not an http(s) address", c.PortainerURL), "use https://HOST:9443 (or http://HOST:9000)")
 	}
-	if c.PortainerAPIKey == "" && (c.PortainerUsername == "" || c.PortainerPassword == "") {
-		var errs []error
-		if c.PortainerUsername == "" {
-			errs = append(errs, missing("portainer_api_key", "Portainer needs an API key (preferred) or a username and password"))
-		} else {
-			errs = append(errs, missing("portainer_password", "a username without a password cannot log in"))
-		}
-		return errors.Join(errs...)
+	if c.PortainerAPIKey == "" && c.PortainerUsername == "" {
+		return missing("portainer_api_key", "Portainer needs an API key (preferred) or a username and password")
+	}
+	if c.PortainerAPIKey == "" && c.PortainerPassword == "" {
+		return missing("portainer_password", "a username without a password cannot log in")
 	}
 	if c.Endpoint == "" {
 		return missing("endpoint", "it is the Portainer environment that runs the Swarm (its id or name)")

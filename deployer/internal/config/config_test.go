@@ -141,32 +141,25 @@ func TestFileRules(t *testing.T) {
 		_, _, err := Load(Input{Dir: t.TempDir()})
 		wantError(t, err, "SWARM_LEASE_DEPLOY_REGISTRY_TOKEN_FILE", empty, "is empty")
 	})
-	t.Run("one trailing newline dropped", func(t *testing.T) {
-		clearEnvironment(t)
-		key := filepath.Join(t.TempDir(), "key")
-		writeFile(t, key, "ptr_abc \n\n")
-		t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", key)
-		cfg, _, err := Load(Input{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(cfg.PortainerAPIKey) != "ptr_abc \n" {
-			t.Errorf("api key %q, want the file without one trailing newline", string(cfg.PortainerAPIKey))
-		}
-	})
-	t.Run("CRLF dropped", func(t *testing.T) {
-		clearEnvironment(t)
-		key := filepath.Join(t.TempDir(), "key")
-		writeFile(t, key, "ptr_abc\r\n")
-		t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", key)
-		cfg, _, err := Load(Input{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(cfg.PortainerAPIKey) != "ptr_abc" {
-			t.Errorf("api key %q, want ptr_abc", string(cfg.PortainerAPIKey))
-		}
-	})
+	for _, tc := range []struct{ name, file, want string }{
+		{"one trailing newline dropped", "ptr_abc \n\n", "ptr_abc \n"},
+		{"CRLF dropped", "ptr_abc\r\n", "ptr_abc"},
+		{"no newline", "ptr_abc", "ptr_abc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnvironment(t)
+			key := filepath.Join(t.TempDir(), "key")
+			writeFile(t, key, tc.file)
+			t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", key)
+			cfg, _, err := Load(Input{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(cfg.PortainerAPIKey) != tc.want {
+				t.Errorf("api key %q, want %q", string(cfg.PortainerAPIKey), tc.want)
+			}
+		})
+	}
 }
 
 func wantError(t *testing.T, err error, parts ...string) {

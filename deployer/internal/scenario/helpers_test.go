@@ -22,6 +22,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/root"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainertest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
 )
@@ -213,4 +214,32 @@ func removeLeftovers(t *testing.T, host, stack string) {
 // uniqueName is a stack name of the test's own.
 func uniqueName(prefix string) string {
 	return prefix + "-" + strconv.FormatInt(time.Now().UnixNano()%1_000_000_000, 36)
+}
+
+// writeCounts are how many writes Portainer and the registry had received at a point.
+type writeCounts struct{ portainer, registry int }
+
+// counts are the writes so far.
+func counts(fake *portainertest.Server, reg *recordingRegistry) writeCounts {
+	return writeCounts{portainer: len(fake.Writes()), registry: len(reg.Writes())}
+}
+
+// nothingWritten checks that neither Portainer nor the registry got a write since before.
+func nothingWritten(t *testing.T, fake *portainertest.Server, reg *recordingRegistry, before writeCounts) {
+	t.Helper()
+	if w := fake.Writes(); len(w) != before.portainer {
+		t.Errorf("Portainer was written to: %+v", w[before.portainer:])
+	}
+	if w := reg.Writes(); len(w) != before.registry {
+		t.Errorf("the registry was written to: %v", w[before.registry:])
+	}
+}
+
+// nothingDeployed checks that nothing was written and the stack has no services.
+func nothingDeployed(t *testing.T, fake *portainertest.Server, reg *recordingRegistry, before writeCounts, host, stack string) {
+	t.Helper()
+	nothingWritten(t, fake, reg, before)
+	if s := services(t, host, stack); s != "" {
+		t.Errorf("services deployed: %s", s)
+	}
 }

@@ -50,7 +50,7 @@ func TestExternalStackIsRefused(t *testing.T) {
 	settings(t, env(t, host, fake.URL(), reg, stack))
 	defer noSecrets(t)
 
-	before := len(reg.Writes())
+	before := counts(fake, reg)
 	r := run(t, "deploy", "--no-build-arm")
 	refused(t, r, 1, "deployed outside Portainer", stack+"_app")
 	if !errors.Is(r.err, ownership.ErrNotOurs) {
@@ -60,12 +60,7 @@ func TestExternalStackIsRefused(t *testing.T) {
 	if got := leasetest.Docker(t, host, "service", "inspect", "--format", "{{.Version.Index}}", stack+"_app"); got != version {
 		t.Errorf("the external stack's service changed: version %s, was %s", got, version)
 	}
-	if w := fake.Writes(); len(w) != 0 {
-		t.Errorf("Portainer was written to: %+v", w)
-	}
-	if w := reg.Writes(); len(w) != before {
-		t.Errorf("the registry was written to: %v", w[before:])
-	}
+	nothingWritten(t, fake, reg, before)
 }
 
 // TestWrongEndpointIsRefused: a record of the name on another endpoint of the same Swarm is
@@ -88,11 +83,10 @@ func TestWrongEndpointIsRefused(t *testing.T) {
 	if _, err := client.CreateSwarmStack(ctx, 2, portainer.CreateStackRequest{Name: stack, SwarmID: swarmID, StackFileContent: idleStack()}); err != nil {
 		t.Fatal(err)
 	}
-	writes := len(fake.Writes())
 	settings(t, env(t, host, fake.URL(), reg, stack))
 	defer noSecrets(t)
 
-	before := len(reg.Writes())
+	before := counts(fake, reg)
 	refused(t, run(t, "deploy", "--no-build-arm"), 1, "belongs to endpoint 2", "SWARM_LEASE_DEPLOY_ENDPOINT")
 	refused(t, run(t, "remove"), 1, "belongs to endpoint 2")
 	if recs := fake.Stacks(); len(recs) != 1 || recs[0].EndpointID != 2 {
@@ -101,12 +95,7 @@ func TestWrongEndpointIsRefused(t *testing.T) {
 
 	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "nosuch")
 	refused(t, run(t, "deploy", "--dry-run"), 1, "nosuch")
-	if w := fake.Writes(); len(w) != writes {
-		t.Errorf("Portainer was written to: %+v", w[writes:])
-	}
-	if w := reg.Writes(); len(w) != before {
-		t.Errorf("the registry was written to: %v", w[before:])
-	}
+	nothingWritten(t, fake, reg, before)
 }
 
 // TestFailuresChangeNothing: a bad API key, Portainer down, the registry down and a tag that
@@ -118,7 +107,7 @@ func TestFailuresChangeNothing(t *testing.T) {
 	stack := uniqueName("dep-fail")
 	removeLeftovers(t, host, stack)
 	defer noSecrets(t)
-	before := len(reg.Writes())
+	before := counts(fake, reg)
 
 	t.Run("bad API key", func(t *testing.T) {
 		vars := env(t, host, fake.URL(), reg, stack)
@@ -147,13 +136,5 @@ func TestFailuresChangeNothing(t *testing.T) {
 		fake.Stop()
 		refused(t, run(t, "deploy", "--no-build-arm"), 1, "unreachable", "SWARM_LEASE_DEPLOY_PORTAINER_URL (from variable")
 	})
-	if w := fake.Writes(); len(w) != 0 {
-		t.Errorf("Portainer was written to: %+v", w)
-	}
-	if w := reg.Writes(); len(w) != before {
-		t.Errorf("the registry was written to: %v", w[before:])
-	}
-	if s := services(t, host, stack); s != "" {
-		t.Errorf("services deployed: %s", s)
-	}
+	nothingDeployed(t, fake, reg, before, host, stack)
 }

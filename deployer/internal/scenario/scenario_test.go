@@ -122,7 +122,7 @@ func TestDeployLifecycle(t *testing.T) {
 	settings(t, env(t, host, fake.URL(), reg, stack))
 	defer noSecrets(t)
 
-	before := len(reg.Writes())
+	before := counts(fake, reg)
 	dry := run(t, "deploy", "--dry-run")
 	if dry.code != 0 {
 		t.Fatalf("dry run: exit %d: %v", dry.code, dry.err)
@@ -132,15 +132,7 @@ func TestDeployLifecycle(t *testing.T) {
 			t.Errorf("dry run output lacks %q", want)
 		}
 	}
-	if w := fake.Writes(); len(w) != 0 {
-		t.Errorf("dry run wrote to Portainer: %+v", w)
-	}
-	if w := reg.Writes(); len(w) != before {
-		t.Errorf("dry run wrote to the registry: %v", w[before:])
-	}
-	if s := services(t, host, stack); s != "" {
-		t.Errorf("dry run deployed services: %s", s)
-	}
+	nothingDeployed(t, fake, reg, before, host, stack)
 
 	first := run(t, "deploy")
 	if first.code != 0 {

@@ -97,14 +97,8 @@ and the rendered stack, and changes nothing anywhere.`,
 func (opts *Options) commit() string { return opts.commitHash }
 
 func deployRun(ctx context.Context, opts *Options) error {
-	cfg, warnings, err := config.Load(config.Input{Flags: opts.Flags, EnvFile: opts.EnvFile, Dir: opts.Dir})
-	for _, w := range warnings {
-		fmt.Fprintln(opts.IO.ErrOut, w)
-	}
+	cfg, client, err := config.Connect(config.Input{Flags: opts.Flags, EnvFile: opts.EnvFile, Dir: opts.Dir}, opts.IO.ErrOut)
 	if err != nil {
-		return err
-	}
-	if err := cfg.ValidatePortainer(); err != nil {
 		return err
 	}
 	if err := cfg.ValidateRegistry(); err != nil {
@@ -122,10 +116,6 @@ func deployRun(ctx context.Context, opts *Options) error {
 	}
 
 	// Reads only, up to the push: Portainer, the endpoint, the stack's owner, the registry.
-	client, err := portainer.New(cfg.PortainerOptions())
-	if err != nil {
-		return err
-	}
 	status, err := client.Status(ctx)
 	if err != nil {
 		return cfg.ExplainPortainer(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 )
 
 // Options are the inputs of `deployer remove`.
@@ -58,17 +57,7 @@ success (exit 0).`,
 }
 
 func removeRun(ctx context.Context, opts *Options) error {
-	cfg, warnings, err := config.Load(config.Input{Flags: opts.Flags, EnvFile: opts.EnvFile, Dir: opts.Dir})
-	for _, w := range warnings {
-		fmt.Fprintln(opts.IO.ErrOut, w)
-	}
-	if err != nil {
-		return err
-	}
-	if err := cfg.ValidatePortainer(); err != nil {
-		return err
-	}
-	client, err := portainer.New(cfg.PortainerOptions())
+	cfg, client, err := config.Connect(config.Input{Flags: opts.Flags, EnvFile: opts.EnvFile, Dir: opts.Dir}, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
