@@ -36,16 +36,13 @@ func refused(t *testing.T, r result, code int, parts ...string) {
 // TestExternalStackIsRefused: a stack of the configured name deployed with `docker stack
 // deploy` is neither updated nor removed, and nothing is pushed for it.
 func TestExternalStackIsRefused(t *testing.T) {
-	host := leasetest.SwarmHost(t)
-	reg := setup(t)
-	fake := fakePortainer(t, host)
-	stack := uniqueName("dep-ext")
+	w := newWorld(t, "dep-ext")
+	host, reg, fake, stack := w.host, w.reg, w.fake, w.stack
 	file := filepath.Join(t.TempDir(), "stack.yml")
 	if err := os.WriteFile(file, []byte(idleStack()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	leasetest.Docker(t, host, "stack", "deploy", "-c", file, stack)
-	removeLeftovers(t, host, stack)
 	version := leasetest.Docker(t, host, "service", "inspect", "--format", "{{.Version.Index}}", stack+"_app")
 	settings(t, env(t, host, fake.URL(), reg, stack))
 	defer noSecrets(t)
@@ -66,11 +63,8 @@ func TestExternalStackIsRefused(t *testing.T) {
 // TestWrongEndpointIsRefused: a record of the name on another endpoint of the same Swarm is
 // not ours, and an endpoint that does not exist is an error naming it.
 func TestWrongEndpointIsRefused(t *testing.T) {
-	host := leasetest.SwarmHost(t)
-	reg := setup(t)
-	fake := fakePortainer(t, host)
-	stack := uniqueName("dep-other")
-	removeLeftovers(t, host, stack)
+	w := newWorld(t, "dep-other")
+	host, reg, fake, stack := w.host, w.reg, w.fake, w.stack
 	client, err := portainer.New(portainer.Options{URL: fake.URL(), APIKey: apiKey})
 	if err != nil {
 		t.Fatal(err)
@@ -101,11 +95,8 @@ func TestWrongEndpointIsRefused(t *testing.T) {
 // TestFailuresChangeNothing: a bad API key, Portainer down, the registry down and a tag that
 // was never published each stop the deploy with a clear error before anything is written.
 func TestFailuresChangeNothing(t *testing.T) {
-	host := leasetest.SwarmHost(t)
-	reg := setup(t)
-	fake := fakePortainer(t, host)
-	stack := uniqueName("dep-fail")
-	removeLeftovers(t, host, stack)
+	w := newWorld(t, "dep-fail")
+	host, reg, fake, stack := w.host, w.reg, w.fake, w.stack
 	defer noSecrets(t)
 	before := counts(fake, reg)
 

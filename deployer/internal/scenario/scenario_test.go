@@ -71,6 +71,23 @@ func fakePortainer(t *testing.T, host string) *portainertest.Server {
 	})
 }
 
+// world is one scenario's registry, fake Portainer and stack name on the test Swarm.
+type world struct {
+	host  string
+	reg   *recordingRegistry
+	fake  *portainertest.Server
+	stack string
+}
+
+// newWorld sets a scenario up; its cleanup removes what the stack left on the Swarm.
+func newWorld(t *testing.T, prefix string) world {
+	t.Helper()
+	host := leasetest.SwarmHost(t)
+	w := world{host: host, reg: setup(t), fake: fakePortainer(t, host), stack: uniqueName(prefix)}
+	removeLeftovers(t, host, w.stack)
+	return w
+}
+
 // serviceImage is a service's pinned image.
 func serviceImage(t *testing.T, host, service string) string {
 	return leasetest.Docker(t, host, "service", "inspect", "--format", "{{.Spec.TaskTemplate.ContainerSpec.Image}}", service)
@@ -114,11 +131,8 @@ func noSecrets(t *testing.T) {
 // demo's services start on the pushed digest, both platforms in the index), redeploy of a
 // published tag (update; the services move to its digest), remove, remove again.
 func TestDeployLifecycle(t *testing.T) {
-	host := leasetest.SwarmHost(t)
-	reg := setup(t)
-	fake := fakePortainer(t, host)
-	stack := uniqueName("dep-life")
-	removeLeftovers(t, host, stack)
+	w := newWorld(t, "dep-life")
+	host, reg, fake, stack := w.host, w.reg, w.fake, w.stack
 	settings(t, env(t, host, fake.URL(), reg, stack))
 	defer noSecrets(t)
 
