@@ -34,7 +34,10 @@ const (
 )
 
 // recordingRegistry is an in-process registry on 127.0.0.1 that counts the writes (PUT, POST,
-// PATCH, DELETE) it receives.
+// PATCH, DELETE) it receives and, like a registry of public repositories, lets anyone read but
+// only the user "pusher" with registryToken write. Its /v2/ challenges go-containerregistry's
+// clients (the deployer) for Basic authentication, so that they send the credentials they have;
+// the Docker engine, which pulls anonymously here, is not challenged.
 type recordingRegistry struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
@@ -47,7 +50,15 @@ func startRegistry() *recordingRegistry {
 	r := &recordingRegistry{}
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		user, token, hasAuth := req.BasicAuth()
+		authorized := hasAuth && user == "pusher" && token == registryToken
+		write := req.Method != http.MethodGet && req.Method != http.MethodHead
+		if (hasAuth && !authorized) || (write && !authorized) || (req.URL.Path == "/v2/" && !hasAuth && !strings.HasPrefix(req.UserAgent(), "docker/")) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="scenario"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if write {
 			r.mu.Lock()
 			r.writes = append(r.writes, req.Method+" "+req.URL.Path)
 			r.mu.Unlock()
@@ -200,11 +211,13 @@ func removeLeftovers(t *testing.T, host, stack string) {
 			return string(out)
 		}
 		docker("stack", "rm", stack)
-		docker("service", "rm", swarmstore.AnchorName(stack+"_controller"))
+		// A stopping controller releases the lease and so writes the anchor again: it goes
+		// once the containers have.
 		deadline := time.Now().Add(time.Minute)
 		for strings.TrimSpace(docker("ps", "-aq", "--filter", "label=com.docker.stack.namespace="+stack)) != "" && time.Now().Before(deadline) {
 			time.Sleep(500 * time.Millisecond)
 		}
+		docker("service", "rm", swarmstore.AnchorName(stack+"_controller"))
 		for _, v := range strings.Fields(docker("volume", "ls", "-q", "--filter", "label=com.docker.stack.namespace="+stack)) {
 			docker("volume", "rm", v)
 		}

@@ -112,6 +112,12 @@ func TestFailuresChangeNothing(t *testing.T) {
 		settings(t, vars)
 		refused(t, run(t, "deploy", "--no-build-arm"), 1, "the registry "+vars["REGISTRY"]+" (SWARM_LEASE_DEPLOY_REGISTRY, from variable")
 	})
+	t.Run("wrong registry token", func(t *testing.T) {
+		vars := env(t, host, fake.URL(), reg, stack)
+		vars["REGISTRY_TOKEN_FILE"] = "dckr_pat_wrongToken"
+		settings(t, vars)
+		refused(t, run(t, "deploy", "--no-build-arm"), 1, "refused the credentials", "SWARM_LEASE_DEPLOY_REGISTRY_TOKEN (from file", "401")
+	})
 	t.Run("tag not published", func(t *testing.T) {
 		settings(t, env(t, host, fake.URL(), reg, stack))
 		refused(t, run(t, "deploy", "--no-push-images", "--image-tag", "never-pushed"), 1, "never-pushed", "is not in the registry")

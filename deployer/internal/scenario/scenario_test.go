@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -34,12 +35,19 @@ func setup(t *testing.T) *recordingRegistry {
 	shared.once.Do(func() {
 		shared.reg = startRegistry()
 		b := images.Build{Root: repoRoot(t), Version: "9.9.9", Date: "2026-01-01T00:00:00Z", Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}}
-		shared.released, shared.err = images.PublishTo(context.Background(), b, images.Target{Registry: shared.reg.host() + "/team", Tag: "released"})
+		shared.released, shared.err = images.PublishTo(context.Background(), b, images.Target{Registry: shared.reg.host() + "/team", Tag: "released", Keychain: pusher{}})
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)
 	}
 	return shared.reg
+}
+
+// pusher is the registry's writer, for the release the scenarios deploy.
+type pusher struct{}
+
+func (pusher) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return &authn.Basic{Username: "pusher", Password: registryToken}, nil
 }
 
 // env are the settings of a scenario against fake and reg for stack name.
@@ -120,7 +128,7 @@ func noSecrets(t *testing.T) {
 	t.Helper()
 	transcript.mu.Lock()
 	defer transcript.mu.Unlock()
-	for _, secret := range []string{apiKey, registryToken, "ptr_wrongKey"} {
+	for _, secret := range []string{apiKey, registryToken, "ptr_wrongKey", "dckr_pat_wrongToken"} {
 		if strings.Contains(transcript.all.String(), secret) {
 			t.Errorf("a secret appears in the output: %q", secret)
 		}

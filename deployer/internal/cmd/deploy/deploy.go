@@ -149,7 +149,7 @@ func deployRun(ctx context.Context, opts *Options) error {
 
 	if imgs.platforms != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "building %s and pushing to %s (tag %s)\n", platformNames(imgs.platforms), imgs.target.Registry, imgs.target.Tag)
-		if err := pushImages(ctx, opts, &imgs); err != nil {
+		if err := pushImages(ctx, opts, cfg, &imgs); err != nil {
 			return err
 		}
 		fmt.Fprintf(opts.IO.Out, "pushed %s\npushed %s\n", imgs.published.Controller, imgs.published.Demo)

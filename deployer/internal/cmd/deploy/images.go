@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/images"
@@ -68,8 +70,11 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 	p := imagePlan{target: images.Target{Registry: cfg.Repository(), Tag: cfg.ImageTag, Keychain: keychain(cfg)}}
 	if opts.NoPushImages {
 		pub, err := images.Resolve(ctx, p.target)
-		if err != nil {
+		if errors.Is(err, images.ErrNotPublished) {
 			return imagePlan{}, fmt.Errorf("the published images of SWARM_LEASE_DEPLOY_IMAGE_TAG (from %s): %w", cfg.Source("image_tag"), err)
+		}
+		if err != nil {
+			return imagePlan{}, registryError(cfg, err)
 		}
 		p.published = pub
 		return p, nil
@@ -84,9 +89,23 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 	// A read of the tag to be pushed proves that the registry answers and takes the
 	// credentials; that the tag is not there yet is the expected answer.
 	if _, err := images.Resolve(ctx, p.target); err != nil && !errors.Is(err, images.ErrNotPublished) {
-		return imagePlan{}, fmt.Errorf("the registry %s (SWARM_LEASE_DEPLOY_REGISTRY, from %s): %w", cfg.Registry, cfg.Source("registry"), err)
+		return imagePlan{}, registryError(cfg, err)
 	}
 	return p, nil
+}
+
+// registryError names the registry settings to check: the credentials when the registry
+// refused them, else the address.
+func registryError(cfg *config.Config, err error) error {
+	var terr *transport.Error
+	if errors.As(err, &terr) && (terr.StatusCode == http.StatusUnauthorized || terr.StatusCode == http.StatusForbidden) {
+		who := "the machine's Docker credentials (set SWARM_LEASE_DEPLOY_REGISTRY_USERNAME and SWARM_LEASE_DEPLOY_REGISTRY_TOKEN to use others)"
+		if cfg.RegistryUsername != "" {
+			who = fmt.Sprintf("SWARM_LEASE_DEPLOY_REGISTRY_USERNAME (from %s) and SWARM_LEASE_DEPLOY_REGISTRY_TOKEN (from %s)", cfg.Source("registry_username"), cfg.Source("registry_token"))
+		}
+		return fmt.Errorf("the registry %s refused the credentials: check %s: %w", cfg.Registry, who, err)
+	}
+	return fmt.Errorf("the registry %s (SWARM_LEASE_DEPLOY_REGISTRY, from %s): %w", cfg.Registry, cfg.Source("registry"), err)
 }
 
 // defaultTag names a build after its commit and time, so that every deploy pushes a tag of
@@ -100,11 +119,11 @@ func defaultTag(opts *Options) string {
 }
 
 // pushImages builds and pushes the images planned.
-func pushImages(ctx context.Context, opts *Options, p *imagePlan) error {
+func pushImages(ctx context.Context, opts *Options, cfg *config.Config, p *imagePlan) error {
 	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commit(), Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms}
 	pub, err := opts.Publish(ctx, b, p.target)
 	if err != nil {
-		return err
+		return registryError(cfg, err)
 	}
 	p.published = pub
 	return nil
