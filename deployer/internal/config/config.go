@@ -50,13 +50,13 @@ type Input struct {
 	// EnvFile is the .env file given with --env-file; it must exist. "" means Dir/.env when
 	// that exists.
 	EnvFile string
-	// Dir is the working directory, where the default .env is looked for.
+	// Dir is where the default .env is looked for: the repository root.
 	Dir string
 }
 
 // AddFlags adds a flag for every setting that is not a secret, and --env-file.
 func AddFlags(fs *pflag.FlagSet, envFile *string) {
-	fs.StringVar(envFile, "env-file", "", "read settings from this file (default ./.env when it exists)")
+	fs.StringVar(envFile, "env-file", "", "read settings from this file (default: .env at the repository root, when it exists)")
 	for _, s := range Settings {
 		if s.Flag() == "" {
 			continue

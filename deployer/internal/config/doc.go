@@ -8,7 +8,7 @@
 //  1. flags;
 //  2. the process environment;
 //  3. the process environment's *_FILE variables;
-//  4. the .env file (--env-file; default ./.env when it exists);
+//  4. the .env file (--env-file; default: .env at the repository root, when it exists);
 //  5. the .env file's *_FILE variables;
 //  6. the defaults in [Settings].
 //

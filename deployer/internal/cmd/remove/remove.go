@@ -21,7 +21,7 @@ import (
 type Options struct {
 	// IO receives the result (Out) and warnings (ErrOut).
 	IO cmdutil.IOStreams
-	// Dir is the working directory, where the default .env is.
+	// Dir is the repository's work tree, where the default .env is.
 	Dir string
 	// Flags are the command's flags, a layer of the settings.
 	Flags *pflag.FlagSet
