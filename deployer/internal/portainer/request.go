@@ -54,7 +54,6 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	}
 	var token Secret
 	if !cl.public && c.apiKey == "" {
-		var err error
 		if token, err = c.token(ctx, ""); err != nil {
 			return err
 		}
@@ -73,7 +72,8 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 		}
 	}
 	if resp.status < 200 || resp.status > 299 {
-		return apiError(cl, resp, c.knownSecrets())
+		// The token this call sent too: a concurrent re-login may have replaced it already.
+		return apiError(cl, resp, append(c.knownSecrets(), string(token)))
 	}
 	return decodeJSON(cl.op, resp.body, out)
 }
@@ -141,7 +141,7 @@ func (c *Client) send(ctx context.Context, cl call, payload []byte, token Secret
 	c.log.DebugContext(ctx, "portainer request", "op", cl.op, "method", cl.method, "path", u.Path,
 		"status", resp.StatusCode, "duration", time.Since(start))
 	if err != nil {
-		return response{}, fmt.Errorf("portainer: %s: reading the answer: %w", cl.op, c.transportError(ctx, cl.op, err))
+		return response{}, c.transportError(ctx, cl.op, err) // the connection broke mid-answer
 	}
 	if int64(len(data)) > limit {
 		if resp.StatusCode > 299 {
@@ -187,11 +187,16 @@ func truncate(s string, n int) string {
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// redact replaces every occurrence of each non-empty secret in s.
+// redact replaces every occurrence of each non-empty secret in s, also in its JSON-escaped
+// form (a server that quotes a request body quotes it escaped).
 func redact(s string, secrets []string) string {
 	for _, secret := range secrets {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, redacted)
+		if secret == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, secret, redacted)
+		if quoted, err := json.Marshal(secret); err == nil {
+			s = strings.ReplaceAll(s, string(quoted[1:len(quoted)-1]), redacted)
 		}
 	}
 	return s

@@ -66,16 +66,18 @@ func (c *Client) CreateSwarmStack(ctx context.Context, endpointID int, r CreateS
 	case r.StackFileContent == "":
 		return Stack{}, fmt.Errorf("portainer: %s: CreateStackRequest.StackFileContent is empty", op)
 	}
-	if r.Env == nil {
-		r.Env = []EnvVar{}
-	}
 	endpoint := strconv.Itoa(endpointID)
 	cl := call{
-		op:      op,
-		method:  http.MethodPost,
-		path:    "/stacks/create/swarm/string",
-		query:   url.Values{"endpointId": {endpoint}},
-		body:    r,
+		op:     op,
+		method: http.MethodPost,
+		path:   "/stacks/create/swarm/string",
+		query:  url.Values{"endpointId": {endpoint}},
+		body: struct {
+			Name             string
+			SwarmID          string
+			StackFileContent string
+			Env              []wireEnvVar
+		}{r.Name, r.SwarmID, r.StackFileContent, wireEnv(r.Env)},
 		also:    map[int]error{http.StatusNotFound: ErrEndpointNotFound},
 		secrets: secretValues(r.Env),
 	}
@@ -89,6 +91,7 @@ func (c *Client) CreateSwarmStack(ctx context.Context, endpointID int, r CreateS
 		stack = Stack{}
 		err = c.do(ctx, cl, &stack)
 	}
+	markSecret(stack.Env, r.Env)
 	return stack, err
 }
 
@@ -99,21 +102,23 @@ func (c *Client) UpdateStack(ctx context.Context, stackID, endpointID int, r Upd
 	if r.StackFileContent == "" {
 		return Stack{}, fmt.Errorf("portainer: %s: UpdateStackRequest.StackFileContent is empty", op)
 	}
-	if r.Env == nil {
-		// An absent Env would clear nothing on some servers and everything on others: always
-		// send the whole set, here the empty one.
-		r.Env = []EnvVar{}
-	}
 	var stack Stack
 	err := c.do(ctx, call{
-		op:      op,
-		method:  http.MethodPut,
-		path:    fmt.Sprintf("/stacks/%d", stackID),
-		query:   url.Values{"endpointId": {strconv.Itoa(endpointID)}},
-		body:    r,
+		op:     op,
+		method: http.MethodPut,
+		path:   fmt.Sprintf("/stacks/%d", stackID),
+		query:  url.Values{"endpointId": {strconv.Itoa(endpointID)}},
+		// Env goes whole, as a list even when empty: Portainer replaces the stored set with it.
+		body: struct {
+			StackFileContent string
+			Env              []wireEnvVar
+			Prune            bool
+			PullImage        bool
+		}{r.StackFileContent, wireEnv(r.Env), r.Prune, r.PullImage},
 		also:    map[int]error{http.StatusNotFound: ErrStackNotFound},
 		secrets: secretValues(r.Env),
 	}, &stack)
+	markSecret(stack.Env, r.Env)
 	return stack, err
 }
 

@@ -1,6 +1,10 @@
 package portainer
 
-import "log/slog"
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+)
 
 // Status is GET /api/system/status: the server's version and instance.
 type Status struct {
@@ -82,21 +86,69 @@ type EnvVar struct {
 	// Value is its value.
 	Value string `json:"value"`
 	// Secret marks a value that must never appear in an error or a log line: the client
-	// redacts it from every error of the call it is sent with, and slog records it redacted.
-	// It is not sent to Portainer.
+	// redacts it from every error of the call it is sent with, and fmt, encoding/json and
+	// log/slog print it redacted (the client sends the real value through its own wire type).
+	// Stacks the client returns carry the marks of the request they answer.
 	Secret bool `json:"-"`
+}
+
+// shownValue is the value as output may show it.
+func (v EnvVar) shownValue() string {
+	if v.Secret {
+		return Secret(v.Value).String()
+	}
+	return v.Value
 }
 
 // LogValue records the variable for log/slog, with a secret value redacted.
 func (v EnvVar) LogValue() slog.Value {
-	value := v.Value
-	if v.Secret {
-		value = Secret(v.Value).String()
-	}
-	return slog.GroupValue(slog.String("name", v.Name), slog.String("value", value))
+	return slog.GroupValue(slog.String("name", v.Name), slog.String("value", v.shownValue()))
 }
 
-var _ slog.LogValuer = EnvVar{}
+// String prints NAME=value, a secret value redacted.
+func (v EnvVar) String() string { return v.Name + "=" + v.shownValue() }
+
+// Format prints the variable as String does for every verb, so that a request printed with
+// %v or %+v shows no secret.
+func (v EnvVar) Format(f fmt.State, _ rune) { fmt.Fprint(f, v.String()) }
+
+// MarshalJSON encodes {"name","value"} with a secret value redacted, so that a request logged
+// as JSON shows no secret.
+func (v EnvVar) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wireEnvVar{Name: v.Name, Value: v.shownValue()})
+}
+
+// wireEnvVar is an EnvVar as sent to Portainer: the real value.
+type wireEnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// wireEnv is env as sent to Portainer, always a list (never null): Env is replaced whole.
+func wireEnv(env []EnvVar) []wireEnvVar {
+	out := make([]wireEnvVar, 0, len(env))
+	for _, v := range env {
+		out = append(out, wireEnvVar{Name: v.Name, Value: v.Value})
+	}
+	return out
+}
+
+// markSecret copies the request's Secret marks onto the answer's variables of the same name.
+func markSecret(answer, request []EnvVar) {
+	for i := range answer {
+		for _, r := range request {
+			if r.Secret && r.Name == answer[i].Name {
+				answer[i].Secret = true
+			}
+		}
+	}
+}
+
+var (
+	_ slog.LogValuer = EnvVar{}
+	_ fmt.Formatter  = EnvVar{}
+	_ json.Marshaler = EnvVar{}
+)
 
 // CreateStackRequest is the body of a Swarm stack creation.
 type CreateStackRequest struct {

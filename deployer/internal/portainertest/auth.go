@@ -2,7 +2,6 @@ package portainertest
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"slices"
@@ -119,16 +118,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		Username string
 		Password string
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid request payload", err.Error())
+	if !decodePayload(w, r, &body) {
 		return
 	}
 	switch {
 	case body.Username == "":
-		writeError(w, http.StatusBadRequest, "Invalid request payload", "Invalid username")
+		invalidPayload(w, "Invalid username")
 		return
 	case body.Password == "":
-		writeError(w, http.StatusBadRequest, "Invalid request payload", "Invalid password")
+		invalidPayload(w, "Invalid password")
 		return
 	}
 	password, known := s.users[body.Username]

@@ -55,16 +55,16 @@ var passthroughPaths = map[string]bool{"swarm": true, "info": true, "services": 
 // passthrough proxies GET /api/endpoints/{id}/docker/{path...} to the engine, without the
 // caller's credentials.
 func (e *engine) passthrough(w http.ResponseWriter, r *http.Request, dockerPath string) {
-	if e.transport == nil {
-		writeError(w, http.StatusInternalServerError, "Unable to proxy the request to the Docker engine", errNoEngine.Error())
-		return
-	}
 	unversioned := dockerPath
 	if first, rest, ok := strings.Cut(dockerPath, "/"); ok && strings.HasPrefix(first, "v") {
 		unversioned = rest
 	}
 	if !passthroughPaths[unversioned] {
 		writeError(w, http.StatusNotFound, "portainertest proxies only GET swarm, info and services", dockerPath)
+		return
+	}
+	if e.transport == nil {
+		writeError(w, http.StatusInternalServerError, "Unable to proxy the request to the Docker engine", errNoEngine.Error())
 		return
 	}
 	proxy := &httputil.ReverseProxy{

@@ -20,6 +20,24 @@ func writeError(w http.ResponseWriter, status int, message, details string) {
 	}{message, details})
 }
 
+// maxPayload bounds a request body the fake reads.
+const maxPayload = 16 << 20
+
+// decodePayload decodes r's JSON body into v (field names match case-insensitively, as in
+// Portainer), answering 400 itself when it cannot.
+func decodePayload(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayload)).Decode(v); err != nil {
+		invalidPayload(w, err.Error())
+		return false
+	}
+	return true
+}
+
+// invalidPayload answers Portainer's 400 for a request body that fails validation.
+func invalidPayload(w http.ResponseWriter, details string) {
+	writeError(w, http.StatusBadRequest, "Invalid request payload", details)
+}
+
 // routeNotFound answers like a route the server does not have (Go's and gorilla/mux's plain
 // text 404).
 func routeNotFound(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }
@@ -30,6 +48,7 @@ type statusRecorder struct {
 	status int
 }
 
+// WriteHeader notes the first status and passes it on.
 func (r *statusRecorder) WriteHeader(status int) {
 	if r.status == 0 {
 		r.status = status
@@ -37,9 +56,14 @@ func (r *statusRecorder) WriteHeader(status int) {
 	r.ResponseWriter.WriteHeader(status)
 }
 
+// Write notes an implicit 200 and passes the bytes on.
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
 	return r.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController (which the Docker passthrough's reverse proxy flushes
+// through) reach the underlying writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

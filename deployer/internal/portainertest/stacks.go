@@ -159,20 +159,19 @@ func (s *Server) createStack(w http.ResponseWriter, r *http.Request) {
 		StackFileContent string
 		Env              []EnvVar
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20)).Decode(&body); err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid request payload", err.Error())
+	if !decodePayload(w, r, &body) {
 		return
 	}
 	name := normalizeName(body.Name)
 	switch {
 	case name == "":
-		writeError(w, http.StatusBadRequest, "Invalid request payload", "Invalid stack name")
+		invalidPayload(w, "Invalid stack name")
 		return
 	case body.SwarmID == "":
-		writeError(w, http.StatusBadRequest, "Invalid request payload", "Invalid Swarm ID")
+		invalidPayload(w, "Invalid Swarm ID")
 		return
 	case body.StackFileContent == "":
-		writeError(w, http.StatusBadRequest, "Invalid request payload", "Invalid stack file content")
+		invalidPayload(w, "Invalid stack file content")
 		return
 	}
 	s.mu.Lock()
@@ -224,12 +223,11 @@ func (s *Server) updateStack(w http.ResponseWriter, r *http.Request) {
 		Prune            bool
 		PullImage        bool
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20)).Decode(&body); err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid request payload", err.Error())
+	if !decodePayload(w, r, &body) {
 		return
 	}
 	if body.StackFileContent == "" {
-		writeError(w, http.StatusBadRequest, "Invalid request payload", "Invalid stack file content")
+		invalidPayload(w, "Invalid stack file content")
 		return
 	}
 	s.mu.Lock()
