@@ -31,6 +31,8 @@ import (
 const (
 	apiKey        = "ptr_scenarioKey0123456789abcdef"
 	registryToken = "dckr_pat_scenarioToken0123456789"
+	// portainerPassword is the password of the Portainer user of the login scenario.
+	portainerPassword = "scenario-Password-0123456789"
 )
 
 // recordingRegistry is an in-process registry on 127.0.0.1 that counts the writes (PUT, POST,

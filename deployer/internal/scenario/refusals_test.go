@@ -11,6 +11,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainertest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -134,4 +135,33 @@ func TestFailuresChangeNothing(t *testing.T) {
 		refused(t, run(t, "deploy", "--no-build-arm"), 1, "unreachable", "SWARM_LEASE_DEPLOY_PORTAINER_URL (from variable")
 	})
 	nothingDeployed(t, fake, reg, before, host, stack)
+}
+
+// TestDryRunWithUsernameAndPassword: without an API key the deployer logs in with the user's
+// password; a dry run's only call that is not a read is that login.
+func TestDryRunWithUsernameAndPassword(t *testing.T) {
+	host := leasetest.SwarmHost(t)
+	reg := setup(t)
+	fake := portainertest.Start(t, portainertest.Options{DockerHost: host, Users: map[string]string{"deployer": portainerPassword}})
+	stack := uniqueName("dep-login")
+	vars := env(t, host, fake.URL(), reg, stack)
+	delete(vars, "PORTAINER_API_KEY_FILE")
+	vars["PORTAINER_USERNAME"] = "deployer"
+	vars["PORTAINER_PASSWORD_FILE"] = portainerPassword
+	settings(t, vars)
+	defer noSecrets(t)
+	before := counts(fake, reg)
+
+	r := run(t, "deploy", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.out, "stack "+stack+": create") {
+		t.Fatalf("dry run: exit %d: %v", r.code, r.err)
+	}
+	for _, w := range fake.Writes()[before.portainer:] {
+		if w.Method != "POST" || w.Path != "/api/auth" {
+			t.Errorf("dry run wrote to Portainer: %+v", w)
+		}
+	}
+	if w := reg.Writes(); len(w) != before.registry {
+		t.Errorf("the registry was written to: %v", w[before.registry:])
+	}
 }

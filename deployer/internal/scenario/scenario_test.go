@@ -128,7 +128,7 @@ func noSecrets(t *testing.T) {
 	t.Helper()
 	transcript.mu.Lock()
 	defer transcript.mu.Unlock()
-	for _, secret := range []string{apiKey, registryToken, "ptr_wrongKey", "dckr_pat_wrongToken"} {
+	for _, secret := range []string{apiKey, registryToken, portainerPassword, "ptr_wrongKey", "dckr_pat_wrongToken"} {
 		if strings.Contains(transcript.all.String(), secret) {
 			t.Errorf("a secret appears in the output: %q", secret)
 		}
