@@ -49,7 +49,7 @@ type Options struct {
 	// NoPushImages deploys the already published images of the image tag.
 	NoPushImages bool
 
-	// commitHash is HEAD's hash, read once.
+	// commitHash is HEAD's hash ("" outside git), read once.
 	commitHash string
 }
 
@@ -92,9 +92,6 @@ and the rendered stack, and changes nothing anywhere.`,
 	config.AddFlags(cmd.Flags(), &opts.EnvFile)
 	return cmd
 }
-
-// commit is HEAD's hash ("" outside git).
-func (opts *Options) commit() string { return opts.commitHash }
 
 func deployRun(ctx context.Context, opts *Options) error {
 	cfg, client, err := config.Connect(config.Input{Flags: opts.Flags, EnvFile: opts.EnvFile, Dir: opts.Dir}, opts.IO.ErrOut)
@@ -139,11 +136,7 @@ func deployRun(ctx context.Context, opts *Options) error {
 	p := plan{portainer: status, url: cfg.PortainerURL, found: found, name: cfg.StackName, images: imgs, env: variables(cfg, demo).Env()}
 	p.print(opts.IO.Out)
 	if opts.DryRun {
-		fmt.Fprintf(opts.IO.Out, "\nrendered stack (%s with the variables above", stackfile.Path)
-		if imgs.platforms != nil {
-			fmt.Fprintf(opts.IO.Out, "; %s stands for the digest the push will give", placeholderDigest)
-		}
-		fmt.Fprintf(opts.IO.Out, "):\n%s\ndry run: nothing was built, pushed or deployed\n", rendered)
+		printDryRun(opts, imgs, rendered)
 		return nil
 	}
 
@@ -158,23 +151,45 @@ func deployRun(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	env := variables(cfg, demo).Env()
+	return apply(ctx, opts, cfg, client, found, portainerStack{file: string(content), env: variables(cfg, demo).Env(), image: demo})
+}
+
+// printDryRun ends a dry run's plan with the rendered stack.
+func printDryRun(opts *Options, imgs imagePlan, rendered []byte) {
+	fmt.Fprintf(opts.IO.Out, "\nrendered stack (%s with the variables above", stackfile.Path)
+	if imgs.platforms != nil {
+		fmt.Fprintf(opts.IO.Out, "; %s stands for the digest the push will give", placeholderDigest)
+	}
+	fmt.Fprintf(opts.IO.Out, "):\n%s\ndry run: nothing was built, pushed or deployed\n", rendered)
+}
+
+// portainerStack is what Portainer gets: the stack file unchanged, its whole Env, and the demo
+// image pinned in it (for the message).
+type portainerStack struct {
+	file  string
+	env   []portainer.EnvVar
+	image string
+}
+
+// apply creates the stack, or updates the deployer's own record of it: the one remote write
+// of Portainer.
+func apply(ctx context.Context, opts *Options, cfg *config.Config, client *portainer.Client, found ownership.Finding, s portainerStack) error {
 	ep := found.Endpoint
 	if found.Stack == nil {
 		fmt.Fprintf(opts.IO.ErrOut, "creating stack %s on endpoint %s\n", cfg.StackName, ep.Name)
-		st, err := client.CreateSwarmStack(ctx, ep.ID, portainer.CreateStackRequest{Name: cfg.StackName, SwarmID: found.SwarmID, StackFileContent: string(content), Env: env})
+		st, err := client.CreateSwarmStack(ctx, ep.ID, portainer.CreateStackRequest{Name: cfg.StackName, SwarmID: found.SwarmID, StackFileContent: s.file, Env: s.env})
 		if err != nil {
 			return cfg.ExplainPortainer(err)
 		}
-		fmt.Fprintf(opts.IO.Out, "created stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, demo)
+		fmt.Fprintf(opts.IO.Out, "created stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, s.image)
 		return nil
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "updating stack %s (Portainer stack %d) on endpoint %s\n", found.Stack.Name, found.Stack.ID, ep.Name)
-	st, err := client.UpdateStack(ctx, found.Stack.ID, ep.ID, portainer.UpdateStackRequest{StackFileContent: string(content), Env: env, Prune: true, PullImage: true})
+	st, err := client.UpdateStack(ctx, found.Stack.ID, ep.ID, portainer.UpdateStackRequest{StackFileContent: s.file, Env: s.env, Prune: true, PullImage: true})
 	if err != nil {
 		return cfg.ExplainPortainer(err)
 	}
-	fmt.Fprintf(opts.IO.Out, "updated stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, demo)
+	fmt.Fprintf(opts.IO.Out, "updated stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, s.image)
 	return nil
 }
 

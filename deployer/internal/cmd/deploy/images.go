@@ -112,7 +112,7 @@ func registryError(cfg *config.Config, err error) error {
 // its own and never moves one that a running stack was deployed from.
 func defaultTag(opts *Options) string {
 	tag := "deploy-" + opts.Now().UTC().Format("20060102t150405z")
-	if c := opts.commit(); len(c) >= 12 {
+	if c := opts.commitHash; len(c) >= 12 {
 		tag += "-" + c[:12]
 	}
 	return tag
@@ -120,7 +120,7 @@ func defaultTag(opts *Options) string {
 
 // pushImages builds and pushes the images planned.
 func pushImages(ctx context.Context, opts *Options, cfg *config.Config, p *imagePlan) error {
-	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commit(), Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms}
+	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commitHash, Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms}
 	pub, err := opts.Publish(ctx, b, p.target)
 	if err != nil {
 		return registryError(cfg, err)
