@@ -21,9 +21,14 @@ type Published struct {
 }
 
 // Publish builds both images for b's platforms and pushes them to registry (HOST[:PORT][/path])
-// as ControllerName:tag and ControllerName-demo:tag. Loopback registries are spoken to over
-// plain HTTP, as Docker does; others with the machine's Docker credentials.
+// as ControllerName:tag and ControllerName-demo:tag, with the machine's Docker credentials.
+// Loopback registries are spoken to over plain HTTP, as Docker does.
 func Publish(ctx context.Context, b Build, registry, tag string) (Published, error) {
+	return PublishTo(ctx, b, Target{Registry: registry, Tag: tag})
+}
+
+// PublishTo is Publish to t, with t's credentials.
+func PublishTo(ctx context.Context, b Build, t Target) (Published, error) {
 	b, err := b.withDefaults()
 	if err != nil {
 		return Published{}, err
@@ -49,24 +54,24 @@ func Publish(ctx context.Context, b Build, registry, tag string) (Published, err
 	if err != nil {
 		return Published{}, err
 	}
-	var out Published
-	if out.Controller, err = push(ctx, b.index(controllers), registry+"/"+ControllerName+":"+tag); err != nil {
+	controllerRef, demoRef, err := t.tags()
+	if err != nil {
 		return Published{}, err
 	}
-	if out.Demo, err = push(ctx, b.index(demos), registry+"/"+ControllerName+"-demo:"+tag); err != nil {
+	var out Published
+	if out.Controller, err = push(ctx, b.index(controllers), controllerRef, t.keychain()); err != nil {
+		return Published{}, err
+	}
+	if out.Demo, err = push(ctx, b.index(demos), demoRef, t.keychain()); err != nil {
 		return Published{}, err
 	}
 	return out, nil
 }
 
-// push writes idx under ref and returns repository@digest.
-func push(ctx context.Context, idx v1.ImageIndex, ref string) (string, error) {
-	tag, err := name.NewTag(ref, name.Insecure)
-	if err != nil {
-		return "", fmt.Errorf("images: image reference %q: %w", ref, err)
-	}
-	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
-		return "", fmt.Errorf("images: push %s: %w", ref, err)
+// push writes idx under tag and returns repository@digest.
+func push(ctx context.Context, idx v1.ImageIndex, tag name.Tag, keychain authn.Keychain) (string, error) {
+	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain)); err != nil {
+		return "", fmt.Errorf("images: push %s: %w", tag, err)
 	}
 	digest, err := idx.Digest()
 	if err != nil {

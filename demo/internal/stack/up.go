@@ -50,8 +50,7 @@ func Deploy(ctx context.Context, o Options, b images.Build, progress io.Writer) 
 		return Up{}, err
 	}
 	env := append([]string{
-		"DEMO_IMAGE=" + ln.Addr().String() + "/" + images.ControllerName + "-demo",
-		"DEMO_TAG=local",
+		"DEMO_IMAGE=" + pub.Demo,
 		"DEMO_PORT=" + strconv.Itoa(o.Port),
 		"DOCKER_SOCKET=" + sock,
 		// Images from a loopback registry run on this node only, and not every kernel has the

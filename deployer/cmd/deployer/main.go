@@ -1,5 +1,6 @@
-// Command deployer releases lfp-swarm-lease: `deployer release [patch|minor|major] [--dry-run]`
-// bumps, tags and pushes a release; `deployer verify-version TAG` checks that a tag names the
+// Command deployer deploys the demo with Portainer and releases lfp-swarm-lease: `deployer
+// deploy` builds, pushes and deploys the demo stack, `deployer remove` removes it; `deployer
+// release [patch|minor|major] [--dry-run]` bumps, tags and pushes a release; `deployer verify-version TAG` checks that a tag names the
 // version in the version files; `deployer version` prints its own version.
 package main
 
@@ -36,7 +37,7 @@ func run() int {
 	}
 	if err := root.NewCmdRoot(f).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "deployer:", err)
-		return 1
+		return root.ExitCode(err)
 	}
 	return 0
 }

@@ -2,19 +2,28 @@
 package root
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/deploy"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/release"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/remove"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/verifyversion"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 )
 
 // NewCmdRoot returns the deployer command with its subcommands.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:           "deployer",
-		Short:         "Release lfp-swarm-lease",
+		Use:   "deployer",
+		Short: "Deploy the lfp-swarm-lease demo with Portainer, and release lfp-swarm-lease",
+		Example: `  deployer deploy --dry-run
+  deployer deploy
+  deployer remove
+  deployer release patch --dry-run`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -22,9 +31,24 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
 	cmd.AddCommand(
+		deploy.NewCmdDeploy(f, nil),
+		remove.NewCmdRemove(f, nil),
 		release.NewCmdRelease(f, nil),
 		verifyversion.NewCmdVerifyVersion(f, nil),
 		version.NewCmdVersion(f, nil),
 	)
 	return cmd
+}
+
+// ExitCode is the process's exit code for a command's error: 0 for none, 2 for a setting to
+// fix (a usage error, as in the CLI), 1 for anything that failed on the way.
+func ExitCode(err error) int {
+	var cerr *config.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &cerr):
+		return 2
+	}
+	return 1
 }

@@ -1,0 +1,130 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images"
+)
+
+// placeholderDigest stands for the demo image's digest before it is pushed: the stack is
+// rendered and validated with it before anything remote changes.
+const placeholderDigest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// staticKeychain gives the configured registry credentials for every registry. They stay in
+// this process's memory: go-containerregistry sends them, no docker login or CLI argument.
+type staticKeychain struct{ auth authn.Authenticator }
+
+func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { return k.auth, nil }
+
+// keychain is the configured registry user and token, or the machine's Docker credentials.
+func keychain(cfg *config.Config) authn.Keychain {
+	if cfg.RegistryUsername == "" {
+		return authn.DefaultKeychain
+	}
+	return staticKeychain{&authn.Basic{Username: cfg.RegistryUsername, Password: string(cfg.RegistryToken)}}
+}
+
+// imagePlan is what happens to the images.
+type imagePlan struct {
+	target images.Target
+	// platforms are built and pushed; nil when the images are already published.
+	platforms []v1.Platform
+	// published are the images' digests: resolved when already published, else known after
+	// the push.
+	published images.Published
+}
+
+// platformNames reads "linux/amd64, linux/arm64".
+func platformNames(ps []v1.Platform) string {
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkImageFlags checks, before anything is read, that --no-push-images has a tag to deploy.
+func checkImageFlags(opts *Options, cfg *config.Config) error {
+	if opts.NoPushImages && cfg.ImageTag == "" {
+		return &config.Error{Variable: "SWARM_LEASE_DEPLOY_IMAGE_TAG", Problem: "--no-push-images deploys images that are already published, so it needs their tag", Fix: "pass --image-tag VERSION (e.g. 0.1.0)"}
+	}
+	if opts.NoPushImages && opts.NoBuildArm {
+		return &config.Error{Variable: "--no-build-arm", Problem: "--no-push-images builds nothing", Fix: "drop --no-build-arm"}
+	}
+	return nil
+}
+
+// planImages decides the image step and does every read that proves it: with
+// --no-push-images the published tag's digests (a missing tag is an error), otherwise that
+// the registry answers. It pushes nothing.
+func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePlan, error) {
+	p := imagePlan{target: images.Target{Registry: cfg.Repository(), Tag: cfg.ImageTag, Keychain: keychain(cfg)}}
+	if opts.NoPushImages {
+		pub, err := images.Resolve(ctx, p.target)
+		if errors.Is(err, images.ErrNotPublished) {
+			return imagePlan{}, fmt.Errorf("the published images of SWARM_LEASE_DEPLOY_IMAGE_TAG (from %s): %w", cfg.Source("image_tag"), err)
+		}
+		if err != nil {
+			return imagePlan{}, registryError(cfg, err)
+		}
+		p.published = pub
+		return p, nil
+	}
+	if p.target.Tag == "" {
+		p.target.Tag = defaultTag(opts)
+	}
+	p.platforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
+	if opts.NoBuildArm {
+		p.platforms = p.platforms[:1]
+	}
+	// A read of the tag to be pushed proves that the registry answers and takes the
+	// credentials; that the tag is not there yet is the expected answer.
+	if _, err := images.Resolve(ctx, p.target); err != nil && !errors.Is(err, images.ErrNotPublished) {
+		return imagePlan{}, registryError(cfg, err)
+	}
+	return p, nil
+}
+
+// registryError names the registry settings to check: the credentials when the registry
+// refused them, else the address.
+func registryError(cfg *config.Config, err error) error {
+	var terr *transport.Error
+	if errors.As(err, &terr) && (terr.StatusCode == http.StatusUnauthorized || terr.StatusCode == http.StatusForbidden) {
+		who := "the machine's Docker credentials (set SWARM_LEASE_DEPLOY_REGISTRY_USERNAME and SWARM_LEASE_DEPLOY_REGISTRY_TOKEN to use others)"
+		if cfg.RegistryUsername != "" {
+			who = fmt.Sprintf("SWARM_LEASE_DEPLOY_REGISTRY_USERNAME (from %s) and SWARM_LEASE_DEPLOY_REGISTRY_TOKEN (from %s)", cfg.Source("registry_username"), cfg.Source("registry_token"))
+		}
+		return fmt.Errorf("the registry %s refused the credentials: check %s: %w", cfg.Registry, who, err)
+	}
+	return fmt.Errorf("the registry %s (SWARM_LEASE_DEPLOY_REGISTRY, from %s): %w", cfg.Registry, cfg.Source("registry"), err)
+}
+
+// defaultTag names a build after its commit and time, so that every deploy pushes a tag of
+// its own and never moves one that a running stack was deployed from.
+func defaultTag(opts *Options) string {
+	tag := "deploy-" + opts.Now().UTC().Format("20060102t150405z")
+	if c := opts.commitHash; len(c) >= 12 {
+		tag += "-" + c[:12]
+	}
+	return tag
+}
+
+// pushImages builds and pushes the images planned.
+func pushImages(ctx context.Context, opts *Options, cfg *config.Config, p *imagePlan) error {
+	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commitHash, Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms}
+	pub, err := opts.Publish(ctx, b, p.target)
+	if err != nil {
+		return registryError(cfg, err)
+	}
+	p.published = pub
+	return nil
+}

@@ -1,0 +1,26 @@
+package remove
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+)
+
+func TestRemoveAliasAndFlags(t *testing.T) {
+	f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Dir: t.TempDir()}
+	var got *Options
+	cmd := NewCmdRemove(f, func(o *Options) error { got = o; return nil })
+	if len(cmd.Aliases) != 1 || cmd.Aliases[0] != "rm" || cmd.Example == "" {
+		t.Fatalf("aliases %v example %q, want rm and an example", cmd.Aliases, cmd.Example)
+	}
+	cmd.SetArgs([]string{"--env-file", "staging.env", "--stack-name", "staging"})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.EnvFile != "staging.env" || !got.Flags.Changed("stack-name") {
+		t.Fatalf("options %+v", got)
+	}
+}

@@ -1,0 +1,257 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// layers names the six layers, strongest first, as the precedence test sets them.
+const (
+	layerFlag = iota
+	layerEnv
+	layerEnvFile
+	layerDotEnv
+	layerDotEnvFile
+)
+
+// fixture sets stack_name in the chosen layers, each layer with a value of its own, and loads.
+func fixture(t *testing.T, set []int) (*Config, []string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	var envFile string
+	AddFlags(fs, &envFile)
+	var args, dotEnv []string
+	for _, l := range set {
+		switch l {
+		case layerFlag:
+			args = append(args, "--stack-name=from-flag")
+		case layerEnv:
+			t.Setenv("SWARM_LEASE_DEPLOY_STACK_NAME", "from-env")
+		case layerEnvFile:
+			writeFile(t, filepath.Join(dir, "env-secret"), "from-env-file\n")
+			t.Setenv("SWARM_LEASE_DEPLOY_STACK_NAME_FILE", filepath.Join(dir, "env-secret"))
+		case layerDotEnv:
+			dotEnv = append(dotEnv, "SWARM_LEASE_DEPLOY_STACK_NAME=from-dotenv")
+		case layerDotEnvFile:
+			writeFile(t, filepath.Join(dir, "dotenv-secret"), "from-dotenv-file\n")
+			// Relative to the .env file's directory.
+			dotEnv = append(dotEnv, "SWARM_LEASE_DEPLOY_STACK_NAME_FILE=dotenv-secret")
+		}
+	}
+	if len(dotEnv) > 0 {
+		writeFile(t, filepath.Join(dir, ".env"), strings.Join(dotEnv, "\n")+"\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return Load(Input{Flags: fs, Dir: dir})
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clearEnvironment unsets every deployer variable of the test process for the test.
+func clearEnvironment(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, Prefix) {
+			t.Setenv(name, "")
+			os.Unsetenv(name)
+		}
+	}
+}
+
+// TestPrecedence sets the value in a layer and in every weaker one: the layer must win, and the
+// source must say where the value came from.
+func TestPrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		set    []int
+		want   string
+		source string
+	}{
+		// A value and its _FILE in one layer are an error (TestFileRules), so each case sets at
+		// most one of the pair per source.
+		{"flag over the environment and .env", []int{layerFlag, layerEnv, layerDotEnv}, "from-flag", "flag --stack-name"},
+		{"flag over both _FILE layers", []int{layerFlag, layerEnvFile, layerDotEnvFile}, "from-flag", "flag --stack-name"},
+		{"environment over .env", []int{layerEnv, layerDotEnv}, "from-env", "variable SWARM_LEASE_DEPLOY_STACK_NAME"},
+		{"environment over .env _FILE", []int{layerEnv, layerDotEnvFile}, "from-env", "variable SWARM_LEASE_DEPLOY_STACK_NAME"},
+		{"environment _FILE over .env", []int{layerEnvFile, layerDotEnv}, "from-env-file", "named by variable SWARM_LEASE_DEPLOY_STACK_NAME_FILE"},
+		{"environment _FILE over .env _FILE", []int{layerEnvFile, layerDotEnvFile}, "from-env-file", "named by variable SWARM_LEASE_DEPLOY_STACK_NAME_FILE"},
+		{".env over the default", []int{layerDotEnv}, "from-dotenv", ".env line 1 (SWARM_LEASE_DEPLOY_STACK_NAME)"},
+		{".env _FILE over the default", []int{layerDotEnvFile}, "from-dotenv-file", ".env line 1 (SWARM_LEASE_DEPLOY_STACK_NAME_FILE)"},
+		{"the default", nil, "lfp-demo", "default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnvironment(t)
+			cfg, warnings, err := fixture(t, tc.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) > 0 {
+				t.Errorf("warnings %v", warnings)
+			}
+			if cfg.StackName != tc.want {
+				t.Errorf("stack name %q, want %q", cfg.StackName, tc.want)
+			}
+			if got := cfg.Source("stack_name"); !strings.Contains(got, tc.source) {
+				t.Errorf("source %q, want one containing %q", got, tc.source)
+			}
+		})
+	}
+}
+
+// TestFileRules checks the _FILE forms: one value per layer, readable non-empty files, one
+// trailing newline dropped.
+func TestFileRules(t *testing.T) {
+	t.Run("value and _FILE in the environment", func(t *testing.T) {
+		clearEnvironment(t)
+		_, _, err := fixture(t, []int{layerEnv, layerEnvFile})
+		wantError(t, err, "SWARM_LEASE_DEPLOY_STACK_NAME and SWARM_LEASE_DEPLOY_STACK_NAME_FILE", "keep one")
+	})
+	t.Run("value and _FILE in .env", func(t *testing.T) {
+		clearEnvironment(t)
+		_, _, err := fixture(t, []int{layerDotEnv, layerDotEnvFile})
+		wantError(t, err, "SWARM_LEASE_DEPLOY_STACK_NAME and SWARM_LEASE_DEPLOY_STACK_NAME_FILE", ".env line 1", ".env line 2")
+	})
+	t.Run("unreadable file", func(t *testing.T) {
+		clearEnvironment(t)
+		missing := filepath.Join(t.TempDir(), "nope")
+		t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", missing)
+		_, _, err := Load(Input{Dir: t.TempDir()})
+		wantError(t, err, "SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", missing, "readable file")
+	})
+	t.Run("empty file", func(t *testing.T) {
+		clearEnvironment(t)
+		empty := filepath.Join(t.TempDir(), "empty")
+		writeFile(t, empty, "\n")
+		t.Setenv("SWARM_LEASE_DEPLOY_REGISTRY_TOKEN_FILE", empty)
+		_, _, err := Load(Input{Dir: t.TempDir()})
+		wantError(t, err, "SWARM_LEASE_DEPLOY_REGISTRY_TOKEN_FILE", empty, "is empty")
+	})
+	for _, tc := range []struct{ name, file, want string }{
+		{"one trailing newline dropped", "ptr_abc \n\n", "ptr_abc \n"},
+		{"CRLF dropped", "ptr_abc\r\n", "ptr_abc"},
+		{"no newline", "ptr_abc", "ptr_abc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnvironment(t)
+			key := filepath.Join(t.TempDir(), "key")
+			writeFile(t, key, tc.file)
+			t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", key)
+			cfg, _, err := Load(Input{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(cfg.PortainerAPIKey) != tc.want {
+				t.Errorf("api key %q, want %q", string(cfg.PortainerAPIKey), tc.want)
+			}
+		})
+	}
+}
+
+func wantError(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	var cerr *Error
+	if !errors.As(err, &cerr) {
+		t.Fatalf("error %v, want a *config.Error", err)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error %q does not contain %q", err, p)
+		}
+	}
+}
+
+func TestTypedValuesNameTheirSource(t *testing.T) {
+	clearEnvironment(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "deploy.env"), "# settings\nSWARM_LEASE_DEPLOY_REPLICAS=three\n")
+	_, _, err := Load(Input{Dir: dir, EnvFile: filepath.Join(dir, "deploy.env")})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_REPLICAS", "deploy.env line 2", `"three" is not a whole number`)
+
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_INSECURE_SKIP_VERIFY", "maybe")
+	_, _, err = Load(Input{Dir: t.TempDir()})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_PORTAINER_INSECURE_SKIP_VERIFY", "variable", "true or false")
+
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_INSECURE_SKIP_VERIFY", "yes")
+	t.Setenv("SWARM_LEASE_DEPLOY_REPLICAS", "2")
+	cfg, _, err := Load(Input{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.PortainerInsecureSkipVerify || cfg.Replicas != 2 || cfg.LeaseTTLMs != 5000 {
+		t.Errorf("skip verify %v replicas %d ttl %d, want true, 2 and the default 5000", cfg.PortainerInsecureSkipVerify, cfg.Replicas, cfg.LeaseTTLMs)
+	}
+}
+
+func TestUnknownVariablesWarnWithTheClosestSetting(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_APIKEY", "x")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".env"), "SWARM_LEASE_DEPLOY_STAK_NAME=x\n")
+	_, warnings, err := Load(Input{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(warnings, "\n")
+	for _, want := range []string{
+		"SWARM_LEASE_DEPLOY_PORTAINER_APIKEY is not a setting", "did you mean SWARM_LEASE_DEPLOY_PORTAINER_API_KEY?",
+		"SWARM_LEASE_DEPLOY_STAK_NAME is not a setting", ".env line 1", "did you mean SWARM_LEASE_DEPLOY_STACK_NAME?",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings %q do not contain %q", joined, want)
+		}
+	}
+	if strings.Contains(joined, "=x") {
+		t.Errorf("warnings %q show a value", joined)
+	}
+}
+
+func TestEnvFile(t *testing.T) {
+	clearEnvironment(t)
+	missing := filepath.Join(t.TempDir(), "missing.env")
+	_, _, err := Load(Input{EnvFile: missing, Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "--env-file") {
+		t.Fatalf("missing explicit env file: error %v, want one naming it and --env-file", err)
+	}
+	// Without --env-file and without ./.env, only defaults and the environment count.
+	cfg, _, err := Load(Input{Dir: t.TempDir()})
+	if err != nil || cfg.StackName != "lfp-demo" {
+		t.Fatalf("no .env: %v, stack %q", err, cfg.StackName)
+	}
+}
+
+func TestSecretsHaveNoFlagsAndPrintRedacted(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	var envFile string
+	AddFlags(fs, &envFile)
+	for _, s := range Settings {
+		if s.Kind == Secret && fs.Lookup(strings.ReplaceAll(s.Key, "_", "-")) != nil {
+			t.Errorf("secret %s has a flag", s.Key)
+		}
+	}
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_topsecret")
+	cfg, _, err := Load(Input{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"%v", "%+v", "%#v", "%s"} {
+		if got := fmt.Sprintf(format, cfg); strings.Contains(got, "topsecret") {
+			t.Errorf("%s of the config shows the API key: %s", format, got)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/knadh/koanf/parsers/dotenv"
+	"github.com/knadh/koanf/providers/env"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// value is a setting's text and where it came from.
+type value struct {
+	text   string
+	source string
+}
+
+// layer is one source's settings by key.
+type layer map[string]value
+
+// flagLayer is the flags the user set; unchanged flags (their defaults) are left to weaker
+// layers.
+func flagLayer(fs *pflag.FlagSet) (layer, error) {
+	out := layer{}
+	if fs == nil {
+		return out, nil
+	}
+	byFlag := map[string]string{}
+	for _, s := range Settings {
+		if s.Flag() != "" {
+			byFlag[s.Flag()] = s.Key
+		}
+	}
+	k := koanf.New(".")
+	// Without a koanf instance, posflag keeps only the flags that were changed.
+	err := k.Load(posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
+		return byFlag[f.Name], f.Value.String()
+	}), nil)
+	if err != nil {
+		return nil, fmt.Errorf("config: read the flags: %w", err)
+	}
+	for key, text := range k.All() {
+		s, _ := setting(key)
+		out[key] = value{text: fmt.Sprint(text), source: "flag --" + s.Flag()}
+	}
+	return out, nil
+}
+
+// variable is one SWARM_LEASE_DEPLOY_* variable of the environment or the .env file.
+type variable struct {
+	text string
+	// where is "variable NAME" or ".env line N (NAME)".
+	where string
+}
+
+// processVariables are the process environment's SWARM_LEASE_DEPLOY_* variables.
+func processVariables() (map[string]variable, error) {
+	k := koanf.New(".")
+	// The key is the whole variable name: _FILE forms and unknown names are sorted out later.
+	if err := k.Load(env.ProviderWithValue(Prefix, ".", func(name, text string) (string, any) {
+		return name, text
+	}), nil); err != nil {
+		return nil, fmt.Errorf("config: read the environment: %w", err)
+	}
+	out := map[string]variable{}
+	for name, text := range k.All() {
+		out[name] = variable{text: fmt.Sprint(text), where: "variable " + name}
+	}
+	return out, nil
+}
+
+// dotEnvVariables are the .env file's SWARM_LEASE_DEPLOY_* variables.
+func dotEnvVariables(path string) (map[string]variable, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: read the env file %s: %w: pass an existing file to --env-file, or create it from .env.example", path, err)
+	}
+	k := koanf.New(".")
+	if err := k.Load(file.Provider(path), dotenv.Parser()); err != nil {
+		return nil, fmt.Errorf("config: the env file %s is not KEY=VALUE lines: %w: fix it after .env.example", path, err)
+	}
+	out := map[string]variable{}
+	for name, text := range k.All() {
+		if strings.HasPrefix(name, Prefix) {
+			out[name] = variable{text: fmt.Sprint(text), where: fmt.Sprintf("%s line %d (%s)", path, lineOf(data, name), name)}
+		}
+	}
+	return out, nil
+}
+
+// lineOf is the line of data that assigns name (1-based; 0 if not found): the dotenv parser
+// returns values only, and an error that names the line is quicker to fix.
+func lineOf(data []byte, name string) int {
+	re := regexp.MustCompile(`^\s*(export\s+)?` + regexp.QuoteMeta(name) + `\s*[=:]`)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		if re.MatchString(sc.Text()) {
+			return n
+		}
+	}
+	return 0
+}
+
+// splitVariables sorts one source's variables into its values and its _FILE values (two
+// layers, the values stronger), and warns about unknown names. dir resolves relative _FILE
+// paths. Empty variables count as unset, so that a copy of .env.example with blank lines sets
+// nothing.
+func splitVariables(vars map[string]variable, dir string) (values, files layer, warnings []string, err error) {
+	values, files = layer{}, layer{}
+	for name, v := range vars {
+		if v.text == "" {
+			continue
+		}
+		s, isFile, ok := byVariable(name)
+		if !ok {
+			warnings = append(warnings, unknownWarning(name, v.where))
+			continue
+		}
+		if !isFile {
+			values[s.Key] = value{text: v.text, source: v.where}
+			continue
+		}
+		path := v.text
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		text, err := readSecretFile(s, path, v.where)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		files[s.Key] = value{text: text, source: "file " + path + " named by " + v.where}
+	}
+	for key, v := range values {
+		if f, both := files[key]; both {
+			s, _ := setting(key)
+			return nil, nil, nil, &Error{
+				Variable: s.Variable() + " and " + s.FileVariable(),
+				Source:   v.source + " and " + strings.TrimPrefix(f.source, "file "),
+				Problem:  "both are set, so which one is meant is unknown",
+				Fix:      "keep one of them",
+			}
+		}
+	}
+	return values, files, warnings, nil
+}
+
+// byVariable finds the setting a variable names, and whether it is the _FILE form.
+func byVariable(name string) (s Setting, isFile, ok bool) {
+	for _, s := range Settings {
+		switch name {
+		case s.Variable():
+			return s, false, true
+		case s.FileVariable():
+			return s, true, true
+		}
+	}
+	return Setting{}, false, false
+}
+
+// readSecretFile reads a _FILE's value: the file's text without one trailing newline, which
+// editors and `echo` add.
+func readSecretFile(s Setting, path, where string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", &Error{Variable: s.FileVariable(), Source: where, Problem: fmt.Sprintf("cannot read the file %s: %v", path, err), Fix: "point it at a readable file holding the value"}
+	}
+	text := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
+	if text == "" {
+		return "", &Error{Variable: s.FileVariable(), Source: where, Problem: fmt.Sprintf("the file %s is empty", path), Fix: "write the value into it, or unset the variable"}
+	}
+	return text, nil
+}
