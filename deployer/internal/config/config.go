@@ -62,11 +62,20 @@ func AddFlags(fs *pflag.FlagSet, envFile *string) {
 			continue
 		}
 		usage := s.Usage + " (" + s.Variable() + ")"
-		if s.Kind == Switch {
-			fs.Bool(s.Flag(), false, usage)
-			continue
+		// A flag's default only shows in --help: the flag layer keeps the flags the user set,
+		// so a default never hides the environment or .env.
+		switch s.Kind {
+		case Switch:
+			fs.Bool(s.Flag(), s.Default == "true", usage)
+		case Number:
+			n, err := strconv.Atoi(s.Default)
+			if err != nil && s.Default != "" {
+				panic("config: setting " + s.Key + " has a default that is not a number: " + s.Default)
+			}
+			fs.Int(s.Flag(), n, usage)
+		default:
+			fs.String(s.Flag(), s.Default, usage)
 		}
-		fs.String(s.Flag(), "", usage)
 	}
 }
 

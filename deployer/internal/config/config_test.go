@@ -255,3 +255,25 @@ func TestSecretsHaveNoFlagsAndPrintRedacted(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsAreTypedAndShowTheirDefaults(t *testing.T) {
+	fs := pflag.NewFlagSet("deploy", pflag.ContinueOnError)
+	var envFile string
+	AddFlags(fs, &envFile)
+	for _, s := range Settings {
+		f := fs.Lookup(s.Flag())
+		if s.Flag() == "" {
+			continue
+		}
+		want := map[Kind]string{Text: "string", Number: "int", Switch: "bool"}[s.Kind]
+		if got := f.Value.Type(); got != want {
+			t.Errorf("--%s is a %s flag, want %s", s.Flag(), got, want)
+		}
+		if s.Default != "" && f.DefValue != s.Default {
+			t.Errorf("--%s shows the default %q, want %q", s.Flag(), f.DefValue, s.Default)
+		}
+	}
+	if err := fs.Parse([]string{"--replicas", "three"}); err == nil || !strings.Contains(err.Error(), "--replicas") {
+		t.Errorf("a non-number for --replicas: %v, want an error naming the flag", err)
+	}
+}

@@ -56,6 +56,11 @@ go.work's replace lines. Refuses a dirty tree and a branch behind its upstream (
 first). Runs the release tests, commits the version files, creates the annotated tag vX.Y.Z
 and one tag DIR/vX.Y.Z per Go module, and pushes commit and tags with git push --atomic.
 --dry-run prints every step with the versions and changes nothing.`,
+		Example: `  # every step with the versions it would write, changing nothing
+  deployer release minor --dry-run
+
+  # bump the patch version, run the release tests, tag and push
+  deployer release`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Level = "patch"

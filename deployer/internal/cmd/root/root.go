@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/deploy"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/release"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/remove"
@@ -26,7 +27,10 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
   deployer release patch --dry-run`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Set so that cobra adds --version; the template prints the whole version line.
+		Version: buildinfo.Resolved(),
 	}
+	cmd.SetVersionTemplate(version.Line() + "\n")
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)

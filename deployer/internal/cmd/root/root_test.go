@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/spf13/cobra"
 )
 
 func TestExitCode(t *testing.T) {
@@ -25,15 +27,36 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-func TestDeployAndRemoveAreWiredWithExamples(t *testing.T) {
+func TestEveryCommandIsWiredWithAnExample(t *testing.T) {
 	cmd := NewCmdRoot(&cmdutil.Factory{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
-	for _, args := range [][]string{{"deploy"}, {"remove"}, {"rm"}} {
+	for _, args := range [][]string{{"deploy"}, {"remove"}, {"rm"}, {"release"}, {"verify-version"}, {"version"}} {
 		c, _, err := cmd.Find(args)
-		if err != nil || c.Example == "" {
-			t.Errorf("%v: %v, example %q", args, err, c.Example)
+		if err != nil || c == cmd {
+			t.Errorf("%v: not a command (%v)", args, err)
 		}
 	}
-	if cmd.Example == "" {
-		t.Error("the root command has no example")
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !c.Hidden && c.Name() != "help" && c.Name() != "completion" && c.Example == "" {
+			t.Errorf("%q has no example in its help", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(cmd)
+}
+
+func TestVersionFlagPrintsTheVersionLine(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		var out bytes.Buffer
+		cmd := NewCmdRoot(&cmdutil.Factory{IO: cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}}})
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if got, want := out.String(), version.Line()+"\n"; got != want {
+			t.Errorf("%v printed %q, want %q", args, got, want)
+		}
 	}
 }

@@ -30,7 +30,11 @@ func NewCmdVerifyVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.C
 	return &cobra.Command{
 		Use:   "verify-version TAG",
 		Short: "Check that TAG (vX.Y.Z) equals the version in every version file",
-		Args:  cobra.ExactArgs(1),
+		Example: `  # in the release workflow, before anything is built
+  deployer verify-version "$GITHUB_REF_NAME"
+
+  deployer verify-version v0.2.0`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Tag = args[0]
 			if runF != nil {

@@ -24,7 +24,9 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date",
-		Args:  cobra.NoArgs,
+		Example: `  deployer version
+  deployer --version`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -34,8 +36,13 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	}
 }
 
-func versionRun(opts *Options) error {
-	_, err := fmt.Fprintf(opts.IO.Out, "deployer %s (commit %s, built %s, %s, %s/%s)\n",
+// Line is the version line that both `deployer version` and `deployer --version` print.
+func Line() string {
+	return fmt.Sprintf("deployer %s (commit %s, built %s, %s, %s/%s)",
 		buildinfo.Resolved(), buildinfo.Commit, buildinfo.Date, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func versionRun(opts *Options) error {
+	_, err := fmt.Fprintln(opts.IO.Out, Line())
 	return err
 }
