@@ -32,6 +32,8 @@ type Store struct {
 	commit groupCommit
 	// slots is what this Store last knew of each rooms shard's slots (slotcache.go).
 	slots slotCache
+	// shardSet is which rooms shards exist, for the active-room count (shardset.go).
+	shardSet shardSet
 }
 
 var _ lease.Store = (*Store)(nil)
