@@ -215,25 +215,23 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 
 // merge installs a refresh taken at started, when the index's record count was since: the
 // shards listed in versions, with the documents read into fresh; the others are gone. What this
-// Manager recorded after the refresh began (a later version, or a shard it created) is kept.
+// Manager recorded after the refresh began (a later version, or a shard it created) is kept. It
+// changes the index in place: on most refreshes nothing changed.
 func (x *activeIndex) merge(versions map[int]lease.Version, fresh map[int]indexedShard, started time.Duration, since uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	next := make(map[int]indexedShard, len(versions))
-	for i := range versions {
-		cur, have := x.shards[i]
-		f, read := fresh[i]
-		switch {
-		case have && (!read || cur.ver > f.ver): // unchanged, or written here since
-			next[i] = cur
-		case read:
-			next[i] = f
+	if x.shards == nil {
+		x.shards = map[int]indexedShard{}
+	}
+	for i, f := range fresh {
+		if cur, have := x.shards[i]; !have || cur.ver <= f.ver { // else written here since
+			x.shards[i] = f
 		}
 	}
 	for i, cur := range x.shards {
-		if _, listed := versions[i]; !listed && cur.seq > since { // created here since
-			next[i] = cur
+		if _, listed := versions[i]; !listed && cur.seq <= since { // gone, and not created here since
+			delete(x.shards, i)
 		}
 	}
-	x.shards, x.listed, x.listedAt = next, true, started
+	x.listed, x.listedAt = true, started
 }
