@@ -38,56 +38,22 @@ func TestActivationsDoNotWaitForOtherShardsWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	room := func(shard int) string {
-		for {
-			if id := rooms.NewRoomID(); m.ShardOf(id) == shard {
-				return id
-			}
-		}
-	}
-	// Shards 0 and 1 exist, so that the campaigns below are updates.
-	for _, shard := range []int{0, 1} {
-		r := room(shard)
-		res, err := m.Campaign(ctx, r, "warm", 5*time.Second, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Resign(ctx, r, res.Token); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeShards(t, m, 0, 1)
 	store.held = 0
-	first := make(chan error, 1)
-	go func() {
-		_, err := m.Campaign(ctx, room(0), "a", 30*time.Second, "")
-		first <- err
-	}()
-	select {
-	case <-store.waiting:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first activation's write did not start within 5 s")
-	}
-	second := make(chan error, 1)
-	go func() {
-		_, err := m.Campaign(ctx, room(1), "b", 30*time.Second, "")
-		second <- err
-	}()
-	select {
-	case err := <-second:
-		if err != nil {
-			t.Fatalf("second activation: %v", err)
-		}
-	case <-time.After(5 * time.Second):
+	first := campaignInBackground(ctx, m, roomInShard(m, 0), "a")
+	awaitSignal(t, store.waiting, "the first activation's write did not start")
+	defer func() {
 		close(store.release)
-		t.Fatal("the second activation waited for the first one's write to return")
+		if err := <-first; err != nil {
+			t.Errorf("first activation: %v", err)
+		}
+	}()
+	second := campaignInBackground(ctx, m, roomInShard(m, 1), "b")
+	if err := awaitSignal(t, second, "the second activation did not end while the first one's write was in flight"); err != nil {
+		t.Fatalf("second activation: %v", err)
 	}
 	// Shard 2 is new (a creation, not held): the first room, still being written, counts.
-	if _, err := m.Campaign(ctx, room(2), "c", 30*time.Second, ""); !errors.Is(err, rooms.ErrCapacity) {
-		close(store.release)
+	if _, err := m.Campaign(ctx, roomInShard(m, 2), "c", 30*time.Second, ""); !errors.Is(err, rooms.ErrCapacity) {
 		t.Fatalf("third activation with two rooms active, one of them still being written: %v, want a capacity refusal", err)
-	}
-	close(store.release)
-	if err := <-first; err != nil {
-		t.Fatalf("first activation: %v", err)
 	}
 }

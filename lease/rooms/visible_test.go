@@ -3,7 +3,6 @@ package rooms_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -38,47 +37,13 @@ func TestActivationLockEndsWhenTheWriteIsVisible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	room := func(shard int) string {
-		for {
-			if id := rooms.NewRoomID(); m.ShardOf(id) == shard {
-				return id
-			}
-		}
-	}
-	// Both shards exist, so that the campaigns below are updates.
-	for _, shard := range []int{0, 1} {
-		r := room(shard)
-		res, err := m.Campaign(ctx, r, "warm", 5*time.Second, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Resign(ctx, r, res.Token); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeShards(t, m, 0, 1)
 	store.held = 0
-	first := make(chan error, 1)
-	go func() {
-		_, err := m.Campaign(ctx, room(0), "a", 30*time.Second, "")
-		first <- err
-	}()
-	select {
-	case <-store.waiting:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first activation's write did not start within 5 s")
-	}
-	second := make(chan error, 1)
-	go func() {
-		_, err := m.Campaign(ctx, room(1), "b", 30*time.Second, "")
-		second <- err
-	}()
-	select {
-	case err := <-second:
-		if err != nil {
-			t.Fatalf("second activation: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second activation waited for the first one's write to return (the activation lock was still held)")
+	first := campaignInBackground(ctx, m, roomInShard(m, 0), "a")
+	awaitSignal(t, store.waiting, "the first activation's write did not start")
+	second := campaignInBackground(ctx, m, roomInShard(m, 1), "b")
+	if err := awaitSignal(t, second, "the second activation did not end (the activation lock was still held)"); err != nil {
+		t.Fatalf("second activation: %v", err)
 	}
 	close(store.release)
 	if err := <-first; err != nil {
