@@ -296,27 +296,27 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 		return nil, err
 	}
 	path := filepath.Join(s.dir, namespace+".rooms.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLock(path)
 	if err != nil {
-		return nil, storeError("open lock", path, err)
+		return nil, err
 	}
 	// flock(2) cannot be interrupted by a context: lock in a goroutine, and if the caller
 	// gives up first, release the lock as soon as it is taken.
 	locked := make(chan error, 1)
-	go func() { locked <- lockFile(f) }()
+	go func() { locked <- f.lock() }()
 	select {
 	case err := <-locked:
 		if err != nil {
-			f.Close()
+			f.close()
 			return nil, fmt.Errorf("file store: lock %s: %w", path, err)
 		}
-		return func() { _ = unlockFile(f); f.Close() }, nil
+		return func() { _ = f.unlock(); f.close() }, nil
 	case <-ctx.Done():
 		go func() {
 			if <-locked == nil {
-				_ = unlockFile(f)
+				_ = f.unlock()
 			}
-			f.Close()
+			f.close()
 		}()
 		return nil, ctx.Err()
 	}
