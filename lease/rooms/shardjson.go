@@ -2,7 +2,6 @@ package rooms
 
 import (
 	"encoding/base64"
-	"maps"
 	"slices"
 	"strconv"
 )
@@ -32,7 +31,12 @@ func appendShard(b []byte, d *shardDoc) (_ []byte, ok bool) {
 		return append(b, "null}"...), ok
 	}
 	b = append(b, '{')
-	for i, id := range slices.Sorted(maps.Keys(d.Rooms)) {
+	ids := make([]string, 0, len(d.Rooms))
+	for id := range d.Rooms {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for i, id := range ids {
 		if i > 0 {
 			b = append(b, ',')
 		}

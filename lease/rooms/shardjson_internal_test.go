@@ -61,6 +61,9 @@ func TestShardEncodingMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%s: not written by hand", name)
 		}
 	}
+	if n := testing.AllocsPerRun(100, func() { plain.encode() }); n > 2 {
+		t.Errorf("encoding a plain document: %.0f allocations, want at most 2 (the buffer, the sorted ids)", n)
+	}
 	if _, ok := appendShard(nil, full); ok {
 		t.Error("a document whose metadata needs escaping was written by hand")
 	}
