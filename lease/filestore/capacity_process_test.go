@@ -49,7 +49,7 @@ func TestCapacityAcrossProcesses(t *testing.T) {
 		envs[i] = []string{envCapacityRole + "=" + roleCapacity, envCapacityDir + "=" + dir, envCapacityNS + "=" + ns,
 			envCapacityOut + "=" + results[i]}
 	}
-	elapsed := runTogether(ctx, t, "TestHelperCapacityContender", envs)
+	elapsed := runTogether(ctx, t, "TestHelperCapacityContender", time.Minute, envs)
 	won := 0
 	for i, path := range results {
 		data, err := os.ReadFile(path)

@@ -11,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms/roomstest"
 )
 
 // countingStore is a file store that counts the shard reads the engine asks for.
@@ -187,21 +188,11 @@ func TestCountSkipsShardsBeingWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Shards 0 to 2 written once and empty again.
-	for i := range 3 {
-		room := roomInShard(m, i)
-		res, err := m.Campaign(ctx, room, "warm", 5*time.Second, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Resign(ctx, room, res.Token); err != nil {
-			t.Fatal(err)
-		}
-	}
+	roomstest.WriteShards(t, m, 0, 1, 2) // written once and empty again
 	s.held.Store(0)
 	first := make(chan error, 1)
 	go func() {
-		_, err := m.Campaign(ctx, roomInShard(m, 0), "a", 30*time.Second, "")
+		_, err := m.Campaign(ctx, roomstest.RoomInShard(m, 0), "a", 30*time.Second, "")
 		first <- err
 	}()
 	select {
@@ -216,16 +207,16 @@ func TestCountSkipsShardsBeingWritten(t *testing.T) {
 		}
 	}()
 	s.reset()
-	if _, err := m.Campaign(ctx, roomInShard(m, 1), "b", 30*time.Second, ""); err != nil {
+	if _, err := m.Campaign(ctx, roomstest.RoomInShard(m, 1), "b", 30*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.loads.Load(); n != 0 {
 		t.Errorf("an activation while shard 0's write is in flight read %d shards, want 0 (shard 1 is remembered, shard 0 is being written here)", n)
 	}
-	if _, err := m.Campaign(ctx, roomInShard(m, 2), "c", 30*time.Second, ""); err != nil {
+	if _, err := m.Campaign(ctx, roomstest.RoomInShard(m, 2), "c", 30*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Campaign(ctx, roomInShard(m, 3), "d", 30*time.Second, ""); !errors.Is(err, rooms.ErrCapacity) {
+	if _, err := m.Campaign(ctx, roomstest.RoomInShard(m, 3), "d", 30*time.Second, ""); !errors.Is(err, rooms.ErrCapacity) {
 		t.Errorf("a fourth room with three active, one still being written: %v, want a capacity refusal", err)
 	}
 }

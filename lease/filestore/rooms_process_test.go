@@ -51,7 +51,7 @@ func TestRoomsAcrossProcesses(t *testing.T) {
 			envRoomsRoom + "=" + room, envRoomsProc + "=" + strconv.Itoa(i), envRoomsWins + "=" + strconv.Itoa(roomsWinsEach),
 			envRoomsOut + "=" + results[i]}
 	}
-	elapsed := runTogether(ctx, t, "TestHelperRoomsContender", envs)
+	elapsed := runTogether(ctx, t, "TestHelperRoomsContender", time.Minute, envs)
 	var grants []roomstest.Grant
 	for i, path := range results {
 		data, err := os.ReadFile(path)

@@ -13,10 +13,10 @@ import (
 )
 
 // runTogether starts one process of this test binary per entry of envs, running only the test
-// helper (with the entry added to its environment), releases them together once every one is
-// ready (awaitStart), waits for all of them and fails the test if any failed. It returns how
-// long they ran after the release.
-func runTogether(ctx context.Context, t *testing.T, helper string, envs [][]string) time.Duration {
+// helper (with the entry added to its environment, and timeout as its test timeout), releases
+// them together once every one is ready (awaitStart), waits for all of them and fails the test
+// if any failed. It returns how long they ran after the release.
+func runTogether(ctx context.Context, t *testing.T, helper string, timeout time.Duration, envs [][]string) time.Duration {
 	t.Helper()
 	startR, startW, err := os.Pipe()
 	if err != nil {
@@ -31,7 +31,7 @@ func runTogether(ctx context.Context, t *testing.T, helper string, envs [][]stri
 	cmds := make([]*exec.Cmd, len(envs))
 	outputs := make([]*bytes.Buffer, len(envs))
 	for i, env := range envs {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+helper+"$", "-test.count=1", "-test.timeout=1m")
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+helper+"$", "-test.count=1", "-test.timeout="+timeout.String())
 		cmd.Env = append(os.Environ(), env...)
 		cmd.ExtraFiles = []*os.File{startR, readyW}
 		outputs[i] = new(bytes.Buffer)
