@@ -16,6 +16,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -194,6 +195,65 @@ func (r *RenewRequest) UnmarshalJSON(b []byte) error {
 func (r *ResignRequest) UnmarshalJSON(b []byte) error {
 	*r = ResignRequest{}
 	return exactFields(b, map[string]any{"leader_token": &r.LeaderToken})
+}
+
+// reset and setField implement fieldDecoder (fastjson.go) with the fields of UnmarshalJSON.
+func (r *CampaignRequest) reset() { *r = CampaignRequest{} }
+
+func (r *CampaignRequest) setField(name string, tok jsontext.Token) bool {
+	switch name {
+	case "candidate_id":
+		return setString(&r.CandidateID, tok)
+	case "ttl_seconds":
+		return setTTL(&r.TTLSeconds, tok)
+	case "metadata":
+		r.Metadata = new(string)
+		return setString(r.Metadata, tok)
+	}
+	return false
+}
+
+func (r *RenewRequest) reset() { *r = RenewRequest{} }
+
+func (r *RenewRequest) setField(name string, tok jsontext.Token) bool {
+	switch name {
+	case "leader_token":
+		return setString(&r.LeaderToken, tok)
+	case "ttl_seconds":
+		return setTTL(&r.TTLSeconds, tok)
+	}
+	return false
+}
+
+func (r *ResignRequest) reset() { *r = ResignRequest{} }
+
+func (r *ResignRequest) setField(name string, tok jsontext.Token) bool {
+	if name != "leader_token" {
+		return false
+	}
+	return setString(&r.LeaderToken, tok)
+}
+
+// setString sets a string field from a JSON string token.
+func setString(dst *string, tok jsontext.Token) bool {
+	if tok.Kind() != '"' {
+		return false
+	}
+	*dst = tok.String()
+	return true
+}
+
+// setTTL sets ttl_seconds from a JSON number token, as TTL.UnmarshalJSON does.
+func setTTL(dst **TTL, tok jsontext.Token) bool {
+	if tok.Kind() != '0' {
+		return false
+	}
+	t := new(TTL)
+	if t.UnmarshalJSON([]byte(tok.String())) != nil {
+		return false
+	}
+	*dst = t
+	return true
 }
 
 // CampaignResult answers a campaign (leader or follower) and a renewal (always leader).

@@ -19,11 +19,19 @@ import (
 // keeps the last, so two readers of one body may disagree about the candidate), invalid UTF-8
 // (it substitutes U+FFFD, so refused metadata would be stored altered) and unpaired surrogate
 // escapes. Its errors are rewritten to name the field and the JSON type it wants, never a Go
-// type ("json: cannot unmarshal number into Go struct field ... of type string").
-var strictJSON = huma.Format{Marshal: huma.DefaultJSONFormat.Marshal, Unmarshal: decodeStrict}
+// type ("json: cannot unmarshal number into Go struct field ... of type string"). Answers are
+// encoded by marshalJSON (fastencode.go), as huma's default encoder does.
+var strictJSON = huma.Format{Marshal: marshalJSON, Unmarshal: decodeStrict}
 
-// decodeStrict is json.Unmarshal behind checkJSON, with errors in the contract's words.
+// defaultJSONMarshal is huma's JSON encoder, for the answers marshalJSON does not write itself.
+var defaultJSONMarshal = huma.DefaultJSONFormat.Marshal
+
+// decodeStrict is json.Unmarshal behind checkJSON, with errors in the contract's words. Bodies
+// that decodeFast (fastjson.go) decodes alike are read once, by it.
 func decodeStrict(data []byte, v any) error {
+	if decodeFast(data, v) {
+		return nil
+	}
 	if err := checkJSON(data); err != nil {
 		return err
 	}

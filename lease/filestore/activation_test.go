@@ -9,6 +9,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms/roomstest"
 )
 
 // TestActivationsShareFlushes: campaigns that activate rooms of different shards at the same
@@ -25,16 +26,11 @@ func TestActivationsShareFlushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every shard written once, so that the campaigns below overwrite slots in place.
-	for i := range shards {
-		room := roomInShard(m, i)
-		res, err := m.Campaign(ctx, room, "warm", 5*time.Second, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := m.Resign(ctx, room, res.Token); err != nil {
-			t.Fatal(err)
-		}
+	every := make([]int, shards)
+	for i := range every {
+		every[i] = i
 	}
+	roomstest.WriteShards(t, m, every...)
 	before := filestore.FlushCount(s)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -42,7 +38,7 @@ func TestActivationsShareFlushes(t *testing.T) {
 	won, refused := 0, 0
 	// One campaign per shard: no two share a shard's write.
 	for i := range shards {
-		room := roomInShard(m, i)
+		room := roomstest.RoomInShard(m, i)
 		wg.Go(func() {
 			<-start
 			_, err := m.Campaign(ctx, room, "c", 30*time.Second, "")
@@ -64,14 +60,5 @@ func TestActivationsShareFlushes(t *testing.T) {
 	t.Logf("%d campaigns: %d won, %d refused, %d flush calls", shards, won, refused, flushes)
 	if won != limit || refused != shards-limit {
 		t.Errorf("%d won and %d refused, want %d and %d (the limit)", won, refused, limit, shards-limit)
-	}
-}
-
-// roomInShard returns a room id of shard.
-func roomInShard(m *rooms.Manager, shard int) string {
-	for {
-		if id := rooms.NewRoomID(); m.ShardOf(id) == shard {
-			return id
-		}
 	}
 }

@@ -7,12 +7,9 @@
 package filestore_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -83,65 +80,21 @@ func TestConcurrencyAcrossProcesses(t *testing.T) {
 	}
 	seed := leasetest.ConcurrencySeed(t)
 
-	startR, startW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer startW.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer readyR.Close()
-
-	cmds := make([]*exec.Cmd, contenders)
-	outputs := make([]*bytes.Buffer, contenders)
+	envs := make([][]string, contenders)
 	histories := make([]string, contenders)
-	for i := range cmds {
+	for i := range envs {
 		histories[i] = filepath.Join(outDir, fmt.Sprintf("contender-%d.jsonl", i))
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperContender$", "-test.count=1", "-test.timeout=2m")
-		cmd.Env = append(os.Environ(),
-			envRole+"="+roleContender,
-			envDir+"="+dir,
-			envNamespace+"="+ns,
-			envClient+"="+strconv.Itoa(i),
-			envOps+"="+strconv.Itoa(opsEach),
-			envSeed+"="+strconv.FormatUint(seed, 10),
-			envOut+"="+histories[i],
-		)
-		cmd.ExtraFiles = []*os.File{startR, readyW}
-		outputs[i] = new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = outputs[i], outputs[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start contender %d: %v", i, err)
-		}
-		cmds[i] = cmd
-	}
-	// Only the children may keep these ends open: the ready pipe then reports EOF if they all
-	// die, and closing startW reaches every child.
-	startR.Close()
-	readyW.Close()
-
-	// Wait for every contender to be ready, then release them together.
-	ready := make([]byte, contenders)
-	n, readyErr := io.ReadFull(readyR, ready)
-	began := time.Now()
-	startW.Close()
-
-	var failed bool
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			failed = true
-			t.Errorf("contender %d: %v\n%s", i, err, outputs[i])
+		envs[i] = []string{
+			envRole + "=" + roleContender,
+			envDir + "=" + dir,
+			envNamespace + "=" + ns,
+			envClient + "=" + strconv.Itoa(i),
+			envOps + "=" + strconv.Itoa(opsEach),
+			envSeed + "=" + strconv.FormatUint(seed, 10),
+			envOut + "=" + histories[i],
 		}
 	}
-	elapsed := time.Since(began)
-	if readyErr != nil {
-		t.Fatalf("only %d of %d contenders got ready: %v", n, contenders, readyErr)
-	}
-	if failed {
-		t.FailNow()
-	}
+	elapsed := runTogether(ctx, t, "TestHelperContender", 2*time.Minute, envs)
 	t.Logf("%d contender processes × %d operations on %s in %v", contenders, opsEach, store.Describe(), elapsed.Round(time.Millisecond))
 
 	var ops []leasetest.Op
@@ -203,15 +156,7 @@ func TestHelperContender(t *testing.T) {
 	}
 	defer out.Close()
 
-	readyW, startR := os.NewFile(readyFD, "ready"), os.NewFile(startFD, "start")
-	if _, err := readyW.Write([]byte{1}); err != nil {
-		t.Fatalf("signal ready: %v", err)
-	}
-	readyW.Close()
-	if _, err := io.Copy(io.Discard, startR); err != nil { // returns when the parent closes it
-		t.Fatalf("wait for the start: %v", err)
-	}
-	startR.Close()
+	awaitStart(t)
 
 	ops, runErr := leasetest.RunContender(t.Context(), e, leasetest.ContenderConfig{
 		Client: client, Ops: opsEach, Seed: seed, Now: hostMonotonic, RefusedPause: refusedPause,

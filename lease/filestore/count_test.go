@@ -11,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms/roomstest"
 )
 
 // countingStore is a file store that counts the shard reads the engine asks for.
@@ -152,5 +153,122 @@ func newRoomOutside(m *rooms.Manager, shard int) string {
 		if id := rooms.NewRoomID(); m.ShardOf(id) != shard {
 			return id
 		}
+	}
+}
+
+// stallingStore is a countingStore whose writes of shard held, once done, wait for release
+// before they return: a write whose version is in the table but not yet back in the engine.
+type stallingStore struct {
+	*countingStore
+	held    atomic.Int64
+	waiting chan struct{}
+	release chan struct{}
+}
+
+func (s *stallingStore) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
+	ver, err := s.countingStore.UpdateShard(ctx, key, data, expected)
+	if int64(key.Index) == s.held.Load() {
+		s.waiting <- struct{}{}
+		<-s.release
+	}
+	return ver, err
+}
+
+// TestCountSkipsShardsBeingWritten: a shard this process is writing is counted from the
+// document being written, not read again although its version in the table has moved — with
+// 64 shards in flight under load, such reads were most of an activation's cost — and the count
+// still finds the room activated there.
+func TestCountSkipsShardsBeingWritten(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const shards, limit = 8, 3
+	s := &stallingStore{countingStore: &countingStore{Store: openStore(t, dir)}, waiting: make(chan struct{}, 1), release: make(chan struct{})}
+	s.held.Store(-1)
+	m, err := rooms.New(s, "writing", rooms.WithShards(shards), rooms.WithMaxActiveRooms(limit), rooms.WithMaxClockSkew(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roomstest.WriteShards(t, m, 0, 1, 2) // written once and empty again
+	s.held.Store(0)
+	first := make(chan error, 1)
+	go func() {
+		_, err := m.Campaign(ctx, roomstest.RoomInShard(m, 0), "a", 30*time.Second, "")
+		first <- err
+	}()
+	select {
+	case <-s.waiting:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the write of shard 0 did not happen within 5 s")
+	}
+	defer func() {
+		close(s.release)
+		if err := <-first; err != nil {
+			t.Errorf("campaign in shard 0: %v", err)
+		}
+	}()
+	s.reset()
+	if _, err := m.Campaign(ctx, roomstest.RoomInShard(m, 1), "b", 30*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.loads.Load(); n != 0 {
+		t.Errorf("an activation while shard 0's write is in flight read %d shards, want 0 (shard 1 is remembered, shard 0 is being written here)", n)
+	}
+	if _, err := m.Campaign(ctx, roomstest.RoomInShard(m, 2), "c", 30*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Campaign(ctx, roomstest.RoomInShard(m, 3), "d", 30*time.Second, ""); !errors.Is(err, rooms.ErrCapacity) {
+		t.Errorf("a fourth room with three active, one still being written: %v, want a capacity refusal", err)
+	}
+}
+
+// TestCountListsTheDirectoryOnce: the active-room count learns which shards exist from one
+// directory listing, then from the version table — a shard another process creates is counted
+// without listing the directory again — and forgets a namespace's shards once they are removed.
+func TestCountListsTheDirectoryOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	newManager := func(store rooms.Store) *rooms.Manager {
+		m, err := rooms.New(store, "listing", rooms.WithShards(8), rooms.WithMaxActiveRooms(3), rooms.WithMaxClockSkew(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m, other := newManager(s), newManager(openStore(t, dir))
+	for range 2 {
+		if _, err := m.Campaign(ctx, rooms.NewRoomID(), "a", 30*time.Second, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The other process creates a shard this one never saw.
+	var fresh string
+	for {
+		fresh = rooms.NewRoomID()
+		if versions, _ := s.ShardVersions(ctx, "listing"); versions[m.ShardOf(fresh)] == 0 {
+			break
+		}
+	}
+	if _, err := other.Campaign(ctx, fresh, "b", 30*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Campaign(ctx, rooms.NewRoomID(), "a", 30*time.Second, ""); !errors.Is(err, rooms.ErrCapacity) {
+		t.Fatalf("a fourth room with three active (one in a shard created by another process): %v, want a capacity refusal", err)
+	}
+	if n := filestore.DirListings(s); n != 1 {
+		t.Errorf("the directory was listed %d times, want once", n)
+	}
+	if err := other.Store().DeleteShards(ctx, "listing"); err != nil {
+		t.Fatal(err)
+	}
+	versions, err := s.ShardVersions(ctx, "listing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(versions) != 0 {
+		t.Errorf("after another process removed the shards: versions %v, want none", versions)
+	}
+	if n := filestore.DirListings(s); n != 1 {
+		t.Errorf("the directory was listed %d times, want once", n)
 	}
 }

@@ -9,3 +9,7 @@ func WholeReads(s *Store) uint64 { return s.slots.wholeReads.Load() }
 // HeaderListings exposes to the tests how many shards s's ShardVersions answered from the
 // slots' header lines rather than the version table.
 func HeaderListings(s *Store) uint64 { return s.slots.headerListings.Load() }
+
+// DirListings exposes to the tests how many times s listed its directory to learn which rooms
+// shards exist.
+func DirListings(s *Store) uint64 { return s.shardSet.listed.Load() }

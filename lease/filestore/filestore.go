@@ -32,6 +32,8 @@ type Store struct {
 	commit groupCommit
 	// slots is what this Store last knew of each rooms shard's slots (slotcache.go).
 	slots slotCache
+	// shardSet is which rooms shards exist, for the active-room count (shardset.go).
+	shardSet shardSet
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -234,11 +236,11 @@ func lockedPath(path string, fn func() error) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if err := lockFile(f); err != nil {
-		return fmt.Errorf("file store: lock %s: %w", f.Name(), err)
+	defer f.close()
+	if err := f.lock(); err != nil {
+		return fmt.Errorf("file store: lock %s: %w", path, err)
 	}
-	defer unlockFile(f)
+	defer f.unlock()
 	return fn()
 }
 
@@ -249,19 +251,19 @@ func tryLockedPath(path string, fn func() error) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
-	locked, err := tryLockFile(f)
+	defer f.close()
+	locked, err := f.tryLock()
 	if err != nil || !locked {
 		return false, err
 	}
-	defer unlockFile(f)
+	defer f.unlock()
 	return true, fn()
 }
 
-func openLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+func openLock(path string) (rawFile, error) {
+	f, err := openRaw(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, storeError("open lock", path, err)
+		return f, storeError("open lock", path, err)
 	}
 	return f, nil
 }

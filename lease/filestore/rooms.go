@@ -181,12 +181,17 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 }
 
 // ShardVersions implements rooms.ShardVersionLister from the namespace's version table
-// (versions.go) and, for a shard the table does not know, the slots' header lines alone: the
-// higher version either header announces. When that is a write cut short the engine reads the
-// shard and finds the version that holds; it never takes an unchanged shard for a changed one's
-// old state, because every write raises the version in the header it writes first.
+// (versions.go) and, for a shard known to exist (shardset.go) that the table does not know, the
+// slots' header lines alone: the higher version either header announces. When that is a write
+// cut short the engine reads the shard and finds the version that holds; it never takes an
+// unchanged shard for a changed one's old state, because every write raises the version in the
+// header it writes first. It lists the directory only the first time it is asked about a
+// namespace.
 func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]lease.Version, error) {
-	indexes, err := s.shardIndexes(namespace)
+	if err := lease.ValidateNamespace(namespace); err != nil {
+		return nil, err
+	}
+	known, err := s.knownShards(namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +199,13 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int]lease.Version, len(indexes))
-	for _, i := range indexes {
+	out := map[int]lease.Version{}
+	for i := range rooms.MaxShards {
 		if announced[i] != 0 { // versions.go
 			out[i] = lease.Version(announced[i])
+			continue
+		}
+		if !known[i] {
 			continue
 		}
 		s.slots.headerListings.Add(1)
@@ -209,6 +217,10 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 				return nil, err
 			}
 			top = max(top, v)
+		}
+		if top == 0 { // neither slot exists (removed)
+			s.forgetShard(key)
+			continue
 		}
 		out[i] = lease.Version(top)
 	}
@@ -257,6 +269,11 @@ func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		err := lockedPath(s.shardLockPath(key), func() error {
 			s.slots.forget(key)
+			s.forgetShard(key)
+			// A cleared entry sends other processes' counts to the slots, which are gone.
+			if err := s.announceVersion(key, 0); err != nil {
+				return err
+			}
 			for slot := range slotNames {
 				if err := os.Remove(s.slotPath(key, slot)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return storeError("remove", s.slotPath(key, slot), err)
@@ -279,27 +296,27 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 		return nil, err
 	}
 	path := filepath.Join(s.dir, namespace+".rooms.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLock(path)
 	if err != nil {
-		return nil, storeError("open lock", path, err)
+		return nil, err
 	}
 	// flock(2) cannot be interrupted by a context: lock in a goroutine, and if the caller
 	// gives up first, release the lock as soon as it is taken.
 	locked := make(chan error, 1)
-	go func() { locked <- lockFile(f) }()
+	go func() { locked <- f.lock() }()
 	select {
 	case err := <-locked:
 		if err != nil {
-			f.Close()
+			f.close()
 			return nil, fmt.Errorf("file store: lock %s: %w", path, err)
 		}
-		return func() { _ = unlockFile(f); f.Close() }, nil
+		return func() { _ = f.unlock(); f.close() }, nil
 	case <-ctx.Done():
 		go func() {
 			if <-locked == nil {
-				_ = unlockFile(f)
+				_ = f.unlock()
 			}
-			f.Close()
+			f.close()
 		}()
 		return nil, ctx.Err()
 	}

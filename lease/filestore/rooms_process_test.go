@@ -3,13 +3,10 @@
 package filestore_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -46,52 +43,15 @@ func TestRoomsAcrossProcesses(t *testing.T) {
 	dir, outDir := t.TempDir(), t.TempDir()
 	ns, room := leasetest.Namespace(t), rooms.NewRoomID()
 
-	startR, startW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer startW.Close()
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer readyR.Close()
-	cmds := make([]*exec.Cmd, roomsProcs)
-	outputs := make([]*bytes.Buffer, roomsProcs)
+	envs := make([][]string, roomsProcs)
 	results := make([]string, roomsProcs)
-	for i := range cmds {
+	for i := range envs {
 		results[i] = filepath.Join(outDir, fmt.Sprintf("process-%d.json", i))
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperRoomsContender$", "-test.count=1", "-test.timeout=1m")
-		cmd.Env = append(os.Environ(), envRoomsRole+"="+roleRooms, envRoomsDir+"="+dir, envRoomsNS+"="+ns,
-			envRoomsRoom+"="+room, envRoomsProc+"="+strconv.Itoa(i), envRoomsWins+"="+strconv.Itoa(roomsWinsEach),
-			envRoomsOut+"="+results[i])
-		cmd.ExtraFiles = []*os.File{startR, readyW}
-		outputs[i] = new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = outputs[i], outputs[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start process %d: %v", i, err)
-		}
-		cmds[i] = cmd
+		envs[i] = []string{envRoomsRole + "=" + roleRooms, envRoomsDir + "=" + dir, envRoomsNS + "=" + ns,
+			envRoomsRoom + "=" + room, envRoomsProc + "=" + strconv.Itoa(i), envRoomsWins + "=" + strconv.Itoa(roomsWinsEach),
+			envRoomsOut + "=" + results[i]}
 	}
-	startR.Close()
-	readyW.Close()
-	ready := make([]byte, roomsProcs)
-	n, readyErr := io.ReadFull(readyR, ready)
-	began := time.Now()
-	startW.Close() // releases every process at once
-	failed := false
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			failed = true
-			t.Errorf("process %d: %v\n%s", i, err, outputs[i])
-		}
-	}
-	if readyErr != nil {
-		t.Fatalf("only %d of %d processes got ready: %v", n, roomsProcs, readyErr)
-	}
-	if failed {
-		t.FailNow()
-	}
+	elapsed := runTogether(ctx, t, "TestHelperRoomsContender", time.Minute, envs)
 	var grants []roomstest.Grant
 	for i, path := range results {
 		data, err := os.ReadFile(path)
@@ -107,7 +67,7 @@ func TestRoomsAcrossProcesses(t *testing.T) {
 	if want := roomsProcs * roomsWorkers * roomsWinsEach; len(grants) != want {
 		t.Fatalf("%d terms won, want %d", len(grants), want)
 	}
-	t.Logf("%d processes × %d goroutines won %d terms in %v", roomsProcs, roomsWorkers, len(grants), time.Since(began).Round(time.Millisecond))
+	t.Logf("%d processes × %d goroutines won %d terms in %v", roomsProcs, roomsWorkers, len(grants), elapsed.Round(time.Millisecond))
 	roomstest.CheckGrants(t, grants)
 }
 
@@ -129,15 +89,7 @@ func TestHelperRoomsContender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readyW, startR := os.NewFile(readyFD, "ready"), os.NewFile(startFD, "start")
-	if _, err := readyW.Write([]byte{1}); err != nil {
-		t.Fatalf("signal ready: %v", err)
-	}
-	readyW.Close()
-	if _, err := io.Copy(io.Discard, startR); err != nil { // returns when the parent closes it
-		t.Fatalf("wait for the start: %v", err)
-	}
-	startR.Close()
+	awaitStart(t)
 
 	var (
 		mu     sync.Mutex

@@ -3,7 +3,6 @@ package filestore
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,35 +32,26 @@ import (
 
 const versionEntry = 8 // bytes per shard in the table
 
-// versionTable opens the table of namespace. It is opened for every use, not held: a file held
-// open for writing would keep its file system from being remounted read-only. Like lock files, a
-// table is never removed, so that every process writes the same inode.
-func (s *Store) versionTable(namespace string) (*os.File, error) {
-	path := s.versionTablePath(namespace)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, storeError("open", path, err)
-	}
-	return f, nil
-}
-
 func (s *Store) versionTablePath(namespace string) string {
 	return filepath.Join(s.dir, namespace+".rooms.versions")
 }
 
 // announceVersion records in the table that shard key is being written at version ver. A
 // failure is returned: a write that could not be announced must not happen, or another
-// process's count could miss it.
+// process's count could miss it. The table is opened for every use, not held: a file held open
+// for writing would keep its file system from being remounted read-only. Like lock files, a
+// table is never removed, so that every process writes the same inode.
 func (s *Store) announceVersion(key rooms.ShardKey, ver uint64) error {
-	f, err := s.versionTable(key.Namespace)
+	path := s.versionTablePath(key.Namespace)
+	f, err := openRaw(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return err
+		return storeError("open", path, err)
 	}
-	defer f.Close()
+	defer f.close()
 	var b [versionEntry]byte
 	binary.LittleEndian.PutUint64(b[:], ver)
-	if _, err := f.WriteAt(b[:], int64(key.Index)*versionEntry); err != nil {
-		return storeError("write", f.Name(), err)
+	if err := f.writeAt(b[:], int64(key.Index)*versionEntry); err != nil {
+		return storeError("write", path, err)
 	}
 	return nil
 }
@@ -71,18 +61,18 @@ func (s *Store) announceVersion(key rooms.ShardKey, ver uint64) error {
 func (s *Store) announcedVersions(namespace string) ([rooms.MaxShards]uint64, error) {
 	var out [rooms.MaxShards]uint64
 	path := s.versionTablePath(namespace)
-	f, err := os.Open(path)
+	f, err := openRaw(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) { // nothing announced yet
 		return out, nil
 	}
 	if err != nil {
 		return out, storeError("open", path, err)
 	}
-	defer f.Close()
-	buf := make([]byte, rooms.MaxShards*versionEntry)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return out, storeError("read", f.Name(), err)
+	defer f.close()
+	var buf [rooms.MaxShards * versionEntry]byte
+	n, err := f.readAt(buf[:], 0)
+	if err != nil {
+		return out, storeError("read", path, err)
 	}
 	for i := range n / versionEntry {
 		out[i] = binary.LittleEndian.Uint64(buf[i*versionEntry:])

@@ -7,6 +7,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms/roomstest"
 )
 
 // TestShardVersionsFromTheTable: once every shard has been written, the active-room count's
@@ -23,7 +24,7 @@ func TestShardVersionsFromTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range shards {
-		if _, err := m.Campaign(ctx, roomInShard(m, i), "c", 30*time.Second, ""); err != nil {
+		if _, err := m.Campaign(ctx, roomstest.RoomInShard(m, i), "c", 30*time.Second, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -129,13 +129,13 @@ func (q *shardQueue) remove(o *op) {
 func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), storeTimeout)
 	defer cancel()
-	// unlock releases the activation lock once: when the activating write is visible to other
+	// leave lets the activation gate go once: when the activating write is visible to other
 	// counts (WrittenVisible), or at the end.
-	var unlock func()
+	var leave func()
 	released := false
 	defer func() {
-		if unlock != nil {
-			unlock()
+		if leave != nil {
+			leave()
 		}
 	}()
 	fail := func(err error) {
@@ -147,10 +147,6 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 	}
 
 	doc, ver, fromMemory := q.cached, q.cachedVer, q.cached != nil
-	// caps, once counted, serves every attempt of this batch: the activation lock is held
-	// from the count to the end, so no activation elsewhere can raise it, and a room the count
-	// saw live that has ended since only makes it err on the side of refusing.
-	var caps *capacity
 	for conflicts := 0; ; {
 		if doc == nil {
 			var err error
@@ -163,28 +159,21 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 		next := doc.clone()
 		m.collect(next, now)
 
-		if caps == nil && m.maxActive > 0 && m.mayActivate(batch, next, now) {
-			if unlock == nil {
-				lock, err := m.lockActivations(ctx)
-				if err != nil {
+		activating := m.maxActive > 0 && m.mayActivate(batch, next, now)
+		if activating {
+			if leave == nil {
+				var err error
+				if leave, err = m.enterActivations(ctx); err != nil {
 					fail(err)
 					return
 				}
-				unlock = sync.OnceFunc(lock)
 			}
-			var err error
-			if caps, err = m.countOthers(ctx, q.key.Index, now); err != nil {
+			if err := m.refreshCount(ctx, q.key.Index); err != nil {
 				fail(err)
 				return
 			}
 		}
-		size := &sizer{}
-		outs := make([]outcome, len(batch))
-		changed, refused := false, false
-		for i, o := range batch {
-			outs[i] = m.apply(o, next, now, caps, size)
-			changed, refused = changed || outs[i].changed, refused || outs[i].refused
-		}
+		outs, changed, refused := m.decideBatch(batch, q.key.Index, next, now, activating, !fromMemory)
 		if fromMemory && refused {
 			// Refusals are only ever decided on what the store holds now.
 			doc, fromMemory = nil, false
@@ -196,21 +185,21 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 		}
 		data := next.encode()
 		wctx := ctx
-		if unlock != nil {
-			release := unlock
-			wctx = withVisible(ctx, func() { released = true; release() })
+		if leave != nil {
+			gone := leave
+			wctx = withVisible(ctx, func() { released = true; gone() })
 		}
 		newVer, maybe, err := m.write(wctx, q.key, data, ver)
 		if err == nil {
 			q.cached, q.cachedVer = next, newVer
 			if newVer == 0 { // applied, version unknown: read before the next write
 				q.cached = nil
-			} else {
-				m.index.record(q.key.Index, newVer, m.ends(next))
 			}
+			m.index.record(q.key.Index, newVer, m.ends(next))
 			deliver(batch, outs)
 			return
 		}
+		m.index.abort(q.key.Index)
 		if !errors.Is(err, lease.ErrConflict) {
 			fail(err)
 			return
@@ -224,9 +213,9 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 		}
 		q.cached, doc, fromMemory = nil, nil, false
 		if released {
-			// The lock went with a write that then failed to be confirmed: count again under a
-			// new one.
-			caps, unlock, released = nil, nil, false
+			// The gate went with a write that then failed to be confirmed: count again after
+			// entering it anew.
+			leave, released = nil, false
 		}
 		if conflicts++; conflicts > m.maxCASRetries {
 			fail(fmt.Errorf("%w (%d attempts)", ErrTooManyConflicts, conflicts))
@@ -237,6 +226,31 @@ func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
 			return
 		}
 	}
+}
+
+// decideBatch decides every op of batch on next (the shard's document, changed in place). An
+// activating batch counts the other shards' live rooms and decides under the Manager's decision
+// lock, and a batch that will write announces its document to the index (begin) before letting
+// the lock go, so that the next activation of this Manager counts it. write tells whether a
+// change may be written (false for a decision on the remembered document that a refusal sends
+// back to the store).
+func (m *Manager) decideBatch(batch []*op, index int, next *shardDoc, now time.Time, activating, write bool) (outs []outcome, changed, refused bool) {
+	var caps *capacity
+	if activating {
+		m.decide.Lock()
+		defer m.decide.Unlock()
+		caps = m.index.countOthers(index, now)
+	}
+	size := &sizer{}
+	outs = make([]outcome, len(batch))
+	for i, o := range batch {
+		outs[i] = m.apply(o, next, now, caps, size)
+		changed, refused = changed || outs[i].changed, refused || outs[i].refused
+	}
+	if changed && (write || !refused) {
+		m.index.begin(index, m.ends(next))
+	}
+	return outs, changed, refused
 }
 
 func deliver(batch []*op, outs []outcome) {
@@ -384,29 +398,10 @@ func (m *Manager) earliest(doc *shardDoc, now time.Time, caps *capacity) time.Du
 	return max(first.Sub(now), time.Second)
 }
 
-// capacity is the active rooms of the other shards, counted under the activation lock.
+// capacity is the active rooms of the other shards, counted under the decision lock.
 type capacity struct {
 	active   int
 	firstEnd time.Time
-}
-
-// lockActivations takes this Manager's activation lock and, if the store has one, the store's.
-func (m *Manager) lockActivations(ctx context.Context) (func(), error) {
-	select {
-	case m.activation <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	l, ok := m.store.(ActivationLocker)
-	if !ok {
-		return func() { <-m.activation }, nil
-	}
-	unlock, err := l.LockActivations(ctx, m.ns)
-	if err != nil {
-		<-m.activation
-		return nil, fmt.Errorf("lock activations: %w", err)
-	}
-	return func() { unlock(); <-m.activation }, nil
 }
 
 // sizer tracks the encoded size of a document being changed, so that the byte budget is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -82,9 +83,10 @@ type Manager struct {
 	clock         lease.Clock
 
 	queues []*shardQueue
-	// activation serialises this Manager's activations (capacity 1; a channel so that waiting
-	// honours a context). Stores that can lock across processes are locked as well.
-	activation chan struct{}
+	// gate holds the store's activation lock while any activation of this Manager is in
+	// flight; decide serialises the activations' counts and decisions (gate.go).
+	gate   activationGate
+	decide sync.Mutex
 	// index counts the active rooms of the other shards.
 	index activeIndex
 }
@@ -101,7 +103,7 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 		maxCASRetries: lease.DefaultMaxCASRetries,
 		countMaxAge:   DefaultCountMaxAge,
 		clock:         lease.SystemClock{},
-		activation:    make(chan struct{}, 1),
+		gate:          activationGate{sem: make(chan struct{}, 1)},
 	}
 	for _, opt := range opts {
 		opt(m)

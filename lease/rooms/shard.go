@@ -98,6 +98,10 @@ func (d *shardDoc) clone() *shardDoc {
 // only cost bytes), no trailing newline. Equal documents encode to equal bytes, which is how an
 // unknown write outcome is recognised on read-back.
 func (d *shardDoc) encode() []byte {
+	// About 200 bytes a room and 100 around them: one allocation for most documents.
+	if b, ok := appendShard(make([]byte, 0, 128+224*len(d.Rooms)), d); ok { // shardjson.go
+		return b
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -109,6 +113,10 @@ func (d *shardDoc) encode() []byte {
 
 // entrySize is how many bytes a room adds to the encoded document (key, colon, value, comma).
 func entrySize(id string, e roomEntry) int {
+	var scratch [256]byte
+	if b, ok := appendEntry(scratch[:0], id, e, true); ok { // shardjson.go
+		return len(b) + 1 // the comma
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

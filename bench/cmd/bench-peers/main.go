@@ -93,7 +93,7 @@ func run(ctx context.Context, c config) ([]result, error) {
 			if c.only != "" && !slices.Contains(strings.Split(c.only, ","), t.name) {
 				continue
 			}
-			r := result{target: t.name, round: round + 1}
+			r := result{target: t.name, round: round + 1, load: loadAverage()}
 			m, err := measure(ctx, c, t, c.ops, false)
 			if err != nil {
 				return out, fmt.Errorf("round %d, %s: %w", round+1, t.name, err)
@@ -110,9 +110,9 @@ func run(ctx context.Context, c config) ([]result, error) {
 					r.flushes, r.counted = m.flushes, m.ops
 				}
 			}
-			fmt.Fprintf(os.Stderr, "round %d %-6s %8.0f ops/s  p50 %6.2f ms  p99 %6.2f ms  %5.0f µs CPU/op  %.3f flushes/op\n",
+			fmt.Fprintf(os.Stderr, "round %d %-6s %8.0f ops/s  p50 %6.2f ms  p99 %6.2f ms  %5.0f µs CPU/op  %.3f flushes/op  load %s\n",
 				r.round, r.target, r.throughput.opsPerSec(), ms(r.throughput.p(50)), ms(r.throughput.p(99)),
-				r.throughput.cpuPerOp(), r.flushesPerOp())
+				r.throughput.cpuPerOp(), r.flushesPerOp(), r.load)
 			out = append(out, r)
 		}
 	}
@@ -142,3 +142,13 @@ func measure(ctx context.Context, c config, t target, ops int, counting bool) (m
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// loadAverage is the host's 1-minute load average as /proc/loadavg gives it, "?" where it
+// cannot be read: the machine may be shared, and the figures of a run are read against it.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if fields := strings.Fields(string(data)); err == nil && len(fields) > 0 {
+		return fields[0]
+	}
+	return "?"
+}

@@ -48,8 +48,9 @@ type result struct {
 	target     string
 	round      int
 	throughput measurement
-	flushes    int // flush calls of the counting run
-	counted    int // its operations
+	flushes    int    // flush calls of the counting run
+	counted    int    // its operations
+	load       string // the host's 1-minute load average when the run began
 }
 
 func (r result) flushesPerOp() float64 {

@@ -58,7 +58,7 @@ func testUnknownOutcome(t *testing.T, newStore NewStore) {
 	// Applied, then another replica renews a neighbour before the read-back: the campaign finds
 	// its own term by the token hash, and is leader, not a follower of itself.
 	r3 := rooms.NewRoomID()
-	neighbour := roomInShard(m, m.ShardOf(r3))
+	neighbour := RoomInShard(m, m.ShardOf(r3))
 	n := mustLead(t, other, neighbour, "n")
 	renewNeighbour := func() {
 		if _, err := other.Renew(ctx, neighbour, n.Token, TTL); err != nil {
@@ -91,7 +91,7 @@ func testGroupCommit(t *testing.T, newStore NewStore) {
 	ids := make([]string, n)
 	ids[0] = rooms.NewRoomID()
 	for i := 1; i < n; i++ {
-		ids[i] = roomInShard(m, m.ShardOf(ids[0]))
+		ids[i] = RoomInShard(m, m.ShardOf(ids[0]))
 	}
 	won := race(ctx, n, func(i int) (rooms.Result, error) { return m.Campaign(ctx, ids[i], "c", TTL, "") })
 	for i, r := range won {
@@ -122,7 +122,7 @@ func testShardBudget(t *testing.T, newStore NewStore) {
 	big := strings.Repeat("\x01", rooms.MaxMetadata)
 	r1 := rooms.NewRoomID()
 	shard := m.ShardOf(r1)
-	r2, r3, r4 := roomInShard(m, shard), roomInShard(m, shard), roomInShard(m, shard)
+	r2, r3, r4 := RoomInShard(m, shard), RoomInShard(m, shard), RoomInShard(m, shard)
 	for _, r := range []string{r1, r2} {
 		if _, err := m.Campaign(ctx, r, "c", TTL, big); err != nil {
 			t.Fatalf("campaign with large metadata: %v", err)
@@ -137,7 +137,7 @@ func testShardBudget(t *testing.T, newStore NewStore) {
 	if data, _ := shardData(t, m, r1); len(data) > rooms.MinShardBytes {
 		t.Fatalf("the shard holds %d bytes, over its budget of %d", len(data), rooms.MinShardBytes)
 	}
-	mustLead(t, m, roomInShard(m, (shard+1)%m.Shards()), "elsewhere") // the budget is per shard
+	mustLead(t, m, RoomInShard(m, (shard+1)%m.Shards()), "elsewhere") // the budget is per shard
 	e.clock.Advance(TTL + rooms.DefaultMaxClockSkew)                  // the large rooms expire…
 	if _, err := m.Campaign(ctx, r3, "c", TTL, big); err != nil {     // …and their bytes are reused
 		t.Fatalf("campaign after the large rooms expired: %v", err)
@@ -152,7 +152,7 @@ func testCapacityAcrossManagers(t *testing.T, newStore NewStore) {
 	ms := []*rooms.Manager{e.manager(e.new(t), rooms.WithMaxActiveRooms(1)), e.manager(e.new(t), rooms.WithMaxActiveRooms(1))}
 	for round := range 5 {
 		ids := []string{rooms.NewRoomID(), ""}
-		ids[1] = roomInShard(ms[0], (ms[0].ShardOf(ids[0])+1)%ms[0].Shards())
+		ids[1] = RoomInShard(ms[0], (ms[0].ShardOf(ids[0])+1)%ms[0].Shards())
 		results := race(ctx, 2, func(i int) (rooms.Result, error) { return ms[i].Campaign(ctx, ids[i], "c", TTL, "") })
 		winners := 0
 		for i, r := range results {

@@ -92,11 +92,28 @@ func mustStatus(t *testing.T, m *rooms.Manager, room string) rooms.RoomState {
 	return st
 }
 
-// roomInShard returns a fresh room id that hashes to shard.
-func roomInShard(m *rooms.Manager, shard int) string {
+// RoomInShard returns a fresh room id that hashes to shard.
+func RoomInShard(m *rooms.Manager, shard int) string {
 	for {
 		if id := rooms.NewRoomID(); m.ShardOf(id) == shard {
 			return id
+		}
+	}
+}
+
+// WriteShards writes each of shards once and leaves it without a live room, so that later
+// campaigns there are updates of an existing shard, not creations.
+func WriteShards(t *testing.T, m *rooms.Manager, shards ...int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, shard := range shards {
+		r := RoomInShard(m, shard)
+		res, err := m.Campaign(ctx, r, "warm", 5*time.Second, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Resign(ctx, r, res.Token); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -316,7 +333,7 @@ func RunSuite(t *testing.T, newStore NewStore) {
 		m := e.manager(nil, rooms.WithMaxActiveRooms(1))
 		// Rooms of different shards: the limit must hold across shards, not only within one.
 		r1 := rooms.NewRoomID()
-		r2 := roomInShard(m, (m.ShardOf(r1)+1)%m.Shards())
+		r2 := RoomInShard(m, (m.ShardOf(r1)+1)%m.Shards())
 		results := race(ctx, 2, func(i int) (rooms.Result, error) {
 			return m.Campaign(ctx, []string{r1, r2}[i], "c", TTL, "")
 		})
@@ -382,7 +399,7 @@ func RunSuite(t *testing.T, newStore NewStore) {
 		if data, _ := shardData(t, m, room); !strings.Contains(data, room) {
 			t.Fatal("an expired room was removed without a write")
 		}
-		neighbour := roomInShard(m, m.ShardOf(room))
+		neighbour := RoomInShard(m, m.ShardOf(room))
 		next(mustLead(t, m, neighbour, "n")) // a write to the shard collects the expired room
 		if data, _ := shardData(t, m, room); strings.Contains(data, room) {
 			t.Fatalf("the expired room survived a write to its shard: %s", data)
@@ -410,7 +427,7 @@ func RunSuite(t *testing.T, newStore NewStore) {
 		e := newEnv(t, newStore)
 		m := e.manager(nil)
 		room := rooms.NewRoomID()
-		neighbour := roomInShard(m, m.ShardOf(room))
+		neighbour := RoomInShard(m, m.ShardOf(room))
 		mustLead(t, m, room, "a")
 		old, _ := shardData(t, m, room)
 		e.clock.Advance(time.Millisecond)

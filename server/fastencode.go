@@ -1,0 +1,98 @@
+package server
+
+import (
+	"io"
+	"strconv"
+	"sync"
+)
+
+// The answers of campaign, renew and resign are most of what the elections API writes;
+// encoding/json spends a reflection walk and a buffer on each. encodeFast appends them by hand
+// — byte for byte what encoding/json's Encoder (HTML escaping off, as huma's JSON format)
+// writes, newline included — as long as every string is printable ASCII without a quote or a
+// backslash, which encoding/json writes unchanged; any other string (metadata may hold
+// anything) sends the answer to encoding/json.
+
+// encodeBuffers are reused answer buffers.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// marshalJSON is the API's JSON encoder: encodeFast, else huma's default.
+func marshalJSON(w io.Writer, v any) error {
+	bp := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(bp)
+	if b, ok := encodeFast((*bp)[:0], v); ok {
+		*bp = b
+		_, err := w.Write(b)
+		return err
+	}
+	return defaultJSONMarshal(w, v)
+}
+
+// encodeFast appends v's encoding to b if v is an answer it knows and every string of it is
+// plain; ok is false otherwise (b is then to be discarded).
+func encodeFast(b []byte, v any) (_ []byte, ok bool) {
+	switch v := v.(type) {
+	case *CampaignResult:
+		return appendCampaignResult(b, v)
+	case CampaignResult:
+		return appendCampaignResult(b, &v)
+	case *ResignResult:
+		return appendResignResult(b, v)
+	case ResignResult:
+		return appendResignResult(b, &v)
+	}
+	return b, false
+}
+
+func appendCampaignResult(b []byte, r *CampaignResult) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"status":`...)
+	b, ok = appendPlain(b, r.Status, ok)
+	b = append(b, `,"election_id":`...)
+	b, ok = appendPlain(b, r.ElectionID, ok)
+	b = append(b, `,"leader":{"candidate_id":`...)
+	b, ok = appendPlain(b, r.Leader.CandidateID, ok)
+	if r.Leader.Metadata != "" {
+		b = append(b, `,"metadata":`...)
+		b, ok = appendPlain(b, r.Leader.Metadata, ok)
+	}
+	b = append(b, `,"term":`...)
+	b = strconv.AppendUint(b, r.Leader.Term, 10)
+	b = append(b, `,"expires_at":`...)
+	b, ok = appendPlain(b, r.Leader.ExpiresAt, ok)
+	b = append(b, '}')
+	if r.LeaderToken != "" {
+		b = append(b, `,"leader_token":`...)
+		b, ok = appendPlain(b, r.LeaderToken, ok)
+	}
+	if r.RenewAfterMS != nil {
+		b = append(b, `,"renew_after_ms":`...)
+		b = strconv.AppendInt(b, *r.RenewAfterMS, 10)
+	}
+	if r.RetryAfterMS != nil {
+		b = append(b, `,"retry_after_ms":`...)
+		b = strconv.AppendInt(b, *r.RetryAfterMS, 10)
+	}
+	return append(b, "}\n"...), ok
+}
+
+func appendResignResult(b []byte, r *ResignResult) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"election_id":`...)
+	b, ok = appendPlain(b, r.ElectionID, ok)
+	b = append(b, `,"status":`...)
+	b, ok = appendPlain(b, r.Status, ok)
+	b = append(b, `,"previous_term":`...)
+	b = strconv.AppendUint(b, r.PreviousTerm, 10)
+	return append(b, "}\n"...), ok
+}
+
+// appendPlain appends s quoted if it needs no escaping; ok turns false (and stays) otherwise.
+func appendPlain(b []byte, s string, ok bool) ([]byte, bool) {
+	for i := 0; i < len(s) && ok; i++ {
+		ok = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), ok
+}
