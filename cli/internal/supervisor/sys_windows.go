@@ -55,3 +55,24 @@ func Guard(GuardOptions) int { return 1 }
 
 // OpenReport opens the report pipe fd.
 func OpenReport(fd int) *os.File { return os.NewFile(uintptr(fd), "report") }
+
+// Standby is never started on Windows.
+type Standby struct{}
+
+// Prestart fails on Windows.
+func Prestart(Spec) (*Standby, error) { return nil, ErrUnsupported }
+
+// Launch fails on Windows.
+func (s *Standby) Launch([]string) (*Child, error) { return nil, ErrUnsupported }
+
+// Exited is never closed.
+func (s *Standby) Exited() <-chan struct{} { return nil }
+
+// PID is 0.
+func (s *Standby) PID() int { return 0 }
+
+// Close does nothing.
+func (s *Standby) Close() {}
+
+// OpenTerm opens the term pipe fd.
+func OpenTerm(fd int) *os.File { return os.NewFile(uintptr(fd), "term") }
