@@ -51,13 +51,6 @@ func Guard(o GuardOptions) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	env := os.Environ()
-	if o.Term != nil {
-		var ok bool
-		if env, ok = awaitTerm(o.Term, sigs); !ok {
-			return 0 // no term: an idle guard has nothing to stop
-		}
-	}
 	g := &guard{self: os.Getpid(), grace: o.Grace, signalled: map[int]syscall.Signal{}}
 	if o.Cgroup {
 		if cg, err := newCgroup(); err == nil {
@@ -65,6 +58,15 @@ func Guard(o GuardOptions) int {
 		}
 	}
 	defer g.removeCgroup()
+	env := os.Environ()
+	if o.Term != nil {
+		// A standby: the cgroup is made already, so that only the start itself is left
+		// for the term.
+		var ok bool
+		if env, ok = awaitTerm(o.Term, sigs); !ok {
+			return 0 // no term: an idle guard has nothing to stop
+		}
+	}
 	proc, startErr := g.start(o.Argv, env)
 	if startErr != nil {
 		var se *StartError

@@ -137,22 +137,30 @@ func startGuard(spec Spec, standby bool) (c *Child, termW *os.File, err error) {
 	c = &Child{guard: cmd, command: spec.Argv[0], pid: cmd.Process.Pid, done: make(chan struct{}), report: Report{ExitCode: -1},
 		hasPID: make(chan struct{})}
 	go func() {
-		// The pipe ends when the guard exits (the command does not inherit it).
-		c.readReports(reports)
+		// The pipe ends when the guard exits (the command does not inherit it), or the
+		// final report arrives: the guard sends it once it has no descendant left, so the
+		// term's command is gone then — the guard's own exit (removing an empty cgroup,
+		// unmapping its memory) need not delay the release of the lease.
+		done := c.readReports(reports)
 		c.pidOnce.Do(func() { close(c.hasPID) })
+		if done {
+			close(c.done)
+			go func() { _ = cmd.Wait() }()
+			return
+		}
 		_ = cmd.Wait()
 		c.state = cmd.ProcessState
-		if !c.report.Done {
-			// The guard died (SIGKILL) before it could stop what it guarded: do it here.
-			c.leftovers = c.killLeftovers()
-		}
+		// The guard died (SIGKILL) before it could stop what it guarded: do it here.
+		c.leftovers = c.killLeftovers()
 		close(c.done)
 	}()
 	return c, termW, nil
 }
 
-// readReports reads the guard's reports until it exits.
-func (c *Child) readReports(r *os.File) {
+// readReports reads the guard's reports until the final one (done true), or until the guard
+// exits without it (false). The pipe is closed then: a guard that still writes after its final
+// report gets EPIPE, which it ignores.
+func (c *Child) readReports(r *os.File) (done bool) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -163,14 +171,15 @@ func (c *Child) readReports(r *os.File) {
 		if rep.Done {
 			rep.PID, rep.Cgroup = c.report.PID, c.report.Cgroup
 			c.report = rep
-		} else {
-			c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
-			if rep.PID > 0 {
-				c.commandPID.Store(int64(rep.PID))
-				c.pidOnce.Do(func() { close(c.hasPID) })
-			}
+			return true
+		}
+		c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
+		if rep.PID > 0 {
+			c.commandPID.Store(int64(rep.PID))
+			c.pidOnce.Do(func() { close(c.hasPID) })
 		}
 	}
+	return false
 }
 
 // killLeftovers kills what a dead guard left: its cgroup (all the command started, wherever
