@@ -233,3 +233,55 @@ func TestCampaignFollowerWakesAtOnceOnRelease(t *testing.T) {
 	stopB()
 	within(t, doneB, 2*time.Second, "b to stop")
 }
+
+// TestCampaignFollowerWakesAtOnceOnReleaseAfterRenewal: a release that the store notifies right
+// after a renewal — the follower woke for the renewal a moment ago — is read at once too, not
+// after the rest of minWakeSpacing (50 ms).
+func TestCampaignFollowerWakesAtOnceOnReleaseAfterRenewal(t *testing.T) {
+	store := memstore.New()
+	terms, lead := termsLed()
+	slow := func(holder string) *lease.Campaign {
+		c := campaign(t, store, holder, 30*time.Second)
+		c.PollInterval = 10 * time.Second
+		return c
+	}
+	a := slow("a")
+	ctxA, stopA := context.WithCancel(context.Background())
+	defer stopA()
+	doneA := make(chan error, 1)
+	go func() { doneA <- a.Run(ctxA, lead) }()
+	first := within(t, terms, 2*time.Second, "a's term")
+
+	b := slow("b")
+	seen := make(chan time.Time, 64) // the renewal times of a's records that b has read
+	b.Observe = func(s lease.Snapshot) {
+		if s.HolderID == "a" {
+			select {
+			case seen <- s.RenewedAt:
+			default:
+			}
+		}
+	}
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	doneB := make(chan error, 1)
+	go func() { doneB <- b.Run(ctxB, lead) }()
+	within(t, seen, 2*time.Second, "b to see a holding the lease")
+
+	// A renewal that b reads (its wake starts the spacing), then at once the release.
+	renewed, err := a.Election.Renew(context.Background(), first.Grant.Fence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !within(t, seen, 2*time.Second, "b to read a's renewal").Equal(renewed.RenewedAt) {
+	}
+	stopA()
+	within(t, doneA, 2*time.Second, "a to release and stop")
+	released := time.Now()
+	second := within(t, terms, 2*time.Second, "b's term")
+	if d := time.Since(released); d >= 30*time.Millisecond || second.Grant.HolderID != "b" {
+		t.Fatalf("%s's term began %v after the release, want b within 30 ms", second.Grant.HolderID, d)
+	}
+	stopB()
+	within(t, doneB, 2*time.Second, "b to stop")
+}
