@@ -56,6 +56,9 @@ func Guard(GuardOptions) int { return 1 }
 // OpenReport opens the report pipe fd.
 func OpenReport(fd int) *os.File { return os.NewFile(uintptr(fd), "report") }
 
+// ErrStandbyGone: the idle guard is gone (never started on Windows).
+var ErrStandbyGone = errors.New("supervisor: the idle guard is gone")
+
 // Standby is never started on Windows.
 type Standby struct{}
 
