@@ -72,6 +72,10 @@ var ErrStopCampaign = errors.New("lease: campaign stopped by the leader")
 // notification after a quiet spell wakes it at once (wakeSpacing).
 const minWakeSpacing = 50 * time.Millisecond
 
+// followerWakeBurst lets a follower read at once on two notifications in a row — the holder's
+// renewal and its release right after — before minWakeSpacing applies (wakeSpacing).
+const followerWakeBurst = 2
+
 // validate fills defaults and applies the timing rule (CheckTiming).
 func (c *Campaign) validate() error {
 	if c.Election == nil {
@@ -110,7 +114,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 		}
 	}
 	var lastErr string
-	wakes := &wakeSpacing{spacing: minWakeSpacing}
+	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
 	for ctx.Err() == nil {
 		res, err := e.TryAcquire(ctx)
 		switch {

@@ -180,6 +180,9 @@ func sseServeEnv(st sseStore, ns string) []string {
 		"SWARM_LEASE_NAMESPACE=" + ns,
 		"SWARM_LEASE_LISTEN=127.0.0.1:0",
 		"SWARM_LEASE_DEFAULT_POLL_MS=" + strconv.FormatInt(ssePoll.Milliseconds(), 10),
+		// Every client of the fan-out comes from 127.0.0.1: one client address for the
+		// per-client bound, which by default is a quarter of all connections.
+		"SWARM_LEASE_MAX_CONNECTIONS_PER_CLIENT=" + strconv.Itoa(sseFanoutClients+100),
 	}, st.env...)
 }
 

@@ -2,6 +2,8 @@ package runloop
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
@@ -25,10 +27,84 @@ type Loop struct {
 	Once, ExitOnChildExit bool
 	// Start starts the command (default: supervisor.Start); tests pass a fake.
 	Start StartFunc
+	// Prestart starts the idle guard that Prepare keeps ready (default: supervisor.Prestart,
+	// unless Start is a fake; then none).
+	Prestart PrestartFunc
+	// Log receives what concerns no term: the idle guard's replacements (default
+	// slog.Default()).
+	Log *slog.Logger
 	// Now is the clock for the "ran" durations in the log (default time.Now).
 	Now func() time.Time
 	// Backoff spaces out the restarts of a command that keeps crashing.
 	Backoff CrashBackoff
+
+	spareOnce sync.Once
+	spare     *spare // nil: no idle guard is kept
+	// after is the spare's timer (default time.After); tests pass their own.
+	after func(time.Duration) <-chan time.Time
+}
+
+// Prepare starts keeping an idle guard ready for the next term (supervisor.Standby), so that
+// winning a term starts the command without first starting the guard. Lead takes it, and
+// starts the next one when the term is over. Close ends it.
+func (l *Loop) Prepare() {
+	if s := l.spares(); s != nil {
+		s.fill()
+	}
+}
+
+// Close makes the idle guard exit, and keeps none from now on.
+func (l *Loop) Close() {
+	if s := l.spares(); s != nil {
+		s.close()
+	}
+}
+
+// spares is the loop's spare, created on first use; nil when there is no way to prestart.
+func (l *Loop) spares() *spare {
+	l.spareOnce.Do(func() {
+		prestart := l.Prestart
+		if prestart == nil && l.Start == nil {
+			prestart = prestartSupervised
+		}
+		if prestart == nil {
+			return
+		}
+		s := &spare{prestart: prestart, spec: l.spec(l.Environ), log: l.Log, now: l.Now, after: l.after, closed: make(chan struct{}),
+			backoff: CrashBackoff{Min: standbyBackoffMin, Max: standbyBackoffMax, HealthyRun: standbyHealthy}}
+		if s.log == nil {
+			s.log = slog.Default()
+		}
+		if s.now == nil {
+			s.now = time.Now
+		}
+		if s.after == nil {
+			s.after = time.After
+		}
+		l.spare = s
+	})
+	return l.spare
+}
+
+// spec is the command's Spec with env as its environment.
+func (l *Loop) spec(env []string) supervisor.Spec {
+	return supervisor.Spec{Argv: l.Argv, Env: env, Grace: l.Grace, NoCgroup: l.NoCgroup}
+}
+
+// startChild starts the command through the idle guard when one is ready, else through a
+// fresh guard. prestarted tells which.
+func (l *Loop) startChild(spec supervisor.Spec, start StartFunc, log *slog.Logger) (child Child, prestarted bool, err error) {
+	if s := l.spares(); s != nil {
+		if sb := s.take(); sb != nil {
+			child, err := sb.Launch(spec.Env)
+			if err == nil {
+				return child, true, nil
+			}
+			log.Warn("idle guard gone: starting the child through a fresh one", "err", err)
+		}
+	}
+	child, err = start(spec)
+	return child, false, err
 }
 
 // Lead runs the command for the term t and returns once the term is over for the command:
@@ -36,7 +112,7 @@ type Loop struct {
 // own context: a term ended by shutdown does not count as lost for Once. The error is the
 // command's failure to start (a *supervisor.StartError, exit 126 or 127) or the guard's; the
 // caller ends the term either way.
-func (l *Loop) Lead(ctx context.Context, t Term) (Outcome, error) {
+func (l *Loop) Lead(ctx context.Context, t Term) (out Outcome, err error) {
 	start, now := l.Start, l.Now
 	if start == nil {
 		start = startSupervised
@@ -62,17 +138,19 @@ func (l *Loop) Lead(ctx context.Context, t Term) (Outcome, error) {
 		return lost(), nil
 	default:
 	}
-	child, err := start(supervisor.Spec{
-		Argv:     l.Argv,
-		Env:      append(append([]string(nil), l.Environ...), t.Env...),
-		Grace:    l.Grace,
-		NoCgroup: l.NoCgroup,
-	})
+	child, prestarted, err := l.startChild(l.spec(append(append([]string(nil), l.Environ...), t.Env...)), start, t.Log)
 	if err != nil {
 		return Outcome{}, err
 	}
+	defer func() {
+		// Ready for the next term — off the path of this one's release, which follows at once.
+		if s := l.spares(); s != nil && err == nil && !out.Exit && ctx.Err() == nil {
+			go s.fill()
+		}
+	}()
 	started := now()
-	t.Log.Info("child started", "pid", child.CommandPID(commandPIDWait), "guard_pid", child.PID(), "command", l.Argv[0])
+	t.Log.Info("child started", "pid", child.CommandPID(commandPIDWait), "guard_pid", child.PID(), "command", l.Argv[0],
+		"guard_prestarted", prestarted)
 	ran := func() time.Duration { return now().Sub(started).Round(time.Millisecond) }
 	select {
 	case <-t.Done:

@@ -3,8 +3,10 @@
 package supervisor
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,9 +15,15 @@ import (
 
 // OpenReport opens the report pipe the supervisor passed as fd. The command does not inherit it:
 // the supervisor must see it end when the guard exits.
-func OpenReport(fd int) *os.File {
+func OpenReport(fd int) *os.File { return openGuardPipe(fd, "report") }
+
+// OpenTerm opens a standby guard's term pipe, which the supervisor passed as fd. The command
+// does not inherit it either.
+func OpenTerm(fd int) *os.File { return openGuardPipe(fd, "term") }
+
+func openGuardPipe(fd int, name string) *os.File {
 	syscall.CloseOnExec(fd)
-	return os.NewFile(uintptr(fd), "report")
+	return os.NewFile(uintptr(fd), name)
 }
 
 // reapInterval is how often a stopping guard looks for descendants it has not yet signalled:
@@ -50,7 +58,16 @@ func Guard(o GuardOptions) int {
 		}
 	}
 	defer g.removeCgroup()
-	proc, startErr := g.start(o.Argv)
+	env := os.Environ()
+	if o.Term != nil {
+		// A standby: the cgroup is made already, so that only the start itself is left
+		// for the term.
+		var ok bool
+		if env, ok = awaitTerm(o.Term, sigs); !ok {
+			return 0 // no term: an idle guard has nothing to stop
+		}
+	}
+	proc, startErr := g.start(o.Argv, env)
 	if startErr != nil {
 		var se *StartError
 		errors.As(startErr, &se)
@@ -85,12 +102,12 @@ type guard struct {
 // start starts the command as the leader of a new process group, inside the cgroup when there
 // is one (falling back to none if the kernel refuses to start a process in it). The group is not
 // the guard's own: the guard signals it, and must not SIGKILL itself.
-func (g *guard) start(argv []string) (*os.Process, error) {
+func (g *guard) start(argv, env []string) (*os.Process, error) {
 	path, err := Resolve(argv[0])
 	if err != nil {
 		return nil, err
 	}
-	attr := &os.ProcAttr{Env: os.Environ(), Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
+	attr := &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
 	if g.cgroup != nil {
 		attr.Sys = &syscall.SysProcAttr{Setpgid: true}
 		g.cgroup.intoCgroup(attr.Sys)
@@ -111,6 +128,34 @@ func (g *guard) start(argv []string) (*os.Process, error) {
 		return nil, &StartError{Command: argv[0], Code: code, Err: err}
 	}
 	return proc, nil
+}
+
+// awaitTerm waits, as a standby guard, for the term on r: the command's environment. ok is
+// false when r ends without one (the supervisor closed it: no term for this guard), cannot be
+// read, or the guard is told to stop first.
+func awaitTerm(r io.Reader, sigs <-chan os.Signal) (env []string, ok bool) {
+	type term struct {
+		msg termMessage
+		err error
+	}
+	got := make(chan term, 1)
+	go func() {
+		var t term
+		t.err = json.NewDecoder(r).Decode(&t.msg)
+		got <- t
+	}()
+	select {
+	case <-sigs:
+		return nil, false
+	case t := <-got:
+		if t.err != nil {
+			if !errors.Is(t.err, io.EOF) {
+				fmt.Fprintf(os.Stderr, "child-guard: unreadable term: %v\n", t.err)
+			}
+			return nil, false
+		}
+		return t.msg.Env, true
+	}
 }
 
 // supervise reaps until no descendant is left, stopping them all when told to or when the

@@ -17,4 +17,9 @@ type GuardOptions struct {
 	Cgroup bool
 	// Report receives the guard's reports (nil: none).
 	Report io.Writer
+	// Term, when set, makes the guard a standby: it starts the command only once the term
+	// arrives on Term (the command's environment, see Standby.Launch), and exits without
+	// starting anything if Term ends first or the guard is told to stop. Nil: start the
+	// command at once, with the guard's own environment.
+	Term io.Reader
 }

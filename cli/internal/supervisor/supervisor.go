@@ -33,8 +33,12 @@ import (
 // GuardCommand is the hidden command of the binary that runs the guard.
 const GuardCommand = "child-guard"
 
-// reportFD is the guard's file descriptor of the report pipe (the first of ExtraFiles).
-const reportFD = 3
+// reportFD is the guard's file descriptor of the report pipe (the first of ExtraFiles), and
+// termFD that of a standby guard's term pipe (the second).
+const (
+	reportFD = 3
+	termFD   = 4
+)
 
 // stopBackstop is how long Stop waits beyond the grace period for the guard, which kills what
 // is left itself at the end of the grace period, before killing the guard too.
@@ -75,20 +79,29 @@ type Child struct {
 
 // Start starts the guard and, through it, the child.
 func Start(spec Spec) (*Child, error) {
+	c, _, err := startGuard(spec, false)
+	return c, err
+}
+
+// startGuard starts the guard process. With standby the guard waits for the term on a pipe
+// before it starts the command: termW is that pipe's write end, nil otherwise.
+func startGuard(spec Spec, standby bool) (c *Child, termW *os.File, err error) {
 	if len(spec.Argv) == 0 {
-		return nil, errors.New("supervisor: no command to run")
+		return nil, nil, errors.New("supervisor: no command to run")
 	}
 	self := spec.Self
 	if self == "" {
-		var err error
 		if self, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("supervisor: find own executable: %w", err)
+			return nil, nil, fmt.Errorf("supervisor: find own executable: %w", err)
 		}
 	}
 	args := []string{GuardCommand, "--grace-ms", strconv.FormatInt(spec.Grace.Milliseconds(), 10),
 		"--parent", strconv.Itoa(os.Getpid()), "--report-fd", strconv.Itoa(reportFD)}
 	if spec.NoCgroup {
 		args = append(args, "--no-cgroup")
+	}
+	if standby {
+		args = append(args, "--term-fd", strconv.Itoa(termFD))
 	}
 	cmd := exec.Command(self, append(append(args, "--"), spec.Argv...)...)
 	cmd.Env = spec.Env
@@ -97,34 +110,57 @@ func Start(spec Spec) (*Child, error) {
 	cmd.SysProcAttr = guardAttr()
 	reports, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("supervisor: report pipe: %w", err)
+		return nil, nil, fmt.Errorf("supervisor: report pipe: %w", err)
 	}
 	cmd.ExtraFiles = []*os.File{w}
+	var termR *os.File
+	if standby {
+		if termR, termW, err = os.Pipe(); err != nil {
+			reports.Close()
+			w.Close()
+			return nil, nil, fmt.Errorf("supervisor: term pipe: %w", err)
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, termR)
+	}
 	err = cmd.Start()
 	w.Close()
+	if termR != nil {
+		termR.Close()
+	}
 	if err != nil {
 		reports.Close()
-		return nil, fmt.Errorf("supervisor: start %q: %w", spec.Argv[0], err)
+		if termW != nil {
+			termW.Close()
+		}
+		return nil, nil, fmt.Errorf("supervisor: start %q: %w", spec.Argv[0], err)
 	}
-	c := &Child{guard: cmd, command: spec.Argv[0], pid: cmd.Process.Pid, done: make(chan struct{}), report: Report{ExitCode: -1},
+	c = &Child{guard: cmd, command: spec.Argv[0], pid: cmd.Process.Pid, done: make(chan struct{}), report: Report{ExitCode: -1},
 		hasPID: make(chan struct{})}
 	go func() {
-		// The pipe ends when the guard exits (the command does not inherit it).
-		c.readReports(reports)
+		// The pipe ends when the guard exits (the command does not inherit it), or the
+		// final report arrives: the guard sends it once it has no descendant left, so the
+		// term's command is gone then — the guard's own exit (removing an empty cgroup,
+		// unmapping its memory) need not delay the release of the lease.
+		done := c.readReports(reports)
 		c.pidOnce.Do(func() { close(c.hasPID) })
+		if done {
+			close(c.done)
+			go func() { _ = cmd.Wait() }()
+			return
+		}
 		_ = cmd.Wait()
 		c.state = cmd.ProcessState
-		if !c.report.Done {
-			// The guard died (SIGKILL) before it could stop what it guarded: do it here.
-			c.leftovers = c.killLeftovers()
-		}
+		// The guard died (SIGKILL) before it could stop what it guarded: do it here.
+		c.leftovers = c.killLeftovers()
 		close(c.done)
 	}()
-	return c, nil
+	return c, termW, nil
 }
 
-// readReports reads the guard's reports until it exits.
-func (c *Child) readReports(r *os.File) {
+// readReports reads the guard's reports until the final one (done true), or until the guard
+// exits without it (false). The pipe is closed then: a guard that still writes after its final
+// report gets EPIPE, which it ignores.
+func (c *Child) readReports(r *os.File) (done bool) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -135,14 +171,15 @@ func (c *Child) readReports(r *os.File) {
 		if rep.Done {
 			rep.PID, rep.Cgroup = c.report.PID, c.report.Cgroup
 			c.report = rep
-		} else {
-			c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
-			if rep.PID > 0 {
-				c.commandPID.Store(int64(rep.PID))
-				c.pidOnce.Do(func() { close(c.hasPID) })
-			}
+			return true
+		}
+		c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
+		if rep.PID > 0 {
+			c.commandPID.Store(int64(rep.PID))
+			c.pidOnce.Do(func() { close(c.hasPID) })
 		}
 	}
+	return false
 }
 
 // killLeftovers kills what a dead guard left: its cgroup (all the command started, wherever

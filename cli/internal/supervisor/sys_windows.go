@@ -55,3 +55,27 @@ func Guard(GuardOptions) int { return 1 }
 
 // OpenReport opens the report pipe fd.
 func OpenReport(fd int) *os.File { return os.NewFile(uintptr(fd), "report") }
+
+// ErrStandbyGone: the idle guard is gone (never started on Windows).
+var ErrStandbyGone = errors.New("supervisor: the idle guard is gone")
+
+// Standby is never started on Windows.
+type Standby struct{}
+
+// Prestart fails on Windows.
+func Prestart(Spec) (*Standby, error) { return nil, ErrUnsupported }
+
+// Launch fails on Windows.
+func (s *Standby) Launch([]string) (*Child, error) { return nil, ErrUnsupported }
+
+// Exited is never closed.
+func (s *Standby) Exited() <-chan struct{} { return nil }
+
+// PID is 0.
+func (s *Standby) PID() int { return 0 }
+
+// Close does nothing.
+func (s *Standby) Close() {}
+
+// OpenTerm opens the term pipe fd.
+func OpenTerm(fd int) *os.File { return os.NewFile(uintptr(fd), "term") }

@@ -176,6 +176,9 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 	}
 	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
 	loop := childLoop(opts, cfg)
+	loop.Log = log
+	loop.Prepare() // the guard of the first term, started while following
+	defer loop.Close()
 	for {
 		out, err := campaignOnce(ctx, campaign, loop, cfg, log)
 		switch {
@@ -255,7 +258,7 @@ func childEnv(cfg *config.Config, g lease.Grant) []string {
 // NewCmdGuard is the hidden command that runs the guard between run and its command.
 func NewCmdGuard() *cobra.Command {
 	var graceMs int64
-	var parent, reportFD int
+	var parent, reportFD, termFD int
 	var noCgroup bool
 	cmd := &cobra.Command{
 		Use:    supervisor.GuardCommand + " -- CMD [ARGS...]",
@@ -268,6 +271,11 @@ func NewCmdGuard() *cobra.Command {
 				defer report.Close()
 				opts.Report = report
 			}
+			if termFD > 0 {
+				term := supervisor.OpenTerm(termFD)
+				defer term.Close()
+				opts.Term = term
+			}
 			code := supervisor.Guard(opts)
 			if code != 0 {
 				return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrSilent}
@@ -279,5 +287,6 @@ func NewCmdGuard() *cobra.Command {
 	cmd.Flags().IntVar(&parent, "parent", 0, "the supervisor's PID")
 	cmd.Flags().IntVar(&reportFD, "report-fd", 0, "file descriptor to write the guard's reports to")
 	cmd.Flags().BoolVar(&noCgroup, "no-cgroup", false, "do not put the command in a cgroup of its own")
+	cmd.Flags().IntVar(&termFD, "term-fd", 0, "wait idle for the term on this file descriptor before starting the command")
 	return cmd
 }

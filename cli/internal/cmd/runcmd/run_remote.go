@@ -46,6 +46,9 @@ func remoteRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog
 		return holdError(cfg, err)
 	}
 	loop := childLoop(opts, cfg)
+	loop.Log = log
+	loop.Prepare() // the guard of the first term, started while following
+	defer loop.Close()
 	log.Info("contending", "ttl", cfg.TTL)
 	for ctx.Err() == nil {
 		l, err := holder.Hold(ctx)
