@@ -128,6 +128,29 @@ type contenders struct {
 	started int              // contenders started so far (names the next holder)
 }
 
+// runHandovers runs the handover benchmark of every selected supervisor kind for every round,
+// alternating the kinds, and returns what it measured, also when it stops early.
+func runHandovers(ctx context.Context, c config) ([]handoverRun, error) {
+	var out []handoverRun
+	for round := range c.rounds {
+		for k := range supervisors {
+			s := supervisors[(k+round)%len(supervisors)]
+			if !c.selected(s.name) {
+				continue
+			}
+			load := loadAverage()
+			r, err := measureHandover(ctx, c, s)
+			if err != nil {
+				return out, fmt.Errorf("round %d, %s: %w", round+1, s.name, err)
+			}
+			r.round, r.load = round+1, load+"–"+loadAverage()
+			fmt.Fprint(os.Stderr, r.report())
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // measureHandover runs c.handovers handovers and c.failovers failovers, interleaved, on a fresh
 // election of kind s, and stops everything it started.
 func measureHandover(ctx context.Context, c config, s supervisor) (r handoverRun, err error) {

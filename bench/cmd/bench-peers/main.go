@@ -163,43 +163,18 @@ func run(ctx context.Context, c config) ([]result, error) {
 	return out, nil
 }
 
-// throughputNames are the names of targets.
-func throughputNames() []string {
-	var names []string
-	for _, t := range targets {
-		names = append(names, t.name)
-	}
-	return names
-}
+// throughputNames and supervisorNames are the names -only accepts.
+func throughputNames() []string { return namesOf(targets, func(t target) string { return t.name }) }
 
-// runHandovers runs the handover benchmark of every selected supervisor kind for every round,
-// alternating the kinds, and returns what it measured, also when it stops early.
-func runHandovers(ctx context.Context, c config) ([]handoverRun, error) {
-	var out []handoverRun
-	for round := range c.rounds {
-		for k := range supervisors {
-			s := supervisors[(k+round)%len(supervisors)]
-			if !c.selected(s.name) {
-				continue
-			}
-			load := loadAverage()
-			r, err := measureHandover(ctx, c, s)
-			if err != nil {
-				return out, fmt.Errorf("round %d, %s: %w", round+1, s.name, err)
-			}
-			r.round, r.load = round+1, load+"–"+loadAverage()
-			fmt.Fprint(os.Stderr, r.report())
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// supervisorNames are the names of supervisors.
 func supervisorNames() []string {
-	var names []string
-	for _, s := range supervisors {
-		names = append(names, s.name)
+	return namesOf(supervisors, func(s supervisor) string { return s.name })
+}
+
+// namesOf returns name(x) for each x of xs.
+func namesOf[T any](xs []T, name func(T) string) []string {
+	names := make([]string, len(xs))
+	for i, x := range xs {
+		names[i] = name(x)
 	}
 	return names
 }

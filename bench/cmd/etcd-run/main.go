@@ -132,7 +132,10 @@ func run(c config) (int, error) {
 		if errors.As(err, &exit) {
 			return exit.ExitCode(), nil
 		}
-		return 0, err
+		if err != nil {
+			return 1, fmt.Errorf("wait for %s: %w", c.child[0], err)
+		}
+		return 0, nil
 	}
 }
 
