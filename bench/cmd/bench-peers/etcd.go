@@ -22,22 +22,7 @@ var etcdTarget = target{name: "etcd", start: startEtcd}
 const etcdClientsPerConn = 8
 
 func startEtcd(ctx context.Context, c config, dir string, counting bool) (*running, error) {
-	clientPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	peerPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	p, err := startProc(c, dir, counting, c.etcd, []string{
-		"--name", "bench", "--data-dir", dir + "/etcd",
-		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
-		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "bench=" + peerURL, "--logger", "zap", "--log-level", "warn",
-	}, nil)
+	p, clientURL, err := startEtcdServer(ctx, c, dir, counting)
 	if err != nil {
 		return nil, err
 	}
@@ -50,17 +35,12 @@ func startEtcd(ctx context.Context, c config, dir string, counting bool) (*runni
 		}
 	}
 	for i := range conns {
-		conns[i], err = clientv3.New(clientv3.Config{Endpoints: []string{clientURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+		conns[i], err = newEtcdConn(clientURL)
 		if err != nil {
 			closeAll()
 			_ = p.stop()
-			return nil, fmt.Errorf("etcd client: %w", err)
+			return nil, err
 		}
-	}
-	if err := waitEtcd(ctx, conns[0], p); err != nil {
-		closeAll()
-		_ = p.stop()
-		return nil, err
 	}
 	return &running{proc: p, load: func(ctx context.Context, clients, ops int) (measurement, error) {
 		defer closeAll()
@@ -68,6 +48,49 @@ func startEtcd(ctx context.Context, c config, dir string, counting bool) (*runni
 			return newEtcdClient(ctx, conns[i/etcdClientsPerConn], i)
 		})
 	}}, nil
+}
+
+// startEtcdServer starts a single-member etcd on two free loopback ports with its data in dir
+// and returns it, with its client URL, once it answers a linearizable read.
+func startEtcdServer(ctx context.Context, c config, dir string, counting bool) (*proc, string, error) {
+	clientPort, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	p, err := startProc(c, dir, counting, c.etcd, []string{
+		"--name", "bench", "--data-dir", dir + "/etcd",
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "bench=" + peerURL, "--logger", "zap", "--log-level", "warn",
+	}, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	cl, err := newEtcdConn(clientURL)
+	if err == nil {
+		err = waitEtcd(ctx, cl, p)
+		_ = cl.Close()
+	}
+	if err != nil {
+		_ = p.stop()
+		return nil, "", err
+	}
+	return p, clientURL, nil
+}
+
+// newEtcdConn is one etcd client (one gRPC connection) to clientURL.
+func newEtcdConn(clientURL string) (*clientv3.Client, error) {
+	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{clientURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client: %w", err)
+	}
+	return cl, nil
 }
 
 // waitEtcd waits until etcd answers a linearizable read.

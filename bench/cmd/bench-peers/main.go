@@ -1,8 +1,11 @@
 // Command bench-peers runs the elections workload of BENCHMARKS.md ("Compared with etcd")
 // against a real `lfp-swarm-lease serve` process (file and memory stores, default settings)
 // and a single-node etcd on loopback, alternating, for several rounds, and prints one table of
-// medians and ours / etcd ratios. scripts/bench-peers.sh builds serve, installs etcd when
-// missing and runs it.
+// medians and ours / etcd ratios. It then compares graceful handover and crash failover of a
+// leader-only child under `lfp-swarm-lease run` (file store) and under etcd-run
+// (bench/cmd/etcd-run, the minimal etcd-based supervisor), alternating too, in a second table
+// of ours / etcd ratios (handover.go). scripts/bench-peers.sh builds the binaries, installs
+// etcd when missing and runs it.
 //
 // Every client owns one election and repeats campaign → renew → renew → resign. Each round
 // runs every target twice, each time in a fresh process with a fresh data directory: once for
@@ -25,14 +28,22 @@ import (
 
 // config is the command line.
 type config struct {
-	serve    string
-	etcd     string
-	strace   string
-	rounds   int
-	clients  int
-	ops      int
-	countOps int
-	timeout  time.Duration
+	// serve is the lfp-swarm-lease binary: `serve` of the throughput targets, `run` of the
+	// handover benchmark.
+	serve   string
+	etcdRun string
+	// testchild is the supervised child of the handover benchmark (cli/internal/testchild).
+	testchild string
+	// handovers and failovers are the iterations of one handover run.
+	handovers int
+	failovers int
+	etcd      string
+	strace    string
+	rounds    int
+	clients   int
+	ops       int
+	countOps  int
+	timeout   time.Duration
 	// serveEnv is extra environment of serve (settings other than the defaults, for accounting).
 	serveEnv []string
 	// only, when set, is the one target to run.
@@ -53,7 +64,11 @@ func main() {
 		c.serveEnv = append(c.serveEnv, v)
 		return nil
 	})
-	flag.StringVar(&c.only, "only", "", "run only these targets, comma-separated (file, memory, etcd)")
+	flag.StringVar(&c.only, "only", "", "run only these targets, comma-separated (file, memory, etcd; run, etcd-run: handover and failover)")
+	flag.StringVar(&c.etcdRun, "etcd-run", "", "the etcd-run binary (bench/cmd/etcd-run), for the handover benchmark")
+	flag.StringVar(&c.testchild, "testchild", "", "the supervised child of the handover benchmark (cli/internal/testchild)")
+	flag.IntVar(&c.handovers, "handovers", 10, "graceful handovers of a handover run")
+	flag.IntVar(&c.failovers, "failovers", 5, "crash failovers of a handover run")
 	flag.Parse()
 	if err := c.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-peers:", err)
@@ -64,7 +79,16 @@ func main() {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	results, err := run(ctx, c)
-	printTable(os.Stdout, c, results)
+	if c.selected(throughputNames()...) {
+		printTable(os.Stdout, c, results)
+	}
+	if err == nil {
+		var handovers []handoverRun
+		handovers, err = runHandovers(ctx, c)
+		if c.selected(supervisorNames()...) {
+			printHandoverTable(os.Stdout, c, handovers)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-peers:", err)
 		os.Exit(1)
@@ -77,8 +101,28 @@ func (c config) check() error {
 		return errors.New("-serve: name the lfp-swarm-lease binary (scripts/bench-peers.sh builds it)")
 	case c.rounds < 1 || c.clients < 1 || c.ops < c.clients || c.countOps < c.clients:
 		return errors.New("-rounds and -clients must be positive, -ops and -count-ops at least -clients")
+	case c.handovers < 0 || c.failovers < 0 || c.handovers+c.failovers == 0:
+		return errors.New("-handovers and -failovers must not be negative, and not both 0")
+	case c.selected(supervisorNames()...) && (c.etcdRun == "" || c.testchild == ""):
+		return errors.New("-etcd-run and -testchild: name the etcd-run and testchild binaries (scripts/bench-peers.sh builds them), or leave run and etcd-run out of -only")
+	}
+	if c.only != "" {
+		known := append(throughputNames(), supervisorNames()...)
+		for name := range strings.SplitSeq(c.only, ",") {
+			if !slices.Contains(known, name) {
+				return fmt.Errorf("-only: unknown target %q; the targets are %s", name, strings.Join(known, ", "))
+			}
+		}
 	}
 	return nil
+}
+
+// selected reports whether -only selects any of names (every target when -only is empty).
+func (c config) selected(names ...string) bool {
+	if c.only == "" {
+		return true
+	}
+	return slices.ContainsFunc(strings.Split(c.only, ","), func(n string) bool { return slices.Contains(names, n) })
 }
 
 // targets are the systems compared, in the order of the first round; later rounds rotate it.
@@ -90,7 +134,7 @@ func run(ctx context.Context, c config) ([]result, error) {
 	for round := range c.rounds {
 		for k := range targets {
 			t := targets[(k+round)%len(targets)]
-			if c.only != "" && !slices.Contains(strings.Split(c.only, ","), t.name) {
+			if !c.selected(t.name) {
 				continue
 			}
 			r := result{target: t.name, round: round + 1, load: loadAverage()}
@@ -117,6 +161,22 @@ func run(ctx context.Context, c config) ([]result, error) {
 		}
 	}
 	return out, nil
+}
+
+// throughputNames and supervisorNames are the names -only accepts.
+func throughputNames() []string { return namesOf(targets, func(t target) string { return t.name }) }
+
+func supervisorNames() []string {
+	return namesOf(supervisors, func(s supervisor) string { return s.name })
+}
+
+// namesOf returns name(x) for each x of xs.
+func namesOf[T any](xs []T, name func(T) string) []string {
+	names := make([]string, len(xs))
+	for i, x := range xs {
+		names[i] = name(x)
+	}
+	return names
 }
 
 // measure starts a fresh process of t (under strace when counting), runs ops operations

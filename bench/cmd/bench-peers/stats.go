@@ -33,12 +33,16 @@ type measurement struct {
 func (m measurement) opsPerSec() float64 { return float64(m.ops) / m.elapsed.Seconds() }
 
 // p returns the q-th percentile latency by the nearest-rank method.
-func (m measurement) p(q int) time.Duration {
-	if len(m.latency) == 0 {
+func (m measurement) p(q int) time.Duration { return nearestRank(m.latency, q) }
+
+// nearestRank returns the q-th percentile of sorted by the nearest-rank method: the value of
+// rank ⌈q/100 × n⌉ (with 10 values, p99 is the slowest); 0 for no values.
+func nearestRank(sorted []time.Duration, q int) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	rank := (q*len(m.latency) + 99) / 100
-	return m.latency[max(rank-1, 0)]
+	rank := (q*len(sorted) + 99) / 100
+	return sorted[max(rank-1, 0)]
 }
 
 func (m measurement) cpuPerOp() float64 { return float64(m.cpu.Microseconds()) / float64(m.ops) }

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The handover benchmark runs a leader-only child under three contending supervisors on one
+// election — ours (`lfp-swarm-lease run` on the file store) or etcd-run (bench/cmd/etcd-run, on
+// a single-node etcd) — and measures, as cli/e2e's BenchmarkRunHandoverFile and
+// BenchmarkRunFailoverFile do:
+//
+//   - handover: SIGTERM of the leader's supervisor, which stops its child and gives the election
+//     up; the old child's stop → the next child's start, and SIGTERM sent → the next start;
+//   - failover: SIGKILL of the leader's supervisor, whose child the kernel then stops; SIGKILL
+//     sent → the next child's start, once the dead leader's lease has expired.
+//
+// The children are cli/internal/testchild, which log start and stop with their own wall-clock
+// times; a stopped contender is replaced by a new one.
+
+// Timings of both kinds: those of cli/e2e's run benchmarks (run_test.go's fileRunEnv).
+const (
+	handoverTTL   = 2 * time.Second
+	handoverGrace = 300 * time.Millisecond
+	handoverPoll  = 100 * time.Millisecond
+	handoverSkew  = 100 * time.Millisecond
+	// handoverRenew is both kinds' renew interval: our default TTL/3, and the interval at
+	// which etcd's client keeps a session's lease alive (TTL/3).
+	handoverRenew = handoverTTL / 3
+)
+
+// handoverContenders is how many supervisors contend at once.
+const handoverContenders = 3
+
+// handoverWarmup is how long a new contender gets to start and join the election before the next
+// leader is stopped, so that every iteration has all its contenders campaigning.
+const handoverWarmup = time.Second
+
+// supervisor is one kind of supervisor compared.
+type supervisor struct {
+	name string
+	// open starts what the contenders of one run share, in dir, and returns how to start them.
+	open func(ctx context.Context, c config, dir, childLog string) (*election, error)
+}
+
+// election is what one run's contenders share.
+type election struct {
+	// contender starts one supervisor of the child as holder.
+	contender func(holder string) (*proc, error)
+	// close stops what open started.
+	close func() error
+}
+
+// supervisors are the kinds compared, in the order of the first round; later rounds rotate it.
+var supervisors = []supervisor{
+	{name: "run", open: openRunElection},
+	{name: "etcd-run", open: openEtcdElection},
+}
+
+// openRunElection: `lfp-swarm-lease run -- testchild` on a file store in dir.
+func openRunElection(_ context.Context, c config, dir, childLog string) (*election, error) {
+	env := []string{
+		"SWARM_LEASE_STORE=file://" + filepath.Join(dir, "store"),
+		"SWARM_LEASE_NAMESPACE=bench-handover",
+		"SWARM_LEASE_TTL_MS=" + strconv.FormatInt(handoverTTL.Milliseconds(), 10),
+		"SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=" + strconv.FormatInt(handoverGrace.Milliseconds(), 10),
+		"SWARM_LEASE_DEFAULT_POLL_MS=" + strconv.FormatInt(handoverPoll.Milliseconds(), 10),
+		"SWARM_LEASE_MAX_CLOCK_SKEW_MS=" + strconv.FormatInt(handoverSkew.Milliseconds(), 10),
+		"SWARM_LEASE_LISTEN=127.0.0.1:0", // each process serves its API on a port of its own
+		"HOSTNAME=bench-peers",           // no container: the identity comes from the environment
+		"TESTCHILD_LOG=" + childLog,
+	}
+	return &election{
+		contender: func(holder string) (*proc, error) {
+			return startProc(c, dir, false, c.serve, []string{"run", "--", c.testchild}, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...))
+		},
+		close: func() error { return nil },
+	}, nil
+}
+
+// openEtcdElection: a fresh single-node etcd in dir and `etcd-run -- testchild` contenders with
+// a session TTL equal to ours. etcd-run hands the fence to the child in the variable testchild
+// logs; the holder variable is only the benchmark's label of the contender, which the child
+// inherits.
+func openEtcdElection(ctx context.Context, c config, dir, childLog string) (*election, error) {
+	server, clientURL, err := startEtcdServer(ctx, c, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	return &election{
+		contender: func(holder string) (*proc, error) {
+			return startProc(c, dir, false, c.etcdRun, []string{
+				"-endpoints", clientURL, "-election", "/bench/handover", "-value", holder,
+				"-ttl", strconv.Itoa(int(handoverTTL / time.Second)), "-grace", handoverGrace.String(),
+				"-fence-env", "SWARM_LEASE_FENCE", "--", c.testchild,
+			}, []string{"SWARM_LEASE_HOLDER_ID=" + holder, "TESTCHILD_LOG=" + childLog})
+		},
+		close: server.stop,
+	}, nil
+}
+
+// handoverRun is what one run of one kind measured.
+type handoverRun struct {
+	kind  string
+	round int
+	load  string // the host's 1-minute load average when the run began and ended
+	// fromStop, fromSignal and failover are the latencies in the order measured.
+	fromStop, fromSignal, failover []time.Duration
+	overlap                        overlapCheck
+}
+
+// contenders is one run's supervisors.
+type contenders struct {
+	e       *election
+	log     string
+	procs   map[string]*proc // running, by holder
+	stopped []*proc          // signalled, not yet seen to exit
+	termed  map[*proc]bool   // the stopped ones that got SIGTERM (must exit 0)
+	started int              // contenders started so far (names the next holder)
+}
+
+// runHandovers runs the handover benchmark of every selected supervisor kind for every round,
+// alternating the kinds, and returns what it measured, also when it stops early.
+func runHandovers(ctx context.Context, c config) ([]handoverRun, error) {
+	var out []handoverRun
+	for round := range c.rounds {
+		for k := range supervisors {
+			s := supervisors[(k+round)%len(supervisors)]
+			if !c.selected(s.name) {
+				continue
+			}
+			load := loadAverage()
+			r, err := measureHandover(ctx, c, s)
+			if err != nil {
+				return out, fmt.Errorf("round %d, %s: %w", round+1, s.name, err)
+			}
+			r.round, r.load = round+1, load+"–"+loadAverage()
+			fmt.Fprint(os.Stderr, r.report())
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// measureHandover runs c.handovers handovers and c.failovers failovers, interleaved, on a fresh
+// election of kind s, and stops everything it started.
+func measureHandover(ctx context.Context, c config, s supervisor) (r handoverRun, err error) {
+	r.kind = s.name
+	dir, err := os.MkdirTemp("", "bench-peers-"+s.name+"-")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	cs := &contenders{log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}}
+	cs.e, err = s.open(ctx, c, dir, cs.log)
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if cerr := cs.e.close(); err == nil {
+			err = cerr
+		}
+	}()
+	defer func() {
+		if serr := cs.stopAll(); err == nil {
+			err = serr
+		}
+	}()
+	if err := cs.settle(ctx); err != nil {
+		return r, err
+	}
+	if _, err := cs.nextStart(ctx, 0, 10*time.Second, "the first child"); err != nil {
+		return r, err
+	}
+	for i := range max(c.handovers, c.failovers) {
+		if i < c.handovers {
+			stop, signal, err := cs.handover(ctx)
+			if err != nil {
+				return r, fmt.Errorf("handover %d: %w", i+1, err)
+			}
+			r.fromStop, r.fromSignal = append(r.fromStop, stop), append(r.fromSignal, signal)
+		}
+		if i < c.failovers {
+			took, err := cs.failover(ctx)
+			if err != nil {
+				return r, fmt.Errorf("failover %d: %w", i+1, err)
+			}
+			r.failover = append(r.failover, took)
+		}
+	}
+	events, err := readChildEvents(cs.log)
+	if err != nil {
+		return r, err
+	}
+	r.overlap = checkOverlap(events, time.Now())
+	return r, nil
+}
+
+// handover SIGTERMs the leader's supervisor and returns the old child's stop → the next start
+// and SIGTERM sent → the next start.
+func (cs *contenders) handover(ctx context.Context) (fromStop, fromSignal time.Duration, err error) {
+	leader, starts, err := cs.prepare(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	p := cs.take(leader)
+	cs.termed[p] = true
+	sent := time.Now()
+	if err := syscall.Kill(p.pid, syscall.SIGTERM); err != nil {
+		return 0, 0, err
+	}
+	next, err := cs.nextStart(ctx, starts, 4*handoverTTL+10*time.Second, "a new child after SIGTERM")
+	if err != nil {
+		return 0, 0, err
+	}
+	events, err := readChildEvents(cs.log)
+	if err != nil {
+		return 0, 0, err
+	}
+	i := slices.IndexFunc(events, func(e childEvent) bool { return e.ends() && e.PID == leader.PID })
+	if i < 0 || next.PID == leader.PID {
+		return 0, 0, fmt.Errorf("SIGTERM of %s's supervisor: no stop of child %d before the next child %d:\n%s",
+			leader.HolderID, leader.PID, next.PID, describeEvents(events))
+	}
+	return next.time().Sub(events[i].time()), next.time().Sub(sent), nil
+}
+
+// failover SIGKILLs the leader's supervisor (only it: its child is left to the kernel's
+// parent-death signal) and returns SIGKILL sent → the next child's start.
+func (cs *contenders) failover(ctx context.Context) (time.Duration, error) {
+	leader, starts, err := cs.prepare(ctx)
+	if err != nil {
+		return 0, err
+	}
+	p := cs.take(leader)
+	sent := time.Now()
+	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
+		return 0, err
+	}
+	next, err := cs.nextStart(ctx, starts, 4*handoverTTL+10*time.Second, "a new child after SIGKILL")
+	if err != nil {
+		return 0, err
+	}
+	if next.PID == leader.PID {
+		return 0, fmt.Errorf("after SIGKILL of %s's supervisor its child %d started again", leader.HolderID, leader.PID)
+	}
+	return next.time().Sub(sent), nil
+}
+
+// prepare settles the contenders, finds the one live child and waits a random part of a renew
+// interval, so that stops fall uniformly between two renewals. It returns the leader's child
+// and the number of start events so far.
+func (cs *contenders) prepare(ctx context.Context) (leader childEvent, starts int, err error) {
+	if err := cs.settle(ctx); err != nil {
+		return leader, 0, err
+	}
+	events, err := readChildEvents(cs.log)
+	if err != nil {
+		return leader, 0, err
+	}
+	live := liveChildren(events)
+	if len(live) != 1 {
+		return leader, 0, fmt.Errorf("%d live children, want 1:\n%s", len(live), describeEvents(events))
+	}
+	// The stop's phase against the leader's renewals, not synchronisation.
+	if err := sleep(ctx, rand.N(handoverRenew)); err != nil {
+		return leader, 0, err
+	}
+	return live[0], len(startsOf(events)), nil
+}
+
+// take returns the supervisor of leader's child and forgets it as a contender.
+func (cs *contenders) take(leader childEvent) *proc {
+	p := cs.procs[leader.HolderID]
+	delete(cs.procs, leader.HolderID)
+	cs.stopped = append(cs.stopped, p)
+	return p
+}
+
+// settle waits for every stopped supervisor to exit (a terminated one with status 0), starts
+// contenders until handoverContenders run, and gives a new one handoverWarmup.
+func (cs *contenders) settle(ctx context.Context) error {
+	for _, p := range cs.stopped {
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("%s did not exit within 10 s of its signal:\n%s", filepath.Base(p.cmd.Path), p.out.String())
+		}
+		if code := p.cmd.ProcessState.ExitCode(); cs.termed[p] && code != 0 {
+			return fmt.Errorf("%s exited %d after SIGTERM, want 0:\n%s", filepath.Base(p.cmd.Path), code, p.out.String())
+		}
+		delete(cs.termed, p)
+	}
+	cs.stopped = cs.stopped[:0]
+	if len(cs.procs) == handoverContenders {
+		return nil
+	}
+	for len(cs.procs) < handoverContenders {
+		cs.started++
+		holder := "h" + strconv.Itoa(cs.started)
+		p, err := cs.e.contender(holder)
+		if err != nil {
+			return err
+		}
+		cs.procs[holder] = p
+	}
+	return sleep(ctx, handoverWarmup) // the new contender starts and joins the election
+}
+
+// nextStart waits for start event number starts+1 and returns it.
+func (cs *contenders) nextStart(ctx context.Context, starts int, timeout time.Duration, what string) (childEvent, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		events, err := readChildEvents(cs.log)
+		if err != nil {
+			return childEvent{}, err
+		}
+		if s := startsOf(events); len(s) > starts {
+			return s[starts], nil
+		}
+		if time.Now().After(deadline) {
+			return childEvent{}, fmt.Errorf("no %s within %v:\n%s", what, timeout, describeEvents(events))
+		}
+		if err := sleep(ctx, 5*time.Millisecond); err != nil { // poll interval of the log
+			return childEvent{}, err
+		}
+	}
+}
+
+// stopAll stops every contender still running and waits for the stopped ones.
+func (cs *contenders) stopAll() error {
+	var errs []error
+	for _, p := range cs.procs {
+		errs = append(errs, p.stop())
+	}
+	for _, p := range cs.stopped {
+		errs = append(errs, p.stop())
+	}
+	return errors.Join(errs...)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// report is the run's line on stderr: its percentiles and every latency in order.
+func (r handoverRun) report() string {
+	sortedMs := func(d []time.Duration) (p50, p99 float64) {
+		s := slices.Sorted(slices.Values(d))
+		return ms(nearestRank(s, 50)), ms(nearestRank(s, 99))
+	}
+	inOrder := func(d []time.Duration) string {
+		out := make([]string, len(d))
+		for i, v := range d {
+			out[i] = strconv.FormatInt(v.Milliseconds(), 10)
+		}
+		return strings.Join(out, " ")
+	}
+	s50, s99 := sortedMs(r.fromStop)
+	g50, g99 := sortedMs(r.fromSignal)
+	f50, f99 := sortedMs(r.failover)
+	return fmt.Sprintf("round %d %-8s handover stop→start p50 %.1f p99 %.1f ms, SIGTERM→start p50 %.1f p99 %.1f ms; failover p50 %.0f p99 %.0f ms; overlap %.1f ms over %d children; load %s\n"+
+		"  stop→start ms: %s\n  SIGTERM→start ms: %s\n  failover ms: %s\n",
+		r.round, r.kind, s50, s99, g50, g99, f50, f99, ms(r.overlap.worst), r.overlap.children, r.load,
+		inOrder(r.fromStop), inOrder(r.fromSignal), inOrder(r.failover))
+}

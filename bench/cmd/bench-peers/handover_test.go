@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestMeasureHandover runs one handover and one failover of each kind through the benchmark's
+// own code, with real processes: `lfp-swarm-lease run` on a file store (built from cli/), and
+// etcd-run on a real etcd, which it skips when Debian's etcd-server is not installed.
+func TestMeasureHandover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds lfp-swarm-lease and runs real supervisors")
+	}
+	bin := t.TempDir()
+	build := func(name, dir, pkg string) string {
+		out := filepath.Join(bin, name)
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, b)
+		}
+		return out
+	}
+	c := config{
+		serve:     build("lfp-swarm-lease", "../../../cli", "./cmd/lfp-swarm-lease"),
+		testchild: build("testchild", "../../../cli", "./internal/testchild"),
+		etcdRun:   build("etcd-run", "..", "./etcd-run"),
+		handovers: 1,
+		failovers: 1,
+	}
+	for _, s := range supervisors {
+		t.Run(s.name, func(t *testing.T) {
+			if s.name == "etcd-run" {
+				etcd, err := exec.LookPath("etcd")
+				if err != nil {
+					t.Skip("etcd is not installed (apt-get install etcd-server)")
+				}
+				c.etcd = etcd
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			r, err := measureHandover(ctx, c, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(r.report())
+			if len(r.fromStop) != 1 || len(r.fromSignal) != 1 || len(r.failover) != 1 {
+				t.Fatalf("measured %d, %d and %d values, want one of each", len(r.fromStop), len(r.fromSignal), len(r.failover))
+			}
+			// The first child plus one per iteration; none overlapping, fences growing.
+			if r.overlap.children != 3 || len(r.overlap.problems) != 0 {
+				t.Fatalf("overlap check: %+v, want 3 children one at a time", r.overlap)
+			}
+			if r.fromSignal[0] <= 0 || r.fromSignal[0] >= handoverTTL {
+				t.Fatalf("handover took %v, want less than the TTL %v (the leader gave the election up)", r.fromSignal[0], handoverTTL)
+			}
+			// The dead leader renewed at most one renew interval before the kill, so its lease
+			// expires ⅔ TTL later at the earliest.
+			if r.failover[0] < handoverTTL-handoverRenew {
+				t.Fatalf("failover took %v, want at least %v (the dead leader's lease must expire first)", r.failover[0], handoverTTL-handoverRenew)
+			}
+		})
+	}
+}
