@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/bench/internal/needetcd"
 )
 
 // TestMeasureHandover runs one handover and one failover of each kind through the benchmark's
@@ -37,11 +39,7 @@ func TestMeasureHandover(t *testing.T) {
 	for _, s := range supervisors {
 		t.Run(s.name, func(t *testing.T) {
 			if s.name == "etcd-run" {
-				etcd, err := exec.LookPath("etcd")
-				if err != nil {
-					t.Skip("etcd is not installed (apt-get install etcd-server)")
-				}
-				c.etcd = etcd
+				c.etcd = needetcd.Binary(t)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

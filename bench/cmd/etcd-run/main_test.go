@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/bench/internal/needetcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -25,12 +26,9 @@ const childScript = `echo "start $FENCE" >> "$LOG"; trap 'echo stop >> "$LOG"; e
 // child at a time, with a growing fence; SIGTERM stops the child, resigns and exits 0, and the
 // next contender starts at once; SIGKILL stops the child through the parent-death signal and the
 // next contender starts once the lease has expired. It needs Debian's etcd-server (`etcd` on
-// PATH) and skips without it.
+// PATH) and skips without it, except in CI.
 func TestEtcdRunHandoverAndFailover(t *testing.T) {
-	etcdBin, err := exec.LookPath("etcd")
-	if err != nil {
-		t.Skip("etcd is not installed (apt-get install etcd-server)")
-	}
+	etcdBin := needetcd.Binary(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "etcd-run")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
