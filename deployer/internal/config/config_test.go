@@ -277,3 +277,14 @@ func TestFlagsAreTypedAndShowTheirDefaults(t *testing.T) {
 		t.Errorf("a non-number for --replicas: %v, want an error naming the flag", err)
 	}
 }
+
+func TestDemoPortIsATCPPort(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_DEMO_PORT", "70000")
+	_, _, err := Load(Input{Dir: t.TempDir()})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_DEMO_PORT", "variable SWARM_LEASE_DEPLOY_DEMO_PORT", "1 to 65535")
+	t.Setenv("SWARM_LEASE_DEPLOY_DEMO_PORT", "65535")
+	if _, _, err := Load(Input{Dir: t.TempDir()}); err != nil {
+		t.Errorf("port 65535: %v", err)
+	}
+}

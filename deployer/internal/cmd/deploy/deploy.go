@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -179,7 +180,7 @@ func apply(ctx context.Context, opts *Options, cfg *config.Config, client *porta
 		fmt.Fprintf(opts.IO.ErrOut, "creating stack %s on endpoint %s\n", cfg.StackName, ep.Name)
 		st, err := client.CreateSwarmStack(ctx, ep.ID, portainer.CreateStackRequest{Name: cfg.StackName, SwarmID: found.SwarmID, StackFileContent: s.file, Env: s.env})
 		if err != nil {
-			return cfg.ExplainPortainer(err)
+			return createFailed(ctx, client, ep, cfg, err)
 		}
 		fmt.Fprintf(opts.IO.Out, "created stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, s.image)
 		return nil
@@ -191,6 +192,22 @@ func apply(ctx context.Context, opts *Options, cfg *config.Config, client *porta
 	}
 	fmt.Fprintf(opts.IO.Out, "updated stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, s.image)
 	return nil
+}
+
+// createFailed explains a failed create. `docker stack deploy` creates the services one by
+// one and Portainer records the stack only when it succeeds, so a failure halfway leaves
+// services without a record — which the next deploy and remove would refuse as deployed
+// outside Portainer. The error names them and how to take them away.
+func createFailed(ctx context.Context, client *portainer.Client, ep portainer.Endpoint, cfg *config.Config, err error) error {
+	err = cfg.ExplainPortainer(err)
+	left, lerr := client.ExternalStackServices(ctx, ep.ID, cfg.StackName)
+	if lerr != nil {
+		return fmt.Errorf("%w (and listing the services the failed create may have left failed too: %v)", err, lerr)
+	}
+	if len(left) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: this create left services %s on endpoint %s, which Portainer has no record of: remove them with `docker stack rm %s` on a manager of that Swarm, then deploy again", err, strings.Join(left, ", "), ep.Name, cfg.StackName)
 }
 
 // variables are the stack's variables from the settings, with the demo image demo.
