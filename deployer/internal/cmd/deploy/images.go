@@ -87,8 +87,13 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 		p.platforms = p.platforms[:1]
 	}
 	// A read of the tag to be pushed proves that the registry answers and takes the
-	// credentials; that the tag is not there yet is the expected answer.
-	if _, err := images.Resolve(ctx, p.target); err != nil && !errors.Is(err, images.ErrNotPublished) {
+	// credentials; that the tag is not there yet is the expected answer. A tag that is there
+	// is refused: pushing would move it under whatever stack was deployed from it.
+	_, err := images.Resolve(ctx, p.target)
+	switch {
+	case err == nil:
+		return imagePlan{}, &config.Error{Variable: "SWARM_LEASE_DEPLOY_IMAGE_TAG", Source: cfg.Source("image_tag"), Problem: fmt.Sprintf("%q is already published in %s", p.target.Tag, p.target.Registry), Fix: "use --no-push-images to deploy it, or choose another tag"}
+	case !errors.Is(err, images.ErrNotPublished):
 		return imagePlan{}, registryError(cfg, err)
 	}
 	return p, nil
