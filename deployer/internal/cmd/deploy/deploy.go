@@ -152,7 +152,16 @@ func deployRun(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	return apply(ctx, opts, cfg, client, found, portainerStack{file: string(content), env: variables(cfg, demo).Env(), image: demo})
+	// The build and push take minutes: the plan's stack may have been created, deleted or
+	// moved meanwhile, so the write goes on a fresh read or not at all.
+	now, err := ownership.Find(ctx, client, cfg.Endpoint, cfg.StackName)
+	if err != nil {
+		return cfg.ExplainPortainer(err)
+	}
+	if err := found.Unchanged(now); err != nil {
+		return err
+	}
+	return apply(ctx, opts, cfg, client, now, portainerStack{file: string(content), env: variables(cfg, demo).Env(), image: demo})
 }
 
 // printDryRun ends a dry run's plan with the rendered stack.
