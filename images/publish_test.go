@@ -129,3 +129,13 @@ func TestBuildRootMustBeTheRepository(t *testing.T) {
 		t.Fatal("created go.work")
 	}
 }
+
+func TestBuildEnvReplacesTheProcessEnvironment(t *testing.T) {
+	t.Setenv("IMAGES_TEST_INHERITED", "yes")
+	if env := (Build{}).environ(); !slices.Contains(env, "IMAGES_TEST_INHERITED=yes") {
+		t.Error("without Env, go build lost the process environment")
+	}
+	if env := (Build{Env: []string{"PATH=/bin"}}).environ(); !slices.Equal(env, []string{"PATH=/bin"}) {
+		t.Errorf("environment %v, want Build.Env exactly", env)
+	}
+}

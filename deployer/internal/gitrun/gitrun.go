@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/childenv"
 )
 
 // Runner runs git with args in a repository and returns its standard output with the trailing
@@ -27,6 +29,8 @@ type Exec struct {
 func (r Exec) Git(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Dir
+	// git runs hooks, credential helpers and aliases: none of them gets the deployer's secrets.
+	cmd.Env = childenv.Environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

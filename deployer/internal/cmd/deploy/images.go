@@ -11,6 +11,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/childenv"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/images"
 )
@@ -125,7 +126,7 @@ func defaultTag(opts *Options) string {
 
 // pushImages builds and pushes the images planned.
 func pushImages(ctx context.Context, opts *Options, cfg *config.Config, p *imagePlan) error {
-	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commitHash, Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms}
+	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commitHash, Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms, Env: childenv.Environ()}
 	pub, err := opts.Publish(ctx, b, p.target)
 	if err != nil {
 		return registryError(cfg, err)

@@ -66,3 +66,23 @@ func TestAPublishedTagIsNotPushedOver(t *testing.T) {
 		t.Fatalf("a new tag: plan %+v, error %v, want a push of 0.2.0", p, err)
 	}
 }
+
+func TestTheBuildGetsNoDeployerSettings(t *testing.T) {
+	t.Setenv("SWARM_LEASE_DEPLOY_REGISTRY_TOKEN", "s3cret-token")
+	var got images.Build
+	opts := &Options{Now: time.Now, Publish: func(_ context.Context, b images.Build, _ images.Target) (images.Published, error) {
+		got = b
+		return images.Published{Controller: "c", Demo: "d"}, nil
+	}}
+	if err := pushImages(context.Background(), opts, &config.Config{}, &imagePlan{}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Env == nil {
+		t.Fatal("Build.Env is nil: go build would inherit the whole environment")
+	}
+	for _, kv := range got.Env {
+		if strings.HasPrefix(kv, config.Prefix) {
+			t.Errorf("go build's environment holds %s", kv)
+		}
+	}
+}
