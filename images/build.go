@@ -13,6 +13,10 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
+// ErrBuild is a failure to build the images (go build, or assembling the layers): a problem of
+// the source or the machine, not of the registry.
+var ErrBuild = errors.New("images: build")
+
 // Build says what to build: the repository's source at Root, stamped with Version, Commit and
 // Date (RFC 3339; the images' creation time, so equal inputs give equal digests).
 type Build struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
@@ -75,7 +76,7 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 			return imagePlan{}, fmt.Errorf("the published images of SWARM_LEASE_DEPLOY_IMAGE_TAG (from %s): %w", cfg.Source("image_tag"), err)
 		}
 		if err != nil {
-			return imagePlan{}, registryError(cfg, err)
+			return imagePlan{}, imageError(cfg, err)
 		}
 		p.published = pub
 		return p, nil
@@ -95,9 +96,26 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 	case err == nil:
 		return imagePlan{}, &config.Error{Variable: "SWARM_LEASE_DEPLOY_IMAGE_TAG", Source: cfg.Source("image_tag"), Problem: fmt.Sprintf("%q is already published in %s", p.target.Tag, p.target.Registry), Fix: "use --no-push-images to deploy it, or choose another tag"}
 	case !errors.Is(err, images.ErrNotPublished):
-		return imagePlan{}, registryError(cfg, err)
+		return imagePlan{}, imageError(cfg, err)
 	}
 	return p, nil
+}
+
+// imageError blames what failed: a build error is the build's, a reference that does not parse
+// is a setting to fix, and only the rest — the registry's answers and the network — is the
+// registry's.
+func imageError(cfg *config.Config, err error) error {
+	switch {
+	case errors.Is(err, images.ErrBuild):
+		return fmt.Errorf("building the images failed (nothing was pushed): %w", err)
+	case errors.Is(err, images.ErrReference):
+		key := "image_namespace"
+		if _, terr := name.NewTag("example.com/image:" + cfg.ImageTag); cfg.ImageTag != "" && terr != nil {
+			key = "image_tag"
+		}
+		return &config.Error{Variable: config.Prefix + strings.ToUpper(key), Source: cfg.Source(key), Problem: err.Error(), Fix: "use letters, digits, ., _ and - (a tag: at most 128, not starting with . or -; a namespace: lower case, / between parts)"}
+	}
+	return registryError(cfg, err)
 }
 
 // registryError names the registry settings to check: the credentials when the registry
@@ -129,7 +147,7 @@ func pushImages(ctx context.Context, opts *Options, cfg *config.Config, p *image
 	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commitHash, Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms, Env: childenv.Environ()}
 	pub, err := opts.Publish(ctx, b, p.target)
 	if err != nil {
-		return registryError(cfg, err)
+		return imageError(cfg, err)
 	}
 	p.published = pub
 	return nil

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -84,5 +85,31 @@ func TestTheBuildGetsNoDeployerSettings(t *testing.T) {
 		if strings.HasPrefix(kv, config.Prefix) {
 			t.Errorf("go build's environment holds %s", kv)
 		}
+	}
+}
+
+func TestImageErrorsBlameWhatFailed(t *testing.T) {
+	host := loopbackRegistry(t, "0.1.0")
+	opts := &Options{Now: time.Now}
+
+	_, err := planImages(context.Background(), opts, registryConfig(t, host, "bad tag!"))
+	var cerr *config.Error
+	if !errors.As(err, &cerr) || cerr.Variable != "SWARM_LEASE_DEPLOY_IMAGE_TAG" || strings.Contains(err.Error(), "SWARM_LEASE_DEPLOY_REGISTRY") {
+		t.Errorf("a bad tag: error %v, want a config error on SWARM_LEASE_DEPLOY_IMAGE_TAG that does not blame the registry", err)
+	}
+
+	cfg := registryConfig(t, host, "")
+	cfg.ImageNamespace = "Upper/Case"
+	_, err = planImages(context.Background(), opts, cfg)
+	if !errors.As(err, &cerr) || cerr.Variable != "SWARM_LEASE_DEPLOY_IMAGE_NAMESPACE" {
+		t.Errorf("a bad namespace: error %v, want a config error on SWARM_LEASE_DEPLOY_IMAGE_NAMESPACE", err)
+	}
+
+	opts.Publish = func(context.Context, images.Build, images.Target) (images.Published, error) {
+		return images.Published{}, fmt.Errorf("%w: images: go build ./cli/cmd/x: exit status 1", images.ErrBuild)
+	}
+	err = pushImages(context.Background(), opts, registryConfig(t, host, "0.2.0"), &imagePlan{})
+	if err == nil || !strings.Contains(err.Error(), "building the images failed") || strings.Contains(err.Error(), "registry") {
+		t.Errorf("a failed build: error %v, want a build error that does not blame the registry", err)
 	}
 }
