@@ -198,6 +198,9 @@ func (c *Config) validate() error {
 	if !slices.Contains([]string{"vip", "dnsrr"}, c.EndpointMode) {
 		return c.invalid("endpoint_mode", fmt.Sprintf("%q is not an endpoint mode", c.EndpointMode), "use vip or dnsrr")
 	}
+	if err := c.checkLeaseTiming(); err != nil {
+		return err
+	}
 	if c.DemoPort > 65535 {
 		return c.invalid("demo_port", fmt.Sprintf("%d is not a TCP port", c.DemoPort), "use a port from 1 to 65535, such as 8088")
 	}

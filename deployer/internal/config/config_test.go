@@ -288,3 +288,18 @@ func TestDemoPortIsATCPPort(t *testing.T) {
 		t.Errorf("port 65535: %v", err)
 	}
 }
+
+func TestLeaseTTLFitsTheControllersTimingRule(t *testing.T) {
+	clearEnvironment(t)
+	smallest := smallestLeaseTTLMs()
+	if smallest < 2000 || smallest > 5000 {
+		t.Fatalf("smallest TTL %d ms, want one between the stack's shutdown timeout and the default", smallest)
+	}
+	t.Setenv("SWARM_LEASE_DEPLOY_LEASE_TTL_MS", fmt.Sprint(smallest-1))
+	_, _, err := Load(Input{Dir: t.TempDir()})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_LEASE_TTL_MS", fmt.Sprintf("set %d or more", smallest))
+	t.Setenv("SWARM_LEASE_DEPLOY_LEASE_TTL_MS", fmt.Sprint(smallest))
+	if _, _, err := Load(Input{Dir: t.TempDir()}); err != nil {
+		t.Errorf("TTL %d ms: %v", smallest, err)
+	}
+}
