@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 )
 
 // layers names the six layers, strongest first, as the precedence test sets them.
@@ -301,5 +304,38 @@ func TestLeaseTTLFitsTheControllersTimingRule(t *testing.T) {
 	t.Setenv("SWARM_LEASE_DEPLOY_LEASE_TTL_MS", fmt.Sprint(smallest))
 	if _, _, err := Load(Input{Dir: t.TempDir()}); err != nil {
 		t.Errorf("TTL %d ms: %v", smallest, err)
+	}
+}
+
+func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "prod")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_secret")
+	cfg, _, err := Load(Input{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		err   error
+		parts []string
+	}{
+		{fmt.Errorf("x: %w", portainer.ErrEndpointNotFound), []string{"SWARM_LEASE_DEPLOY_ENDPOINT (from variable SWARM_LEASE_DEPLOY_ENDPOINT)", `no environment "prod"`}},
+		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 403}, []string{"SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "access", "SWARM_LEASE_DEPLOY_ENDPOINT"}},
+		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 409}, []string{"SWARM_LEASE_DEPLOY_STACK_NAME", "concurrent deploy", "deploy again"}},
+		{fmt.Errorf("%w: engine", ownership.ErrNotManager), []string{"SWARM_LEASE_DEPLOY_ENDPOINT (from variable SWARM_LEASE_DEPLOY_ENDPOINT)", "Swarm manager"}},
+	}
+	for _, c := range cases {
+		got := cfg.ExplainPortainer(c.err)
+		if !errors.Is(got, c.err) {
+			t.Errorf("%v: the explanation lost the error", c.err)
+		}
+		for _, p := range c.parts {
+			if !strings.Contains(got.Error(), p) {
+				t.Errorf("%q does not contain %q", got, p)
+			}
+		}
+		if strings.Contains(got.Error(), "ptr_secret") {
+			t.Errorf("%q holds the API key", got)
+		}
 	}
 }

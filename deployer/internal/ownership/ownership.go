@@ -17,6 +17,10 @@ import (
 // ErrNotOurs is a stack name taken by a stack the deployer does not own.
 var ErrNotOurs = errors.New("ownership: the stack is not ours")
 
+// ErrNotManager is an endpoint whose engine gives no Swarm to deploy to: it is not a manager of
+// a Swarm (or Portainer's answer about it made no sense).
+var ErrNotManager = errors.New("ownership: the endpoint is not a Swarm manager")
+
 // Finding is where the stack would live and whether it exists.
 type Finding struct {
 	// Endpoint is the configured Portainer environment.
@@ -37,7 +41,13 @@ func Find(ctx context.Context, c *portainer.Client, endpoint, name string) (Find
 	}
 	swarmID, err := c.SwarmID(ctx, ep.ID)
 	if err != nil {
-		return Finding{}, err
+		// Portainer's refusals and the network keep their own meaning; what is left is the
+		// engine's answer that it has no Swarm to manage.
+		var apiErr *portainer.APIError
+		if errors.As(err, &apiErr) || errors.Is(err, portainer.ErrUnreachable) || ctx.Err() != nil {
+			return Finding{}, err
+		}
+		return Finding{}, fmt.Errorf("%w: %w", ErrNotManager, err)
 	}
 	f := Finding{Endpoint: ep, SwarmID: swarmID}
 	stacks, err := c.Stacks(ctx, swarmID, ep.ID)
