@@ -221,7 +221,8 @@ func (c *Config) ValidatePortainer() error {
 		return missing("portainer_url", "it is Portainer's address")
 	}
 	if !strings.HasPrefix(c.PortainerURL, "https://") && !strings.HasPrefix(c.PortainerURL, "http://") {
-		return c.invalid("portainer_url", fmt.Sprintf("%q is not an http(s) address", c.PortainerURL), "use https://HOST:9443 (or http://HOST:9000)")
+		// The value is not quoted: a URL such as user:password@host would print a password.
+		return c.invalid("portainer_url", "the value does not start with https:// or http://", "use https://HOST:9443 (or http://HOST:9000)")
 	}
 	if c.PortainerAPIKey == "" && c.PortainerUsername == "" {
 		return missing("portainer_api_key", "Portainer needs an API key (preferred) or a username and password")

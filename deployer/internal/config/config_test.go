@@ -339,3 +339,32 @@ func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestPortainerURLIsNeverQuotedAndCleartextWarns(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_x")
+	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "1")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", "admin:hunter2@portainer.example:9443")
+	_, _, err := Connect(Input{Dir: t.TempDir()}, &strings.Builder{})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_PORTAINER_URL", "https://")
+	if err != nil && strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error %q prints the URL's password", err)
+	}
+
+	for url, wantWarning := range map[string]bool{
+		"http://portainer.example:9000": true,
+		"http://127.0.0.1:9000":         false,
+		"http://[::1]:9000":             false,
+		"http://localhost:9000":         false,
+		"https://portainer.example":     false,
+	} {
+		t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", url)
+		var warn strings.Builder
+		if _, _, err := Connect(Input{Dir: t.TempDir()}, &warn); err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		if got := strings.Contains(warn.String(), "clear text"); got != wantWarning {
+			t.Errorf("%s: warnings %q, want a clear-text warning %v", url, warn.String(), wantWarning)
+		}
+	}
+}
