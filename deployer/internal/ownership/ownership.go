@@ -58,6 +58,12 @@ func Find(ctx context.Context, c *portainer.Client, endpoint, name string) (Find
 		if s.Name != name {
 			continue
 		}
+		if s.Type != portainer.StackTypeSwarm && s.EndpointID == ep.ID {
+			return Finding{}, fmt.Errorf("%w: Portainer stack %s (id %d) on endpoint %s is a %s stack, not a Swarm stack: the deployer neither replaces nor deletes it; remove it in Portainer yourself, or choose another SWARM_LEASE_DEPLOY_STACK_NAME", ErrNotOurs, s.Name, s.ID, ep.Name, stackKind(s.Type))
+		}
+		if s.Type == portainer.StackTypeSwarm && s.EndpointID == ep.ID && s.SwarmID != swarmID {
+			return Finding{}, fmt.Errorf("%w: Portainer stack %s (id %d) on endpoint %s was deployed to another Swarm (cluster %s; the endpoint's Swarm is now %s): the deployer does not move it; remove it in Portainer yourself, or choose another SWARM_LEASE_DEPLOY_STACK_NAME", ErrNotOurs, s.Name, s.ID, ep.Name, s.SwarmID, swarmID)
+		}
 		if !portainer.Owned(s, swarmID, ep.ID) {
 			return Finding{}, fmt.Errorf("%w: Portainer stack %s (id %d) belongs to endpoint %d, not to endpoint %s (id %d): set SWARM_LEASE_DEPLOY_ENDPOINT to that endpoint, or choose another SWARM_LEASE_DEPLOY_STACK_NAME", ErrNotOurs, s.Name, s.ID, s.EndpointID, ep.Name, ep.ID)
 		}
@@ -72,4 +78,15 @@ func Find(ctx context.Context, c *portainer.Client, endpoint, name string) (Find
 		return Finding{}, fmt.Errorf("%w: stack %s on endpoint %s was deployed outside Portainer (services %s): the deployer neither adopts nor deletes it; remove it with `docker stack rm %s` yourself, or choose another SWARM_LEASE_DEPLOY_STACK_NAME", ErrNotOurs, name, ep.Name, strings.Join(services, ", "), name)
 	}
 	return f, nil
+}
+
+// stackKind names a stack record's Type for a message.
+func stackKind(t int) string {
+	switch t {
+	case 2:
+		return "Compose"
+	case 3:
+		return "Kubernetes"
+	}
+	return fmt.Sprintf("type %d", t)
 }
