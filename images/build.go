@@ -62,8 +62,10 @@ func (b Build) binary(ctx context.Context, pkg, name string, p v1.Platform) (str
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", b.ldflags(), "-o", out, pkg)
 	cmd.Dir = b.Root
 	cmd.Env = append(b.environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=-buildvcs=false")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("images: go build %s for %s/%s: %w\n%s", pkg, p.OS, p.Architecture, err, strings.TrimSpace(string(msg)))
+	output := &tailBuffer{limit: maxBuildOutput}
+	cmd.Stdout, cmd.Stderr = output, output
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("images: go build %s for %s/%s: %w\n%s", pkg, p.OS, p.Architecture, err, strings.TrimSpace(output.String()))
 	}
 	return out, nil
 }

@@ -139,3 +139,15 @@ func TestBuildEnvReplacesTheProcessEnvironment(t *testing.T) {
 		t.Errorf("environment %v, want Build.Env exactly", env)
 	}
 }
+
+func TestBuildOutputKeepsItsEnd(t *testing.T) {
+	tail := &tailBuffer{limit: 8}
+	for _, s := range []string{"0123456789", "abc"} {
+		if n, err := tail.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if got := tail.String(); got != "(5 earlier bytes dropped) …56789abc" {
+		t.Errorf("kept %q, want the last 8 bytes after a note", got)
+	}
+}

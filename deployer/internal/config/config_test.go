@@ -368,3 +368,14 @@ func TestPortainerURLIsNeverQuotedAndCleartextWarns(t *testing.T) {
 		}
 	}
 }
+
+func TestFileReadsAreBounded(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", "/dev/zero")
+	_, _, err := Load(Input{Dir: t.TempDir()})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", "larger than 64 KiB")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", "")
+	if _, _, err := Load(Input{Dir: t.TempDir(), EnvFile: "/dev/zero"}); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("--env-file /dev/zero: %v, want an error naming the 1 MiB limit", err)
+	}
+}

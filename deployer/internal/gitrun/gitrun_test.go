@@ -22,3 +22,11 @@ func TestGitGetsNoDeployerSettings(t *testing.T) {
 		t.Errorf("git's environment lost an unrelated variable:\n%s", out)
 	}
 }
+
+// TestGitOutputIsBounded has git print more than the deployer keeps.
+func TestGitOutputIsBounded(t *testing.T) {
+	_, err := Exec{Dir: t.TempDir()}.Git(context.Background(), "-c", "alias.flood=!head -c 2000000 /dev/zero", "flood")
+	if err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("error %v, want one naming the 1 MiB limit", err)
+	}
+}
