@@ -2,44 +2,22 @@ package ownership
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainerstub"
 )
 
 // portainerWith is a Portainer on loopback whose endpoint 1 ("local", Swarm swarm1) holds
 // the stack record stack.
 func portainerWith(t *testing.T, stack map[string]any) *portainer.Client {
 	t.Helper()
-	answer := func(w http.ResponseWriter, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(v)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/api/endpoints/1":
-			answer(w, map[string]any{"Id": 1, "Name": "local", "Type": 1})
-		case "/api/endpoints/1/docker/swarm":
-			answer(w, map[string]any{"ID": "swarm1"})
-		case "/api/stacks":
-			answer(w, []map[string]any{stack})
-		case "/api/endpoints/1/docker/services":
-			answer(w, []any{})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	c, err := portainer.New(portainer.Options{URL: srv.URL, APIKey: "ptr_test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	routes := portainerstub.Swarm()
+	routes["GET /api/stacks"] = portainerstub.Answer{Body: []map[string]any{stack}}
+	routes["GET /api/endpoints/1/docker/services"] = portainerstub.Answer{Body: []any{}}
+	return portainerstub.Client(t, routes)
 }
 
 func TestFindSaysWhoseTheNameIs(t *testing.T) {

@@ -3,9 +3,7 @@ package deploy
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -13,35 +11,21 @@ import (
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainerstub"
 )
 
 // failingCreate is a Portainer on loopback whose stack create fails as `docker stack deploy`
 // does halfway, after it created the services left.
 func failingCreate(t *testing.T, left []string) *portainer.Client {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Method == http.MethodPost && r.URL.Path == "/api/stacks/create/swarm/string":
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			_ = json.NewEncoder(w).Encode(map[string]string{"message": "failed to deploy a stack: image not found"})
-		case r.Method == http.MethodGet && r.URL.Path == "/api/endpoints/1/docker/services":
-			var out []map[string]map[string]string
-			for _, name := range left {
-				out = append(out, map[string]map[string]string{"Spec": {"Name": name}})
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(out)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	c, err := portainer.New(portainer.Options{URL: srv.URL, APIKey: "ptr_test"})
-	if err != nil {
-		t.Fatal(err)
+	services := []map[string]map[string]string{}
+	for _, name := range left {
+		services = append(services, map[string]map[string]string{"Spec": {"Name": name}})
 	}
-	return c
+	return portainerstub.Client(t, map[string]portainerstub.Answer{
+		"POST /api/stacks/create/swarm/string": {Status: http.StatusInternalServerError, Body: map[string]string{"message": "failed to deploy a stack: image not found"}},
+		"GET /api/endpoints/1/docker/services": {Body: services},
+	})
 }
 
 func TestFailedCreateNamesTheServicesItLeft(t *testing.T) {
