@@ -1,9 +1,10 @@
 // Package deploy is `deployer deploy [--dry-run] [--no-build-arm] [--no-push-images
 // --image-tag VERSION]`: it builds and pushes the controller and demo images (or resolves
 // published ones), pins the demo stack to the demo image's digest, validates the stack, and
-// creates or updates the deployer's own Portainer stack — in that order, so that a failure
-// leaves nothing half done: nothing remote changes before every read and the validation have
-// passed, and Portainer is only written once the images are in the registry.
+// creates or updates the deployer's own Portainer stack — in that order: nothing remote
+// changes before every read and the validation have passed, and Portainer is only written once
+// the images are in the registry. Portainer's write itself is not atomic (`docker stack
+// deploy` changes services one by one): a failed create names the services it left.
 package deploy
 
 import (
