@@ -9,7 +9,6 @@ require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/knadh/koanf/parsers/dotenv v1.1.1
 	github.com/knadh/koanf/providers/env v1.1.0
-	github.com/knadh/koanf/providers/file v1.2.1
 	github.com/knadh/koanf/providers/posflag v1.0.2
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/regbo/lfp-swarm-lease/images v0.1.0

@@ -7,10 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
+
+// ErrBuild is a failure to build the images (go build, or assembling the layers): a problem of
+// the source or the machine, not of the registry.
+var ErrBuild = errors.New("images: build")
 
 // Build says what to build: the repository's source at Root, stamped with Version, Commit and
 // Date (RFC 3339; the images' creation time, so equal inputs give equal digests).
@@ -27,6 +32,9 @@ type Build struct {
 	Platforms []v1.Platform
 	// WorkDir receives the binaries (default a temporary directory, removed by Publish).
 	WorkDir string
+	// Env is go build's environment (default os.Environ()), to which the build adds its
+	// platform. A caller that holds secrets in its environment passes it without them.
+	Env []string
 }
 
 func (b Build) withDefaults() (Build, error) {
@@ -53,9 +61,19 @@ func (b Build) binary(ctx context.Context, pkg, name string, p v1.Platform) (str
 	out := filepath.Join(b.WorkDir, p.OS+"-"+p.Architecture, name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", b.ldflags(), "-o", out, pkg)
 	cmd.Dir = b.Root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=-buildvcs=false")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("images: go build %s for %s/%s: %w\n%s", pkg, p.OS, p.Architecture, err, strings.TrimSpace(string(msg)))
+	cmd.Env = append(b.environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=-buildvcs=false")
+	output := &tailBuffer{limit: maxBuildOutput}
+	cmd.Stdout, cmd.Stderr = output, output
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("images: go build %s for %s/%s: %w\n%s", pkg, p.OS, p.Architecture, err, strings.TrimSpace(output.String()))
 	}
 	return out, nil
+}
+
+// environ is Env, or the process's environment when Env is nil.
+func (b Build) environ() []string {
+	if b.Env == nil {
+		return os.Environ()
+	}
+	return slices.Clone(b.Env)
 }

@@ -29,8 +29,12 @@ func Publish(ctx context.Context, b Build, registry, tag string) (Published, err
 
 // PublishTo is Publish to t, with t's credentials.
 func PublishTo(ctx context.Context, b Build, t Target) (Published, error) {
-	b, err := b.withDefaults()
+	// The references first: a bad tag is found before minutes of building.
+	controllerRef, demoRef, err := t.tags()
 	if err != nil {
+		return Published{}, err
+	}
+	if b, err = b.withDefaults(); err != nil {
 		return Published{}, err
 	}
 	if b.WorkDir == "" {
@@ -41,7 +45,7 @@ func PublishTo(ctx context.Context, b Build, t Target) (Published, error) {
 	}
 	controllers, err := b.platformImages(ctx, ControllerPackage, ControllerName, func(v1.Platform) (v1.Image, error) { return empty.Image, nil })
 	if err != nil {
-		return Published{}, err
+		return Published{}, fmt.Errorf("%w: %w", ErrBuild, err)
 	}
 	demos, err := b.platformImages(ctx, DemoPackage, DemoName, func(p v1.Platform) (v1.Image, error) {
 		for i, q := range b.Platforms {
@@ -52,11 +56,7 @@ func PublishTo(ctx context.Context, b Build, t Target) (Published, error) {
 		return nil, fmt.Errorf("images: no controller image for %s/%s", p.OS, p.Architecture)
 	})
 	if err != nil {
-		return Published{}, err
-	}
-	controllerRef, demoRef, err := t.tags()
-	if err != nil {
-		return Published{}, err
+		return Published{}, fmt.Errorf("%w: %w", ErrBuild, err)
 	}
 	var out Published
 	if out.Controller, err = push(ctx, b.index(controllers), controllerRef, t.keychain()); err != nil {

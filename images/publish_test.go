@@ -129,3 +129,25 @@ func TestBuildRootMustBeTheRepository(t *testing.T) {
 		t.Fatal("created go.work")
 	}
 }
+
+func TestBuildEnvReplacesTheProcessEnvironment(t *testing.T) {
+	t.Setenv("IMAGES_TEST_INHERITED", "yes")
+	if env := (Build{}).environ(); !slices.Contains(env, "IMAGES_TEST_INHERITED=yes") {
+		t.Error("without Env, go build lost the process environment")
+	}
+	if env := (Build{Env: []string{"PATH=/bin"}}).environ(); !slices.Equal(env, []string{"PATH=/bin"}) {
+		t.Errorf("environment %v, want Build.Env exactly", env)
+	}
+}
+
+func TestBuildOutputKeepsItsEnd(t *testing.T) {
+	tail := &tailBuffer{limit: 8}
+	for _, s := range []string{"0123456789", "abc"} {
+		if n, err := tail.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if got := tail.String(); got != "(5 earlier bytes dropped) …56789abc" {
+		t.Errorf("kept %q, want the last 8 bytes after a note", got)
+	}
+}

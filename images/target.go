@@ -15,6 +15,10 @@ import (
 // ErrNotPublished is a tag that the registry does not have.
 var ErrNotPublished = errors.New("images: not published")
 
+// ErrReference is a registry, namespace or tag that make no valid image reference: a mistake
+// in the target, not an answer of the registry.
+var ErrReference = errors.New("images: invalid image reference")
+
 // Target is where the images are: ControllerName:Tag and ControllerName-demo:Tag under
 // Registry.
 type Target struct {
@@ -38,10 +42,10 @@ func (t Target) keychain() authn.Keychain {
 // tags are the controller's and the demo image's references.
 func (t Target) tags() (controller, demo name.Tag, err error) {
 	if controller, err = name.NewTag(t.Registry + "/" + ControllerName + ":" + t.Tag); err != nil {
-		return name.Tag{}, name.Tag{}, fmt.Errorf("images: image reference %s/%s:%s: %w", t.Registry, ControllerName, t.Tag, err)
+		return name.Tag{}, name.Tag{}, fmt.Errorf("%w %s/%s:%s: %w", ErrReference, t.Registry, ControllerName, t.Tag, err)
 	}
 	if demo, err = name.NewTag(t.Registry + "/" + ControllerName + "-demo:" + t.Tag); err != nil {
-		return name.Tag{}, name.Tag{}, fmt.Errorf("images: image reference %s/%s-demo:%s: %w", t.Registry, ControllerName, t.Tag, err)
+		return name.Tag{}, name.Tag{}, fmt.Errorf("%w %s/%s-demo:%s: %w", ErrReference, t.Registry, ControllerName, t.Tag, err)
 	}
 	return controller, demo, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 )
 
@@ -198,6 +199,12 @@ func (c *Config) validate() error {
 	if !slices.Contains([]string{"vip", "dnsrr"}, c.EndpointMode) {
 		return c.invalid("endpoint_mode", fmt.Sprintf("%q is not an endpoint mode", c.EndpointMode), "use vip or dnsrr")
 	}
+	if err := c.checkLeaseTiming(); err != nil {
+		return err
+	}
+	if c.DemoPort > 65535 {
+		return c.invalid("demo_port", fmt.Sprintf("%d is not a TCP port", c.DemoPort), "use a port from 1 to 65535, such as 8088")
+	}
 	if !slices.Contains([]string{"ingress", "host"}, c.DemoPortMode) {
 		return c.invalid("demo_port_mode", fmt.Sprintf("%q is not a port mode", c.DemoPortMode), "use ingress or host")
 	}
@@ -214,7 +221,8 @@ func (c *Config) ValidatePortainer() error {
 		return missing("portainer_url", "it is Portainer's address")
 	}
 	if !strings.HasPrefix(c.PortainerURL, "https://") && !strings.HasPrefix(c.PortainerURL, "http://") {
-		return c.invalid("portainer_url", fmt.Sprintf("%q is not an http(s) address", c.PortainerURL), "use https://HOST:9443 (or http://HOST:9000)")
+		// The value is not quoted: a URL such as user:password@host would print a password.
+		return c.invalid("portainer_url", "the value does not start with https:// or http://", "use https://HOST:9443 (or http://HOST:9000)")
 	}
 	if c.PortainerAPIKey == "" && c.PortainerUsername == "" {
 		return missing("portainer_api_key", "Portainer needs an API key (preferred) or a username and password")
@@ -282,6 +290,19 @@ func (c *Config) ExplainPortainer(err error) error {
 		return fmt.Errorf("%w: Portainer refused the credentials: check %s (from %s)", err, s.Variable(), c.sources[key])
 	case errors.Is(err, portainer.ErrUnreachable):
 		return fmt.Errorf("%w: check SWARM_LEASE_DEPLOY_PORTAINER_URL (from %s)", err, c.sources["portainer_url"])
+	case errors.Is(err, portainer.ErrEndpointNotFound):
+		return fmt.Errorf("%w: Portainer has no environment %q: set SWARM_LEASE_DEPLOY_ENDPOINT (from %s) to the id or name of the environment that runs the Swarm", err, c.Endpoint, c.sources["endpoint"])
+	case errors.Is(err, portainer.ErrForbidden):
+		key := "portainer_api_key"
+		if c.PortainerAPIKey == "" {
+			key = "portainer_username"
+		}
+		s, _ := setting(key)
+		return fmt.Errorf("%w: the user of %s (from %s) may not do this on environment %q: give that user access to it in Portainer (Environments, Manage access) with a role that may manage stacks, or set SWARM_LEASE_DEPLOY_ENDPOINT (from %s) to one it may use", err, s.Variable(), c.sources[key], c.Endpoint, c.sources["endpoint"])
+	case errors.Is(err, portainer.ErrConflict):
+		return fmt.Errorf("%w: the stack name %s (SWARM_LEASE_DEPLOY_STACK_NAME, from %s) was taken meanwhile, by a concurrent deploy or another stack: deploy again (it then finds that stack and says whose it is), or choose another name", err, c.StackName, c.sources["stack_name"])
+	case errors.Is(err, ownership.ErrNotManager):
+		return fmt.Errorf("%w: set SWARM_LEASE_DEPLOY_ENDPOINT (from %s) to the environment of a Swarm manager", err, c.sources["endpoint"])
 	}
 	return err
 }

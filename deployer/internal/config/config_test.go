@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 )
 
 // layers names the six layers, strongest first, as the precedence test sets them.
@@ -275,5 +278,104 @@ func TestFlagsAreTypedAndShowTheirDefaults(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--replicas", "three"}); err == nil || !strings.Contains(err.Error(), "--replicas") {
 		t.Errorf("a non-number for --replicas: %v, want an error naming the flag", err)
+	}
+}
+
+func TestDemoPortIsATCPPort(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_DEMO_PORT", "70000")
+	_, _, err := Load(Input{Dir: t.TempDir()})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_DEMO_PORT", "variable SWARM_LEASE_DEPLOY_DEMO_PORT", "1 to 65535")
+	t.Setenv("SWARM_LEASE_DEPLOY_DEMO_PORT", "65535")
+	if _, _, err := Load(Input{Dir: t.TempDir()}); err != nil {
+		t.Errorf("port 65535: %v", err)
+	}
+}
+
+func TestLeaseTTLFitsTheControllersTimingRule(t *testing.T) {
+	clearEnvironment(t)
+	smallest := smallestLeaseTTLMs()
+	if smallest < 2000 || smallest > 5000 {
+		t.Fatalf("smallest TTL %d ms, want one between the stack's shutdown timeout and the default", smallest)
+	}
+	t.Setenv("SWARM_LEASE_DEPLOY_LEASE_TTL_MS", fmt.Sprint(smallest-1))
+	_, _, err := Load(Input{Dir: t.TempDir()})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_LEASE_TTL_MS", fmt.Sprintf("set %d or more", smallest))
+	t.Setenv("SWARM_LEASE_DEPLOY_LEASE_TTL_MS", fmt.Sprint(smallest))
+	if _, _, err := Load(Input{Dir: t.TempDir()}); err != nil {
+		t.Errorf("TTL %d ms: %v", smallest, err)
+	}
+}
+
+func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "prod")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_secret")
+	cfg, _, err := Load(Input{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		err   error
+		parts []string
+	}{
+		{fmt.Errorf("x: %w", portainer.ErrEndpointNotFound), []string{"SWARM_LEASE_DEPLOY_ENDPOINT (from variable SWARM_LEASE_DEPLOY_ENDPOINT)", `no environment "prod"`}},
+		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 403}, []string{"SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "access", "SWARM_LEASE_DEPLOY_ENDPOINT"}},
+		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 409}, []string{"SWARM_LEASE_DEPLOY_STACK_NAME", "concurrent deploy", "deploy again"}},
+		{fmt.Errorf("%w: engine", ownership.ErrNotManager), []string{"SWARM_LEASE_DEPLOY_ENDPOINT (from variable SWARM_LEASE_DEPLOY_ENDPOINT)", "Swarm manager"}},
+	}
+	for _, c := range cases {
+		got := cfg.ExplainPortainer(c.err)
+		if !errors.Is(got, c.err) {
+			t.Errorf("%v: the explanation lost the error", c.err)
+		}
+		for _, p := range c.parts {
+			if !strings.Contains(got.Error(), p) {
+				t.Errorf("%q does not contain %q", got, p)
+			}
+		}
+		if strings.Contains(got.Error(), "ptr_secret") {
+			t.Errorf("%q holds the API key", got)
+		}
+	}
+}
+
+func TestPortainerURLIsNeverQuotedAndCleartextWarns(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_x")
+	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "1")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", "admin:hunter2@portainer.example:9443")
+	_, _, err := Connect(Input{Dir: t.TempDir()}, &strings.Builder{})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_PORTAINER_URL", "https://")
+	if err != nil && strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error %q prints the URL's password", err)
+	}
+
+	for url, wantWarning := range map[string]bool{
+		"http://portainer.example:9000": true,
+		"http://127.0.0.1:9000":         false,
+		"http://[::1]:9000":             false,
+		"http://localhost:9000":         false,
+		"https://portainer.example":     false,
+	} {
+		t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", url)
+		var warn strings.Builder
+		if _, _, err := Connect(Input{Dir: t.TempDir()}, &warn); err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		if got := strings.Contains(warn.String(), "clear text"); got != wantWarning {
+			t.Errorf("%s: warnings %q, want a clear-text warning %v", url, warn.String(), wantWarning)
+		}
+	}
+}
+
+func TestFileReadsAreBounded(t *testing.T) {
+	clearEnvironment(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", "/dev/zero")
+	_, _, err := Load(Input{Dir: t.TempDir()})
+	wantError(t, err, "SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", "larger than 64 KiB")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE", "")
+	if _, _, err := Load(Input{Dir: t.TempDir(), EnvFile: "/dev/zero"}); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("--env-file /dev/zero: %v, want an error naming the 1 MiB limit", err)
 	}
 }

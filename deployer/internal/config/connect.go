@@ -3,6 +3,9 @@ package config
 import (
 	"fmt"
 	"io"
+	"net"
+	"net/url"
+	"strings"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 )
@@ -21,9 +24,30 @@ func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 	if err := cfg.ValidatePortainer(); err != nil {
 		return nil, nil, err
 	}
+	if w := cfg.cleartextWarning(); w != "" {
+		fmt.Fprintln(warn, w)
+	}
 	client, err := portainer.New(cfg.PortainerOptions())
 	if err != nil {
 		return nil, nil, err
 	}
 	return cfg, client, nil
+}
+
+// cleartextWarning warns about an http:// Portainer URL that is not loopback: the API key or
+// password would cross the network in clear text. It is a warning, not an error, because a
+// private network may be trusted; "" when there is nothing to warn about.
+func (c *Config) cleartextWarning() string {
+	if !strings.HasPrefix(c.PortainerURL, "http://") {
+		return ""
+	}
+	u, err := url.Parse(c.PortainerURL)
+	if err != nil {
+		return ""
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return ""
+	}
+	return fmt.Sprintf("warning: SWARM_LEASE_DEPLOY_PORTAINER_URL (from %s) is http:// to %s, not loopback: Portainer's credentials travel in clear text; use https://%s:9443", c.sources["portainer_url"], host, host)
 }

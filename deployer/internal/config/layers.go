@@ -3,18 +3,26 @@ package config
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/knadh/koanf/parsers/dotenv"
 	"github.com/knadh/koanf/providers/env"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/bounded"
+)
+
+// maxValueFile and maxEnvFile bound what a _FILE and the .env file may hold: a value (an API
+// key, a token) is short, and a path at /dev/zero or a log file must fail, not fill memory.
+const (
+	maxValueFile = 64 << 10
+	maxEnvFile   = 1 << 20
 )
 
 // value is a setting's text and where it came from.
@@ -79,16 +87,20 @@ func processVariables() (map[string]variable, error) {
 
 // dotEnvVariables are the .env file's SWARM_LEASE_DEPLOY_* variables.
 func dotEnvVariables(path string) (map[string]variable, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, maxEnvFile)
+	if errors.Is(err, bounded.ErrTooLarge) {
+		return nil, fmt.Errorf("config: the env file: %w, far more than settings need: pass the .env file to --env-file", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config: read the env file %s: %w: pass an existing file to --env-file, or create it from .env.example", path, err)
 	}
-	k := koanf.New(".")
-	if err := k.Load(file.Provider(path), dotenv.Parser()); err != nil {
+	// Parsed from the bytes read: reading the file again could read something else.
+	parsed, err := dotenv.Parser().Unmarshal(data)
+	if err != nil {
 		return nil, fmt.Errorf("config: the env file %s is not KEY=VALUE lines: %w: fix it after .env.example", path, err)
 	}
 	out := map[string]variable{}
-	for name, text := range k.All() {
+	for name, text := range parsed {
 		if strings.HasPrefix(name, Prefix) {
 			out[name] = variable{text: fmt.Sprint(text), where: fmt.Sprintf("%s line %d (%s)", path, lineOf(data, name), name)}
 		}
@@ -168,7 +180,10 @@ func byVariable(name string) (s Setting, isFile, ok bool) {
 // readSecretFile reads a _FILE's value: the file's text without one trailing newline, which
 // editors and `echo` add.
 func readSecretFile(s Setting, path, where string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, maxValueFile)
+	if errors.Is(err, bounded.ErrTooLarge) {
+		return "", &Error{Variable: s.FileVariable(), Source: where, Problem: fmt.Sprintf("the file %s is larger than %s, which no value is", path, bounded.Size(maxValueFile)), Fix: "point it at a file that holds only the value"}
+	}
 	if err != nil {
 		return "", &Error{Variable: s.FileVariable(), Source: where, Problem: fmt.Sprintf("cannot read the file %s: %v", path, err), Fix: "point it at a readable file holding the value"}
 	}

@@ -9,10 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/bounded"
 )
 
 // Options configures a Client. Exactly one authentication mode must be set: APIKey, or
@@ -142,7 +143,8 @@ func newHTTPClient(base *url.URL, caFile string, insecure bool) (*http.Client, e
 	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		// A CA bundle is some KiB; the bound makes a wrong path (a device, a log) fail at once.
+		pem, err := bounded.ReadFile(caFile, 1<<20)
 		if err != nil {
 			return nil, fmt.Errorf("portainer: Options.CAFile: %w", err)
 		}

@@ -1,9 +1,10 @@
 // Package deploy is `deployer deploy [--dry-run] [--no-build-arm] [--no-push-images
 // --image-tag VERSION]`: it builds and pushes the controller and demo images (or resolves
 // published ones), pins the demo stack to the demo image's digest, validates the stack, and
-// creates or updates the deployer's own Portainer stack — in that order, so that a failure
-// leaves nothing half done: nothing remote changes before every read and the validation have
-// passed, and Portainer is only written once the images are in the registry.
+// creates or updates the deployer's own Portainer stack — in that order: nothing remote
+// changes before every read and the validation have passed, and Portainer is only written once
+// the images are in the registry. Portainer's write itself is not atomic (`docker stack
+// deploy` changes services one by one): a failed create names the services it left.
 package deploy
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -151,7 +153,16 @@ func deployRun(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	return apply(ctx, opts, cfg, client, found, portainerStack{file: string(content), env: variables(cfg, demo).Env(), image: demo})
+	// The build and push take minutes: the plan's stack may have been created, deleted or
+	// moved meanwhile, so the write goes on a fresh read or not at all.
+	now, err := ownership.Find(ctx, client, cfg.Endpoint, cfg.StackName)
+	if err != nil {
+		return cfg.ExplainPortainer(err)
+	}
+	if err := found.Unchanged(now); err != nil {
+		return err
+	}
+	return apply(ctx, opts, cfg, client, now, portainerStack{file: string(content), env: variables(cfg, demo).Env(), image: demo})
 }
 
 // printDryRun ends a dry run's plan with the rendered stack.
@@ -179,7 +190,7 @@ func apply(ctx context.Context, opts *Options, cfg *config.Config, client *porta
 		fmt.Fprintf(opts.IO.ErrOut, "creating stack %s on endpoint %s\n", cfg.StackName, ep.Name)
 		st, err := client.CreateSwarmStack(ctx, ep.ID, portainer.CreateStackRequest{Name: cfg.StackName, SwarmID: found.SwarmID, StackFileContent: s.file, Env: s.env})
 		if err != nil {
-			return cfg.ExplainPortainer(err)
+			return createFailed(ctx, client, ep, cfg, err)
 		}
 		fmt.Fprintf(opts.IO.Out, "created stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, s.image)
 		return nil
@@ -191,6 +202,22 @@ func apply(ctx context.Context, opts *Options, cfg *config.Config, client *porta
 	}
 	fmt.Fprintf(opts.IO.Out, "updated stack %s (Portainer stack %d) on endpoint %s with %s\n", st.Name, st.ID, ep.Name, s.image)
 	return nil
+}
+
+// createFailed explains a failed create. `docker stack deploy` creates the services one by
+// one and Portainer records the stack only when it succeeds, so a failure halfway leaves
+// services without a record — which the next deploy and remove would refuse as deployed
+// outside Portainer. The error names them and how to take them away.
+func createFailed(ctx context.Context, client *portainer.Client, ep portainer.Endpoint, cfg *config.Config, err error) error {
+	err = cfg.ExplainPortainer(err)
+	left, lerr := client.ExternalStackServices(ctx, ep.ID, cfg.StackName)
+	if lerr != nil {
+		return fmt.Errorf("%w (and listing the services the failed create may have left failed too: %v)", err, lerr)
+	}
+	if len(left) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: this create left services %s on endpoint %s, which Portainer has no record of: remove them with `docker stack rm %s` on a manager of that Swarm, then deploy again", err, strings.Join(left, ", "), ep.Name, cfg.StackName)
 }
 
 // variables are the stack's variables from the settings, with the demo image demo.

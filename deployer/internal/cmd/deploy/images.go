@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/childenv"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/images"
 )
@@ -74,7 +76,7 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 			return imagePlan{}, fmt.Errorf("the published images of SWARM_LEASE_DEPLOY_IMAGE_TAG (from %s): %w", cfg.Source("image_tag"), err)
 		}
 		if err != nil {
-			return imagePlan{}, registryError(cfg, err)
+			return imagePlan{}, imageError(cfg, err)
 		}
 		p.published = pub
 		return p, nil
@@ -87,11 +89,33 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 		p.platforms = p.platforms[:1]
 	}
 	// A read of the tag to be pushed proves that the registry answers and takes the
-	// credentials; that the tag is not there yet is the expected answer.
-	if _, err := images.Resolve(ctx, p.target); err != nil && !errors.Is(err, images.ErrNotPublished) {
-		return imagePlan{}, registryError(cfg, err)
+	// credentials; that the tag is not there yet is the expected answer. A tag that is there
+	// is refused: pushing would move it under whatever stack was deployed from it.
+	_, err := images.Resolve(ctx, p.target)
+	switch {
+	case err == nil:
+		return imagePlan{}, &config.Error{Variable: "SWARM_LEASE_DEPLOY_IMAGE_TAG", Source: cfg.Source("image_tag"), Problem: fmt.Sprintf("%q is already published in %s", p.target.Tag, p.target.Registry), Fix: "use --no-push-images to deploy it, or choose another tag"}
+	case !errors.Is(err, images.ErrNotPublished):
+		return imagePlan{}, imageError(cfg, err)
 	}
 	return p, nil
+}
+
+// imageError blames what failed: a build error is the build's, a reference that does not parse
+// is a setting to fix, and only the rest — the registry's answers and the network — is the
+// registry's.
+func imageError(cfg *config.Config, err error) error {
+	switch {
+	case errors.Is(err, images.ErrBuild):
+		return fmt.Errorf("building the images failed (nothing was pushed): %w", err)
+	case errors.Is(err, images.ErrReference):
+		key := "image_namespace"
+		if _, terr := name.NewTag("example.com/image:" + cfg.ImageTag); cfg.ImageTag != "" && terr != nil {
+			key = "image_tag"
+		}
+		return &config.Error{Variable: config.Prefix + strings.ToUpper(key), Source: cfg.Source(key), Problem: err.Error(), Fix: "use letters, digits, ., _ and - (a tag: at most 128, not starting with . or -; a namespace: lower case, / between parts)"}
+	}
+	return registryError(cfg, err)
 }
 
 // registryError names the registry settings to check: the credentials when the registry
@@ -120,10 +144,10 @@ func defaultTag(opts *Options) string {
 
 // pushImages builds and pushes the images planned.
 func pushImages(ctx context.Context, opts *Options, cfg *config.Config, p *imagePlan) error {
-	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commitHash, Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms}
+	b := images.Build{Root: opts.Dir, Version: "dev", Commit: opts.commitHash, Date: opts.Now().UTC().Format("2006-01-02T15:04:05Z"), Platforms: p.platforms, Env: childenv.Environ()}
 	pub, err := opts.Publish(ctx, b, p.target)
 	if err != nil {
-		return registryError(cfg, err)
+		return imageError(cfg, err)
 	}
 	p.published = pub
 	return nil

@@ -7,6 +7,7 @@ package remove
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 )
 
 // Options are the inputs of `deployer remove`.
@@ -70,7 +72,13 @@ func removeRun(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(opts.IO.Out, "nothing to remove: no stack %s on endpoint %s\n", cfg.StackName, ep.Name)
 		return nil
 	}
-	if err := client.DeleteStack(ctx, found.Stack.ID, ep.ID); err != nil {
+	err = client.DeleteStack(ctx, found.Stack.ID, ep.ID)
+	if errors.Is(err, portainer.ErrStackNotFound) {
+		// Deleted by someone else since Find read it: what remove was to do is done.
+		fmt.Fprintf(opts.IO.Out, "nothing to remove: stack %s (Portainer stack %d) on endpoint %s was deleted meanwhile\n", found.Stack.Name, found.Stack.ID, ep.Name)
+		return nil
+	}
+	if err != nil {
 		return cfg.ExplainPortainer(err)
 	}
 	fmt.Fprintf(opts.IO.Out, "removed stack %s (Portainer stack %d) from endpoint %s; its volumes are kept\n", found.Stack.Name, found.Stack.ID, ep.Name)
