@@ -119,6 +119,10 @@ func (e *Election) Destroy(ctx context.Context) error {
 // TryAcquire attempts to win the election without waiting. It wins when nobody holds the lease,
 // when the lease has expired, or when this identity already holds it — which starts a new term
 // with a new fence, so a restarted holder never reuses its predecessor's fence.
+//
+// An error that wraps ErrAmbiguous may come with Current set: a write of this call may have
+// won a term that has ended since, and Current is the holder the retry found. Such a term
+// grants nothing, since its winner never learnt of it.
 func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 	var result TryAcquireResult
 	err := e.mutate(ctx, "try-acquire", func(cur Record, ver Version, now time.Time) (Record, error) {
@@ -135,10 +139,12 @@ func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 	}, func(g Grant) {
 		result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(g.Record, g.Version)}
 	})
-	if errors.Is(err, errHeld) {
+	switch {
+	case errors.Is(err, errHeld) && errors.Is(err, ErrAmbiguous):
+		return TryAcquireResult{Current: result.Current}, err
+	case errors.Is(err, errHeld):
 		return result, nil
-	}
-	if err != nil {
+	case err != nil:
 		return TryAcquireResult{}, err
 	}
 	return result, nil
@@ -172,7 +178,8 @@ func (e *Election) Release(ctx context.Context, fence uint64) error {
 	}, nil)
 }
 
-// errHeld stops a try-acquire that found another live holder; it never leaves the package.
+// errHeld stops a try-acquire that found another live holder. It leaves the package only inside
+// an error that wraps ErrAmbiguous, where it says what the retry after an unsettled write found.
 var errHeld = errors.New("lease: held by another contender")
 
 func (e *Election) checkHolder(cur Record, fence uint64) error {
@@ -206,14 +213,23 @@ type decideFunc func(cur Record, ver Version, now time.Time) (Record, error)
 // renewing undisturbed then costs one conditional write. If anything else was written since,
 // or the decision on that record refuses, they fall back to reading — a refusal is never
 // based on the remembered record alone.
-func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won func(Grant)) error {
+//
+// A write whose outcome stayed unknown may still land, before or after a later read of this
+// call: the call then never reports a plain refusal or a plain conflict, only an error that also
+// wraps ErrAmbiguous (see unresolvedWrites).
+func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won func(Grant)) (err error) {
+	var unresolved unresolvedWrites
+	defer func() { err = unresolved.qualify(err) }()
+	finish := func(g Grant, err error) error {
+		if err == nil && won != nil {
+			won(g)
+		}
+		return err
+	}
 	if op != "try-acquire" {
 		if cur, ver, ok := e.lastWrite(); ok {
-			if g, done, err := e.attempt(ctx, op, cur, ver, true, decide); done {
-				if err == nil && won != nil {
-					won(g)
-				}
-				return err
+			if g, done, err := e.attempt(ctx, op, cur, ver, true, decide, &unresolved); done {
+				return finish(g, err)
 			}
 		}
 	}
@@ -233,19 +249,23 @@ func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won
 			}
 			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
 		}
-		if g, done, err := e.attempt(ctx, op, cur, ver, false, decide); done {
-			if err == nil && won != nil {
-				won(g)
-			}
-			return err
+		if w, ok := unresolved.landed(cur); ok {
+			// An earlier write of this call landed after its read-back: that write is the
+			// outcome, and deciding again on it would be a second effect of one call.
+			e.remember(cur, ver)
+			return finish(e.grant(w.rec, ver, w.start), nil)
+		}
+		if g, done, err := e.attempt(ctx, op, cur, ver, false, decide, &unresolved); done {
+			return finish(g, err)
 		}
 	}
 }
 
 // attempt makes one conditional write decided on cur at version ver. done is false when the
-// caller should read again and retry: a conflict, a vanished record, or — for a record taken
-// from memory (fromMemory) — any refusal.
-func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Version, fromMemory bool, decide decideFunc) (g Grant, done bool, err error) {
+// caller should read again and retry: a conflict, a vanished record, a write whose outcome its
+// read-back could not settle (added to unresolved), or — for a record taken from memory
+// (fromMemory) — any refusal.
+func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Version, fromMemory bool, decide decideFunc, unresolved *unresolvedWrites) (g Grant, done bool, err error) {
 	// The write's start bounds the holder's deadline: whatever the store does afterwards, the
 	// lease cannot be valid for longer than TTL from here.
 	start := e.clock.Monotonic()
@@ -268,7 +288,13 @@ func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Versi
 		newVer, err = e.store.Update(ctx, rec, ver)
 	}
 	if errors.Is(err, ErrAmbiguous) {
-		newVer, err = e.resolveAmbiguous(ctx, rec, err)
+		var settled bool
+		newVer, settled, err = e.resolveAmbiguous(ctx, rec, err)
+		if !settled {
+			unresolved.add(rec, start, err)
+			e.recorder.Conflict()
+			return Grant{}, false, nil
+		}
 	}
 	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 		e.recorder.Conflict()
@@ -280,7 +306,12 @@ func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Versi
 	}
 	e.observe(rec, newVer)
 	e.remember(rec, newVer)
-	return Grant{Record: rec, Version: newVer, Deadline: start + rec.TTL - SafetyMargin(rec.TTL)}, true, nil
+	return e.grant(rec, newVer, start), true, nil
+}
+
+// grant is the Grant of rec written at ver by a write that started at start (monotonic).
+func (e *Election) grant(rec Record, ver Version, start time.Duration) Grant {
+	return Grant{Record: rec, Version: ver, Deadline: start + rec.TTL - SafetyMargin(rec.TTL)}
 }
 
 func (e *Election) lastWrite() (Record, Version, bool) {
@@ -296,27 +327,6 @@ func (e *Election) remember(rec Record, ver Version) {
 	defer e.mu.Unlock()
 	e.written, e.writtenVer, e.hasWritten = rec, ver, ver != 0
 }
-
-// resolveAmbiguous reads the record after a write whose outcome is unknown. If the store holds
-// exactly what was written, the write happened; otherwise it is treated as a conflict (the next
-// attempt's conditional write settles it, because a late-applied write changes the version).
-func (e *Election) resolveAmbiguous(ctx context.Context, written Record, writeErr error) (Version, error) {
-	// The caller's context may be what timed the write out: read back on a fresh one.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ambiguousReadTimeout)
-	defer cancel()
-	cur, ver, err := e.store.Load(ctx, written.Namespace)
-	if err != nil {
-		return 0, fmt.Errorf("%w; reading it back failed too: %w", writeErr, err)
-	}
-	if cur.Equal(written) {
-		return ver, nil
-	}
-	return 0, ErrConflict
-}
-
-// ambiguousReadTimeout bounds the read that resolves an ambiguous write. Swarm answers within
-// 20 s even while it has no leader (measured on Docker 20.10 managers; docs/reliability.md).
-const ambiguousReadTimeout = 25 * time.Second
 
 // missing is the version attempt writes with Create instead of Update: no store uses 0.
 const missing Version = 0

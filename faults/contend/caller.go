@@ -123,11 +123,13 @@ func (c *Caller) Run(ctx context.Context, max int) {
 		counts := Counts{Calls: 1}
 		record := true
 		switch {
+		// Ambiguous first: an engine error after a write it could not settle wraps the
+		// refusal or conflict that followed, and the write may have landed all the same.
+		case errors.Is(err, lease.ErrAmbiguous):
+			counts.Errors, counts.Unknown, op.Unknown = 1, 1, true
 		case err == nil, errors.Is(err, lease.ErrNotHolder):
 		case errors.Is(err, lease.ErrTooManyConflicts):
 			record = false // every compare-and-swap lost: nothing written
-		case errors.Is(err, lease.ErrAmbiguous):
-			counts.Errors, counts.Unknown, op.Unknown = 1, 1, true
 		case notSent(err):
 			// Refused before anything was written. Should one of these ever have written, the
 			// history becomes inexplicable and the check fails: leaving it out is the strict side.
@@ -139,7 +141,7 @@ func (c *Caller) Run(ctx context.Context, max int) {
 		}
 		c.mu.Lock()
 		c.counts = c.counts.Add(counts)
-		if err != nil && !errors.Is(err, lease.ErrNotHolder) {
+		if err != nil && (op.Unknown || !errors.Is(err, lease.ErrNotHolder)) {
 			if c.errors == nil {
 				c.errors = map[string]int{}
 			}

@@ -211,6 +211,10 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 		op.Return = now()
 
 		switch {
+		case errors.Is(err, lease.ErrAmbiguous):
+			// The store could not settle a write of this call (it may have landed, also
+			// under a refusal or a conflict that followed): the suite's stores never do that.
+			return ops, fmt.Errorf("%s %s: %w", me, op.Kind, err)
 		case errors.Is(err, lease.ErrTooManyConflicts):
 			// Every attempt lost its compare-and-swap, so the call wrote nothing and has no
 			// effect to check. Should the engine ever report this for a write that did land

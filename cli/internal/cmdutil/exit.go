@@ -26,7 +26,8 @@ const (
 	ExitNotManager = 6
 	// ExitNoQuorum: the Swarm has no leader (quorum lost).
 	ExitNoQuorum = 7
-	// ExitAmbiguous: a write timed out and its outcome could not be read back.
+	// ExitAmbiguous: a write timed out or lost its Raft leader and reading back could not settle
+	// its outcome.
 	ExitAmbiguous = 8
 	// ExitConflict: every attempt of the operation met a conflicting write.
 	ExitConflict = 9
