@@ -86,6 +86,17 @@ func cgroupProcs(dir string) []int {
 	return pids
 }
 
+// cgroupMembers lists the live processes of the cgroup at dir.
+func cgroupMembers(dir string) []process {
+	var out []process
+	for _, pid := range cgroupProcs(dir) {
+		if p, ok := readProcess(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // killCgroup SIGKILLs every process of the cgroup at dir — all at once through cgroup.kill
 // (Linux 5.14), else one by one from cgroup.procs until it is empty — and returns how many
 // processes it held.

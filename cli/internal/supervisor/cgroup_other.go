@@ -18,6 +18,8 @@ func (c *cgroup) intoCgroup(*syscall.SysProcAttr) {}
 
 func (c *cgroup) close() {}
 
+func cgroupMembers(string) []process { return nil }
+
 func killCgroup(string) int { return 0 }
 
 func removeCgroup(string) int { return 0 }

@@ -194,7 +194,10 @@ func (g *guard) supervise(sigs <-chan os.Signal) Report {
 		kill = time.After(g.grace)
 		ticker := time.NewTicker(reapInterval)
 		sweep = ticker.C
-		g.signalAll(sig)
+		// Not the /proc scan yet: it takes milliseconds on a busy host, and the command,
+		// which usually exits within them, would wait for it to be reaped (the guard's one
+		// loop), while the lease stays held. The sweeps scan.
+		g.signalAll(sig, false)
 	}
 	for {
 		select {
@@ -202,9 +205,9 @@ func (g *guard) supervise(sigs <-chan os.Signal) Report {
 			stop()
 		case <-kill:
 			sig = syscall.SIGKILL
-			g.signalAll(sig)
+			g.signalAll(sig, true)
 		case <-sweep:
-			g.signalAll(sig)
+			g.signalAll(sig, true)
 		case ex := <-exits:
 			if ex.pid == g.main {
 				// What the command started must not outlive it as a headless leader.
@@ -238,7 +241,12 @@ func (g *guard) supervise(sigs <-chan os.Signal) Report {
 // that has not had sig yet, and — for SIGKILL — to the whole cgroup. A process is sent each
 // signal once: a command that handles SIGTERM to shut down gracefully must not get a stream of
 // them.
-func (g *guard) signalAll(sig syscall.Signal) {
+//
+// The descendants are found by a scan of /proc (every process of the host), or, without scan
+// and when the command has a cgroup, from the cgroup's member list: every process the command
+// started, whatever it did with groups and sessions, in one read. Only a privileged process
+// can move itself out of the cgroup; the next scan finds it.
+func (g *guard) signalAll(sig syscall.Signal, scan bool) {
 	groupNow := g.groupSignal != sig
 	if groupNow {
 		g.groupSignal = sig
@@ -247,7 +255,13 @@ func (g *guard) signalAll(sig syscall.Signal) {
 			g.signalled[g.main] = sig
 		}
 	}
-	for _, p := range descendants(g.self) {
+	var procs []process
+	if scan || g.cgroup == nil {
+		procs = descendants(g.self)
+	} else {
+		procs = cgroupMembers(g.cgroup.dir)
+	}
+	for _, p := range procs {
 		switch {
 		case g.signalled[p.pid] == sig:
 		case groupNow && p.pgid == g.main: // just reached through the group
