@@ -58,14 +58,7 @@ func TestFirstStopSignalReachesTheCgroupWithoutAScan(t *testing.T) {
 	if g.signalled[grandchild.pid] != syscall.SIGTERM || g.signalled[g.main] != syscall.SIGTERM {
 		t.Fatalf("signalled %v, want SIGTERM for the command %d and its grandchild %d", g.signalled, g.main, grandchild.pid)
 	}
-	select {
-	case st := <-mainDone:
-		if ws := st.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-			t.Fatalf("the command ended with %v, want SIGTERM", st)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the command did not stop after the first signal")
-	}
+	expectTerminated(t, mainDone, "the command, after the first pass")
 	var ws syscall.WaitStatus
 	if _, err := syscall.Wait4(grandchild.pid, &ws, 0, nil); err != nil || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
 		t.Fatalf("the grandchild ended with %v (%v), want SIGTERM", ws, err)
@@ -75,13 +68,19 @@ func TestFirstStopSignalReachesTheCgroupWithoutAScan(t *testing.T) {
 	}
 
 	g.signalAll(syscall.SIGTERM, true)
+	expectTerminated(t, outsideDone, "the process outside the cgroup, after the scan")
+}
+
+// expectTerminated waits for the state of what on done and fails unless SIGTERM ended it.
+func expectTerminated(t *testing.T, done <-chan *os.ProcessState, what string) {
+	t.Helper()
 	select {
-	case st := <-outsideDone:
+	case st := <-done:
 		if ws := st.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-			t.Fatalf("the process outside the cgroup ended with %v, want SIGTERM", st)
+			t.Fatalf("%s ended with %v, want SIGTERM", what, st)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the scan did not reach the process outside the cgroup")
+		t.Fatalf("%s still runs", what)
 	}
 }
 
