@@ -8,14 +8,18 @@ import (
 )
 
 // resolveAmbiguous reads the record after a write whose outcome is unknown. If the store holds
-// exactly what was written, the write happened (settled, at the version read). Otherwise the
-// outcome stays unknown (not settled): the write may not have landed yet, or it may have landed
-// and been overwritten since. A failed read-back is returned as an error that wraps writeErr.
+// exactly what was written, the write happened (settled, at the version read). If it holds
+// something else or nothing, the outcome stays unknown (not settled): the write may not have
+// landed yet, or it may have landed and been overwritten or removed since. A read-back that
+// fails settles the call as failed: its error wraps writeErr (ErrAmbiguous).
 func (e *Election) resolveAmbiguous(ctx context.Context, written Record, writeErr error) (Version, bool, error) {
 	// The caller's context may be what timed the write out: read back on a fresh one.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ambiguousReadTimeout)
 	defer cancel()
 	cur, ver, err := e.store.Load(ctx, written.Namespace)
+	if errors.Is(err, ErrNotFound) { // a create that has not landed (yet), or a record removed since
+		return 0, false, writeErr
+	}
 	if err != nil {
 		return 0, true, fmt.Errorf("%w; reading it back failed too: %w", writeErr, err)
 	}
@@ -35,8 +39,10 @@ const ambiguousReadTimeout = 25 * time.Second
 // overwritten by another contender (a Swarm write can commit through a new Raft leader while
 // the manager that took it is cut off), or land between the read-back and the retry's read.
 // So:
-//   - a later read that shows exactly an unsettled record means that write landed: it is the
-//     call's outcome (landed);
+//   - a later read that shows exactly an unsettled record means that write landed (landed): for
+//     a try-acquire or a release it is the call's outcome, since deciding again would start a
+//     second term or find nothing to release; a renew renews again on top of it, so that its
+//     deadline counts from a write that has just been confirmed, not from one that blocked;
 //   - any other failure of the call — a refusal, too many conflicts, a store error — is not
 //     definite: it also wraps ErrAmbiguous (qualify). A renew or release refused this way still
 //     wraps ErrNotHolder, since the term it names is over either way.

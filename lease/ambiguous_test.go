@@ -11,170 +11,136 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 )
 
-// landing is when the write that a store reports as ambiguous really lands.
-type landing int
-
-const (
-	// landsAtOnce: before the store answers, so the read-back could see it.
-	landsAtOnce landing = iota
-	// landsLate: after the read-back and before the retry's read, like a Swarm write that
-	// commits through a new Raft leader while the manager that took it is cut off.
-	landsLate
-	// neverLands: the write was lost.
-	neverLands
-)
-
-// unsettledStore is the real memory store with one write that reports ErrAmbiguous: it lands
-// when landing says, and then (landsAtOnce) another contender may act before the writer reads
-// it back. It counts the writes that landed.
-type unsettledStore struct {
-	lease.Store
-	armed   bool
-	when    landing
-	between func() // landsAtOnce: runs after the write landed, before the store answers
-	late    func() // landsLate: the write, applied at the retry's read
-	loads   int    // loads since the ambiguous write
-	landed  int    // writes that landed (the memory store accepted them)
-	// conflictAfter makes every write after the ambiguous one fail with ErrConflict.
-	conflictAfter bool
-}
-
-func (s *unsettledStore) Load(ctx context.Context, ns string) (lease.Record, lease.Version, error) {
-	s.loads++
-	if s.late != nil && s.loads == 2 { // the first load is the read-back
-		s.late()
-		s.late = nil
-	}
-	return s.Store.Load(ctx, ns)
-}
-
-func (s *unsettledStore) Update(ctx context.Context, rec lease.Record, v lease.Version) (lease.Version, error) {
-	if !s.armed {
-		if s.conflictAfter {
-			return 0, lease.ErrConflict
-		}
-		ver, err := s.Store.Update(ctx, rec, v)
-		if err == nil {
-			s.landed++
-		}
-		return ver, err
-	}
-	s.armed, s.loads = false, 0
-	apply := func() {
-		if _, err := s.Store.Update(ctx, rec, v); err == nil {
-			s.landed++
-		}
-	}
-	switch s.when {
-	case landsAtOnce:
-		apply()
-		if s.between != nil {
-			s.between()
-		}
-	case landsLate:
-		s.late = apply
-	case neverLands:
-	}
-	return 0, lease.ErrAmbiguous
-}
-
 // TestAnUnsettledWriteIsNeverReportedAsDefinite covers a write that the store reports as
 // ambiguous and whose read-back shows something else: the call must neither report a plain
-// refusal (the write may have landed and been overwritten since) nor write a second time when
-// the first landed after the read-back.
+// refusal (the write may have landed and been overwritten since) nor start a second term when
+// the first write landed after the read-back.
 func TestAnUnsettledWriteIsNeverReportedAsDefinite(t *testing.T) {
 	ctx := context.Background()
 	const ttl = 10 * time.Second
-	setup := func(t *testing.T) (*unsettledStore, *leasetest.FakeClock, *lease.Election, *lease.Election, lease.Grant) {
+	type world struct {
+		store *leasetest.UnsettledStore
+		clock *leasetest.FakeClock
+		a, b  *lease.Election
+	}
+	newWorld := func(t *testing.T) world {
 		t.Helper()
-		store := &unsettledStore{Store: memstore.New()}
-		clock := leasetest.NewFakeClock(time.Now())
+		w := world{store: &leasetest.UnsettledStore{Store: memstore.New()}, clock: leasetest.NewFakeClock(time.Now())}
 		elect := func(holder string) *lease.Election {
-			e, err := lease.New(store, "jobs", lease.Identity{HolderID: holder}, lease.WithClock(clock), lease.WithTTL(ttl))
+			e, err := lease.New(w.store, "jobs", lease.Identity{HolderID: holder}, lease.WithClock(w.clock), lease.WithTTL(ttl))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return e
 		}
-		a, b := elect("a"), elect("b")
-		res, err := a.TryAcquire(ctx)
+		w.a, w.b = elect("a"), elect("b")
+		return w
+	}
+	// holding: a holds the lease, and a second later renews or releases it with a record unlike
+	// the stored one.
+	holding := func(t *testing.T) (world, lease.Grant) {
+		t.Helper()
+		w := newWorld(t)
+		res, err := w.a.TryAcquire(ctx)
 		if err != nil || !res.Acquired {
 			t.Fatal(res, err)
 		}
-		clock.Advance(time.Second) // a renewal or release now writes a record unlike the stored one
-		return store, clock, a, b, res.Grant
+		w.clock.Advance(time.Second)
+		return w, res.Grant
 	}
-	takeOver := func(t *testing.T, clock *leasetest.FakeClock, b *lease.Election) func() {
+	// bTakesOver: a's lease runs out and b acquires, before a reads its write back.
+	bTakesOver := func(t *testing.T, w world) func() {
 		return func() {
-			clock.Advance(2 * ttl)
-			if res, err := b.TryAcquire(ctx); err != nil || !res.Acquired {
-				t.Fatalf("the other contender's takeover: %+v, %v", res, err)
+			w.clock.Advance(2 * ttl)
+			if res, err := w.b.TryAcquire(ctx); err != nil || !res.Acquired {
+				t.Errorf("the other contender's takeover: %+v, %v", res, err)
 			}
 		}
 	}
-
-	t.Run("release landed, then another contender took over", func(t *testing.T) {
-		store, clock, a, b, g := setup(t)
-		store.armed, store.when, store.between = true, landsAtOnce, takeOver(t, clock, b)
-		err := a.Release(ctx, g.Fence)
+	wantRefusedAmbiguously := func(t *testing.T, what string, err error) {
+		t.Helper()
 		if !errors.Is(err, lease.ErrAmbiguous) || !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("release: %v; want an error that wraps ErrAmbiguous and ErrNotHolder", err)
+			t.Fatalf("%s: %v; want an error that wraps ErrAmbiguous and ErrNotHolder", what, err)
 		}
-	})
-	t.Run("renew landed, then another contender took over", func(t *testing.T) {
-		store, clock, a, b, g := setup(t)
-		store.armed, store.when, store.between = true, landsAtOnce, takeOver(t, clock, b)
-		_, err := a.Renew(ctx, g.Fence)
-		if !errors.Is(err, lease.ErrAmbiguous) || !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("renew: %v; want an error that wraps ErrAmbiguous and ErrNotHolder", err)
-		}
-	})
-	t.Run("try-acquire landed, then another contender took over", func(t *testing.T) {
-		store, clock, a, b, g := setup(t)
-		if err := a.Release(ctx, g.Fence); err != nil {
-			t.Fatal(err)
-		}
-		store.armed, store.when, store.between = true, landsAtOnce, takeOver(t, clock, b)
-		res, err := a.TryAcquire(ctx)
+	}
+	wantHeldByB := func(t *testing.T, res lease.TryAcquireResult, err error) {
+		t.Helper()
 		if !errors.Is(err, lease.ErrAmbiguous) {
 			t.Fatalf("try-acquire: %+v, %v; want an error that wraps ErrAmbiguous", res, err)
 		}
 		if res.Acquired || res.Current.HolderID != "b" {
 			t.Fatalf("try-acquire: %+v; want not acquired, current holder b", res)
 		}
+	}
+
+	t.Run("release landed, then another contender took over", func(t *testing.T) {
+		w, g := holding(t)
+		w.store.Arm(leasetest.LandsAtOnce, bTakesOver(t, w), false)
+		wantRefusedAmbiguously(t, "release", w.a.Release(ctx, g.Fence))
+	})
+	t.Run("renew landed, then another contender took over", func(t *testing.T) {
+		w, g := holding(t)
+		w.store.Arm(leasetest.LandsAtOnce, bTakesOver(t, w), false)
+		_, err := w.a.Renew(ctx, g.Fence)
+		wantRefusedAmbiguously(t, "renew", err)
+	})
+	t.Run("try-acquire landed, then another contender took over", func(t *testing.T) {
+		w, g := holding(t)
+		if err := w.a.Release(ctx, g.Fence); err != nil {
+			t.Fatal(err)
+		}
+		w.store.Arm(leasetest.LandsAtOnce, bTakesOver(t, w), false)
+		res, err := w.a.TryAcquire(ctx)
+		wantHeldByB(t, res, err)
+	})
+	t.Run("first try-acquire's create landed after its read-back", func(t *testing.T) {
+		w := newWorld(t)
+		w.store.Arm(leasetest.LandsLate, nil, false)
+		res, err := w.a.TryAcquire(ctx)
+		if err != nil || !res.Acquired {
+			t.Fatalf("try-acquire: %+v, %v; want acquired, the create landed", res, err)
+		}
+		snap, _ := w.a.Inspect(ctx)
+		if w.store.Landed() != 1 || snap.Fence != res.Grant.Fence {
+			t.Fatalf("%d writes landed, stored fence %d, granted %d; want 1 write, one term", w.store.Landed(), snap.Fence, res.Grant.Fence)
+		}
+	})
+	t.Run("first try-acquire's create landed late, then another contender took over", func(t *testing.T) {
+		w := newWorld(t)
+		w.store.Arm(leasetest.LandsLate, bTakesOver(t, w), false)
+		res, err := w.a.TryAcquire(ctx)
+		wantHeldByB(t, res, err)
 	})
 	t.Run("release landed after its read-back", func(t *testing.T) {
-		store, _, a, _, g := setup(t)
-		store.armed, store.when = true, landsLate
-		if err := a.Release(ctx, g.Fence); err != nil {
+		w, g := holding(t)
+		w.store.Arm(leasetest.LandsLate, nil, false)
+		if err := w.a.Release(ctx, g.Fence); err != nil {
 			t.Fatalf("release: %v; want success, the write landed", err)
 		}
-		if store.landed != 1 {
-			t.Fatalf("%d writes landed, want 1", store.landed)
+		if got := w.store.Landed(); got != 2 { // the acquisition and the release
+			t.Fatalf("%d writes landed, want 2: the late release is the outcome", got)
 		}
 	})
-	t.Run("renew landed after its read-back", func(t *testing.T) {
-		store, _, a, _, g := setup(t)
-		store.armed, store.when = true, landsLate
-		renewed, err := a.Renew(ctx, g.Fence)
+	t.Run("renew landed after its read-back renews again, for a deadline from now", func(t *testing.T) {
+		w, g := holding(t)
+		// The write blocked for 5 s before it landed.
+		w.store.Arm(leasetest.LandsLate, func() { w.clock.Advance(5 * time.Second) }, false)
+		renewed, err := w.a.Renew(ctx, g.Fence)
 		if err != nil || renewed.Fence != g.Fence {
 			t.Fatalf("renew: %+v, %v; want success with fence %d", renewed, err, g.Fence)
 		}
-		if store.landed != 1 {
-			t.Fatalf("%d writes landed, want 1: the late write is the outcome", store.landed)
+		if got, want := w.a.Remaining(renewed), ttl-lease.SafetyMargin(ttl); got != want {
+			t.Fatalf("remaining %v, want %v: a renewal's deadline counts from the write that confirmed it", got, want)
 		}
-		snap, err := a.Inspect(ctx)
+		snap, err := w.a.Inspect(ctx)
 		if err != nil || !snap.RenewedAt.Equal(renewed.RenewedAt) || snap.Version != renewed.Version {
 			t.Fatalf("stored %+v (%v); the grant says renewed at %v, version %d", snap, err, renewed.RenewedAt, renewed.Version)
 		}
-		if a.Remaining(renewed) > ttl-lease.SafetyMargin(ttl) {
-			t.Fatalf("remaining %v: a grant never outlasts TTL − margin from its write's start", a.Remaining(renewed))
-		}
 	})
 	t.Run("too many conflicts after an unsettled write", func(t *testing.T) {
-		store, _, a, _, g := setup(t)
-		store.armed, store.when, store.conflictAfter = true, neverLands, true
-		_, err := a.Renew(ctx, g.Fence)
+		w, g := holding(t)
+		w.store.Arm(leasetest.NeverLands, nil, true)
+		_, err := w.a.Renew(ctx, g.Fence)
 		if !errors.Is(err, lease.ErrTooManyConflicts) || !errors.Is(err, lease.ErrAmbiguous) {
 			t.Fatalf("renew: %v; want an error that wraps ErrTooManyConflicts and ErrAmbiguous", err)
 		}

@@ -125,6 +125,13 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 				c.releaseIfHeld(ctx, res)
 			}
 			return nil
+		case err != nil && errors.Is(err, ErrAmbiguous) && res.Current.Exists:
+			// A write of this attempt may have won a term that has ended since; another
+			// contender holds the lease now: follow it like any refusal.
+			if err.Error() != lastErr {
+				c.Logger.Warn("store error", "namespace", e.Namespace(), "err", err)
+				lastErr = err.Error()
+			}
 		case err != nil:
 			if permanent(err) {
 				return err
@@ -149,7 +156,9 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 			}
 			continue
 		}
-		lastErr = ""
+		if err == nil {
+			lastErr = ""
+		}
 		c.onState(res.Current)
 		wait := min(c.PollInterval, e.UntilExpiry(res.Current)+time.Millisecond)
 		c.waitFollower(ctx, wait, notify, wakes)

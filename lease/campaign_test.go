@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 )
 
@@ -266,4 +267,44 @@ func followerHandover(t *testing.T, beforeRelease func(a *lease.Campaign, first 
 	stopB()
 	within(t, doneB, 2*time.Second, "b to stop")
 	return took
+}
+
+// TestCampaignFollowsTheHolderFoundAfterAnUnsettledWrite: when the campaign's acquisition may
+// have landed but another contender holds the lease by the retry's read, the campaign follows
+// that holder at once (it reports it and waits on it), instead of treating the attempt as a
+// store failure and sleeping a whole poll interval.
+func TestCampaignFollowsTheHolderFoundAfterAnUnsettledWrite(t *testing.T) {
+	store := &leasetest.UnsettledStore{Store: memstore.New()}
+	c := campaign(t, store, "a", 2*time.Second)
+	c.PollInterval = time.Hour
+	states := make(chan lease.Snapshot, 16)
+	c.OnState = func(s lease.Snapshot) { states <- s }
+	// b's clock is an hour ahead: it finds a's fresh lease long expired and takes over before a
+	// reads its write back.
+	b, err := lease.New(store, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(2*time.Second),
+		lease.WithClock(leasetest.NewFakeClock(time.Now().Add(time.Hour))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Arm(leasetest.LandsAtOnce, func() {
+		if res, err := b.TryAcquire(context.Background()); err != nil || !res.Acquired {
+			t.Errorf("b's takeover: %+v, %v", res, err)
+		}
+	}, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Run(ctx, func(*lease.Term) error { t.Error("a led a term"); return nil })
+	}()
+	for {
+		s := within(t, states, 2*time.Second, "the campaign to report b as the holder")
+		if s.HolderID == "b" {
+			break
+		}
+	}
+	cancel()
+	if err := within(t, done, 2*time.Second, "the campaign to stop"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -249,7 +249,7 @@ func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won
 			}
 			return fmt.Errorf("%s %q: %w", op, e.namespace, err)
 		}
-		if w, ok := unresolved.landed(cur); ok {
+		if w, ok := unresolved.landed(cur); ok && op != "renew" {
 			// An earlier write of this call landed after its read-back: that write is the
 			// outcome, and deciding again on it would be a second effect of one call.
 			e.remember(cur, ver)

@@ -112,9 +112,17 @@ func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, er
 		}
 		return 0, wrap("create", name, classify(err, true))
 	}
-	// The create answer has no version: read it back.
-	_, ver, err := s.Load(ctx, rec.Namespace)
-	return ver, err
+	// The create answer has no version: read it back. The create happened whatever the read
+	// says: a failed read is "applied, version unknown" (ErrAmbiguous, which the engine settles
+	// by reading again), and another write read back is "applied, version not ours" (0).
+	cur, ver, err := s.Load(ctx, rec.Namespace)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%w: created; reading it back failed: %w", lease.ErrAmbiguous, err)
+	case !cur.Equal(rec):
+		return 0, nil
+	}
+	return ver, nil
 }
 
 // Update implements lease.Store: a label-only service update conditional on the version index.

@@ -27,7 +27,8 @@ const (
 	// ExitNoQuorum: the Swarm has no leader (quorum lost).
 	ExitNoQuorum = 7
 	// ExitAmbiguous: a write timed out or lost its Raft leader and reading back could not settle
-	// its outcome.
+	// its outcome. A renew or release refused after such a write exits ExitNotHolder instead:
+	// its term is over either way.
 	ExitAmbiguous = 8
 	// ExitConflict: every attempt of the operation met a conflicting write.
 	ExitConflict = 9

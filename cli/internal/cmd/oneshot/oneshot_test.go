@@ -22,7 +22,7 @@ import (
 // world is one memory store shared by any number of contenders, on one fake clock.
 type world struct {
 	t     *testing.T
-	store *memstore.Store
+	store lease.Store
 	clock *leasetest.FakeClock
 }
 
@@ -116,6 +116,40 @@ func TestTryAcquireWait(t *testing.T) {
 	// 6 s of the lease were left, plus the 1 s skew allowance.
 	if slept < 6*time.Second || slept > 7*time.Second+10*time.Millisecond {
 		t.Fatalf("carol waited %v, want about 7 s", slept)
+	}
+}
+
+// TestTryAcquireWaitAfterAnUnsettledWrite: when a write of the attempt may have landed but
+// another contender holds the lease by the retry's read, --wait goes on waiting for that holder
+// (without --wait it would exit 8, outcome unknown).
+func TestTryAcquireWaitAfterAnUnsettledWrite(t *testing.T) {
+	w := newWorld(t)
+	unsettled := &leasetest.UnsettledStore{Store: w.store}
+	w.store = unsettled
+	a, _, _ := w.options("alice", false)
+	if err := tryAcquireRun(context.Background(), &TryAcquireOptions{Options: a}); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Advance(11 * time.Second) // alice's lease and the skew allowance have run out
+	c, _, _ := w.options("carol", false)
+	// Bob's acquisition lands, runs out, and carol takes over before bob reads it back.
+	unsettled.Arm(leasetest.LandsAtOnce, func() {
+		w.clock.Advance(12 * time.Second)
+		if err := tryAcquireRun(context.Background(), &TryAcquireOptions{Options: c}); err != nil {
+			t.Errorf("carol: %v", err)
+		}
+	}, false)
+	sleep := func(_ context.Context, d time.Duration, _ <-chan struct{}) error {
+		w.clock.Advance(d)
+		return nil
+	}
+	b, outB, errB := w.options("bob", true)
+	if err := tryAcquireRun(context.Background(), &TryAcquireOptions{Options: b, Wait: time.Minute, Poll: time.Second, Sleep: sleep}); err != nil {
+		t.Fatalf("--wait 1m: exit %d (%v); want 0 once carol's lease ran out\n%s", exitCode(err), err, errB.String())
+	}
+	var got tryAcquireJSON
+	if err := json.Unmarshal(outB.Bytes(), &got); err != nil || !got.Acquired || got.Grant == nil || got.Grant.HolderID != "bob" {
+		t.Fatalf("bob: %+v, %v\n%s", got, err, outB.String())
 	}
 }
 

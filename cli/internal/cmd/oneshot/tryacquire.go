@@ -2,6 +2,7 @@ package oneshot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -86,10 +87,12 @@ func tryAcquireRun(ctx context.Context, opts *TryAcquireOptions) error {
 		}
 		for {
 			res, err := e.TryAcquire(ctx)
-			if err != nil {
+			left := giveUp.Sub(now())
+			// An earlier write of this attempt may have landed, but another contender holds the
+			// lease now: with time left, wait for it like for any holder.
+			if err != nil && (left <= 0 || !errors.Is(err, lease.ErrAmbiguous) || !res.Current.Held()) {
 				return err
 			}
-			left := giveUp.Sub(now())
 			if res.Acquired || left <= 0 {
 				return reportTryAcquire(opts, s, res)
 			}
