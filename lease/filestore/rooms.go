@@ -107,10 +107,10 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		// now on a shard always has two slots, so a missing or empty one is damage (or a
 		// creation cut short), never a shard written only once.
 		s.slots.forget(key)
-		if err := s.writeSlot(key, 0, data, ver, ver, nil); err != nil {
+		if err := s.writeSlot(key, 0, nil, data, ver, ver, nil); err != nil {
 			return err
 		}
-		if err := s.writeSlot(key, 1, data, ver, ver, nil); err != nil {
+		if err := s.writeSlot(key, 1, nil, data, ver, ver, nil); err != nil {
 			return err
 		}
 		// Readers take the first of two slots of one version (readSlots).
@@ -127,10 +127,11 @@ func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		r, err := s.currentLocked(key)
+		r, held, err := s.currentLocked(key)
 		if err != nil {
 			return err
 		}
+		defer held.close()
 		cur := lease.Version(r.cur)
 		if cur != expected {
 			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, r.at)), cur, expected, lease.ErrConflict)
@@ -141,7 +142,7 @@ func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte
 		}
 		// Written in place, the slot is what every reader sees before its flush returns.
 		visible := func() { rooms.WrittenVisible(ctx) }
-		if err := s.writeSlot(key, 1-r.at, data, ver, cur, visible); err != nil { // never over the current version
+		if err := s.writeSlot(key, 1-r.at, held, data, ver, cur, visible); err != nil { // never over the current version
 			s.slots.forget(key)
 			return err
 		}
@@ -212,7 +213,7 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		var top uint64
 		for slot := range slotNames {
-			v, err := headerVersion(s.slotPath(key, slot))
+			v, err := s.headerVersion(s.slotPath(key, slot))
 			if err != nil {
 				return nil, err
 			}

@@ -123,7 +123,7 @@ func readSlot(path string) (slot, error) {
 // headerVersion returns the version a slot's header line announces, reading nothing else: 0
 // when the slot is missing or its header unreadable. It may name a write cut short; only
 // readSlot tells a whole slot.
-func headerVersion(path string) (uint64, error) {
+func (s *Store) headerVersion(path string) (uint64, error) {
 	f, err := openRaw(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -131,8 +131,15 @@ func headerVersion(path string) (uint64, error) {
 	if err != nil {
 		return 0, storeError("open", path, err)
 	}
+	s.slots.opens.Add(1)
 	defer f.close()
-	var buf [128]byte // a header is at most about 70 bytes
+	return readHeaderVersion(f, path)
+}
+
+// readHeaderVersion returns the version the header line of the open slot f (at path) announces:
+// 0 when the header is unreadable.
+func readHeaderVersion(f rawFile, path string) (uint64, error) {
+	var buf [128]byte // a header is at most slotHeaderRoom bytes
 	n, err := f.readAt(buf[:], 0)
 	if err != nil {
 		return 0, storeError("read", path, err)
@@ -140,6 +147,37 @@ func headerVersion(path string) (uint64, error) {
 	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
 	h, _ := parseHeader(line)
 	return h.version, nil
+}
+
+// heldSlot is a slot file opened for writing, numbered for the group commit. currentLocked
+// opens the slot it checks before a write this way, so that the write uses the descriptor
+// instead of opening the file a second time.
+type heldSlot struct {
+	f *os.File
+	// raw is f's descriptor, which f owns.
+	raw rawFile
+	// opened is the file's number from groupCommit.opened, taken right after the open.
+	opened uint64
+}
+
+// openSlot opens the slot at path for writing: nil when it does not exist.
+func (s *Store) openSlot(path string) (*heldSlot, error) {
+	raw, err := openRaw(path, os.O_RDWR, 0) // rawfile_unix.go: an open without the poller's calls
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeError("open", path, err)
+	}
+	s.slots.opens.Add(1)
+	return &heldSlot{raw: raw, opened: s.commit.opened(), f: raw.osFile(path)}, nil
+}
+
+// close closes the held slot; a nil one is nothing to close.
+func (h *heldSlot) close() {
+	if h != nil {
+		h.f.Close()
+	}
 }
 
 // slotHeader is a slot's parsed header line.
@@ -243,31 +281,31 @@ func (s *Store) readSlotsLocked(key rooms.ShardKey) (shardRead, error) {
 // writeSlot writes version ver of the shard into slot i, under the shard's lock, and makes it
 // durable. prev is the version the other slot holds (at creation both slots hold the first
 // version), so that a reader can tell a slot that vanished from one that was never written.
-// A slot that does not exist yet is written beside and renamed into place, so that a failed
+// held, if set, is slot i already open for writing (the caller closes it); else writeSlot opens
+// it. A slot that does not exist yet is written beside and renamed into place, so that a failed
 // first write (a full disk) leaves no partial slot; an existing one is overwritten in place,
 // its blocks reserved first when it grows, and then the data alone is synced. visible, if set,
 // is called when an in-place write can be read by others, before its flush.
-func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev lease.Version, visible func()) error {
-	var payload bytes.Buffer
-	enc := json.NewEncoder(&payload)
-	// Keep the document byte for byte: HTML escaping would rewrite '<' in metadata.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomsFile{Schema: roomsSchema, Version: uint64(ver), Previous: uint64(prev), Namespace: key.Namespace,
-		Shard: key.Index, Data: data}); err != nil {
-		return fmt.Errorf("file store: encode shard: %w", err)
+func (s *Store) writeSlot(key rooms.ShardKey, i int, held *heldSlot, data []byte, ver, prev lease.Version, visible func()) error {
+	buf := slotBuffers.Get().(*[]byte)
+	defer slotBuffers.Put(buf)
+	var out []byte
+	var err error
+	if *buf, out, err = encodeSlot((*buf)[:0], key, data, ver, prev); err != nil {
+		return err
 	}
-	body := payload.Bytes()
-	out := fmt.Appendf(nil, "%s 1 %d %d %08x\n", slotMagic, ver, len(body), crc32.Checksum(body, castagnoli))
-	out = append(out, body...)
 
 	path := s.slotPath(key, i)
-	raw, err := openRaw(path, os.O_RDWR, 0) // rawfile_unix.go: an open without the poller's calls
-	if errors.Is(err, fs.ErrNotExist) {
+	if held == nil {
+		if held, err = s.openSlot(path); err != nil {
+			return err
+		}
+		defer held.close()
+	}
+	if held == nil {
 		err = s.replaceFile(path, out)
-	} else if err == nil {
-		err = s.overwrite(raw.osFile(path), s.commit.opened(), path, out, visible)
 	} else {
-		err = storeError("open", path, err)
+		err = s.overwrite(held.f, held.opened, path, out, visible)
 	}
 	if err == nil {
 		s.healed(path)
@@ -278,9 +316,8 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev leas
 // overwrite writes out at the start of the slot file f and makes the data durable: when the
 // file does not grow, in the store's group commit (commit.go), together with the other shards'
 // writes of the moment. opened is f's number from groupCommit.opened; visible, if set, is called
-// between the write and the flush.
+// between the write and the flush. The caller closes f.
 func (s *Store) overwrite(f *os.File, opened uint64, path string, out []byte, visible func()) error {
-	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
 		return storeError("stat", path, err)
