@@ -49,7 +49,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 var slotNames = [2]string{"a", "b"}
 
 func (s *Store) slotPath(key rooms.ShardKey, i int) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%s.rooms-%02d.%s", key.Namespace, key.Index, slotNames[i]))
+	return s.shardFile(key, slotNames[i])
 }
 
 // slotState is what reading one slot found.
