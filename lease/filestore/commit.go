@@ -38,6 +38,10 @@ type flushRequest struct {
 	result chan error
 }
 
+// flushRequests keeps flush requests, with their channels, for the next writes: a request per
+// slot write was two allocations on every request of the elections API.
+var flushRequests = sync.Pool{New: func() any { return &flushRequest{result: make(chan error, 1)} }}
+
 // errLead tells a waiting writer that it leads the next flush.
 var errLead = errors.New("lead the next flush")
 
@@ -48,7 +52,14 @@ func (g *groupCommit) opened() uint64 { return g.opens.Add(1) }
 // sync returns once f's data written so far is durable, flushed together with the writes of the
 // other shards that arrived while the previous flush ran. opened is f's number from opened.
 func (g *groupCommit) sync(f *os.File, opened uint64) error {
-	req := &flushRequest{f: f, opened: opened, result: make(chan error, 1)}
+	req := flushRequests.Get().(*flushRequest)
+	req.f, req.opened = f, opened
+	defer func() {
+		// Every result sent to req has been received (one per request: its outcome, or the
+		// lead, after which it is never queued again): it can serve the next write.
+		req.f = nil
+		flushRequests.Put(req)
+	}()
 	g.mu.Lock()
 	g.pending = append(g.pending, req)
 	if g.flushing {

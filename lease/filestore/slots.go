@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -188,18 +187,72 @@ type slotHeader struct {
 }
 
 // parseHeader parses a slot's header line; why says what is wrong with it ("" when nothing).
+// It reads the line in place, with no allocation: every write checks two headers. The fields
+// are separated by single spaces, as writeSlot writes them.
 func parseHeader(line []byte) (h slotHeader, why string) {
-	fields := strings.Fields(string(line))
-	if len(fields) != 5 || fields[0] != slotMagic || fields[1] != "1" {
-		return slotHeader{}, "the header is not a slot header"
+	const notHeader, notNumber = "the header is not a slot header", "the header's version, length or checksum is not a number"
+	rest, ok := bytes.CutPrefix(line, []byte(slotMagic+" 1 "))
+	if !ok {
+		return slotHeader{}, notHeader
 	}
-	version, err1 := strconv.ParseUint(fields[2], 10, 64)
-	length, err2 := strconv.Atoi(fields[3])
-	sum, err3 := strconv.ParseUint(fields[4], 16, 32)
-	if err1 != nil || err2 != nil || err3 != nil || length < 0 {
-		return slotHeader{}, "the header's version, length or checksum is not a number"
+	var fields [3][]byte
+	for i := range fields {
+		if i < len(fields)-1 {
+			if fields[i], rest, ok = bytes.Cut(rest, []byte{' '}); !ok {
+				return slotHeader{}, notHeader
+			}
+		} else {
+			fields[i] = rest
+		}
 	}
-	return slotHeader{version: version, length: length, sum: uint32(sum)}, ""
+	version, ok1 := parseDecimal(fields[0])
+	length, ok2 := parseDecimal(fields[1])
+	sum, ok3 := parseHex32(fields[2])
+	if !ok1 || !ok2 || !ok3 || length > math.MaxInt {
+		return slotHeader{}, notNumber
+	}
+	return slotHeader{version: version, length: int(length), sum: sum}, ""
+}
+
+// parseDecimal parses 1 to 20 decimal digits that fit a uint64.
+func parseDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// parseHex32 parses 1 to 8 hex digits (either case).
+func parseHex32(b []byte) (uint32, bool) {
+	if len(b) == 0 || len(b) > 8 {
+		return 0, false
+	}
+	var v uint32
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, true
 }
 
 // errTornShard: every slot of the shard that exists is torn. Outside the lock it may be a

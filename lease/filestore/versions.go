@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
@@ -33,7 +32,7 @@ import (
 const versionEntry = 8 // bytes per shard in the table
 
 func (s *Store) versionTablePath(namespace string) string {
-	return filepath.Join(s.dir, namespace+".rooms.versions")
+	return s.namespaceFile(namespace, ".rooms.versions")
 }
 
 // announceVersion records in the table that shard key is being written at version ver. A
