@@ -228,7 +228,9 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 	if err != nil {
 		return nil, err
 	}
-	out := map[int]lease.Version{}
+	// Sized for every shard up front: grown entry by entry, the map was rehashed several times on
+	// every activation's count.
+	out := make(map[int]lease.Version, rooms.MaxShards)
 	for i := range rooms.MaxShards {
 		if announced[i] != 0 { // versions.go
 			out[i] = lease.Version(announced[i])
