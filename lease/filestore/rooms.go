@@ -224,16 +224,17 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 	if err != nil {
 		return nil, err
 	}
-	announced, err := s.announcedVersions(namespace)
-	if err != nil {
+	announced := versionTables.Get().(*versionTable)
+	defer versionTables.Put(announced)
+	if err := s.announcedVersions(namespace, announced); err != nil {
 		return nil, err
 	}
 	// Sized for every shard up front: grown entry by entry, the map was rehashed several times on
 	// every activation's count.
 	out := make(map[int]lease.Version, rooms.MaxShards)
 	for i := range rooms.MaxShards {
-		if announced[i] != 0 { // versions.go
-			out[i] = lease.Version(announced[i])
+		if v := announced.version(i); v != 0 { // versions.go
+			out[i] = lease.Version(v)
 			continue
 		}
 		if !known[i] {
