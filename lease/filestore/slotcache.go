@@ -72,7 +72,7 @@ func (s *Store) currentLocked(key rooms.ShardKey) (e cachedSlots, held *heldSlot
 		}
 		var other uint64 // a missing slot announces nothing
 		if held != nil {
-			if other, err = readHeaderVersion(held.raw, path); err != nil {
+			if other, err = readHeaderVersion(held.f, path); err != nil {
 				held.close()
 				return cachedSlots{}, nil, err
 			}

@@ -152,9 +152,7 @@ func readHeaderVersion(f rawFile, path string) (uint64, error) {
 // opens the slot it checks before a write this way, so that the write uses the descriptor
 // instead of opening the file a second time.
 type heldSlot struct {
-	f *os.File
-	// raw is f's descriptor, which f owns.
-	raw rawFile
+	f rawFile
 	// opened is the file's number from groupCommit.opened, taken right after the open.
 	opened uint64
 }
@@ -169,13 +167,13 @@ func (s *Store) openSlot(path string) (*heldSlot, error) {
 		return nil, storeError("open", path, err)
 	}
 	s.slots.opens.Add(1)
-	return &heldSlot{raw: raw, opened: s.commit.opened(), f: raw.osFile(path)}, nil
+	return &heldSlot{f: raw, opened: s.commit.opened()}, nil
 }
 
 // close closes the held slot; a nil one is nothing to close.
 func (h *heldSlot) close() {
 	if h != nil {
-		h.f.Close()
+		h.f.close()
 	}
 }
 
@@ -370,27 +368,27 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, held *heldSlot, data []byte
 // file does not grow, in the store's group commit (commit.go), together with the other shards'
 // writes of the moment. opened is f's number from groupCommit.opened; visible, if set, is called
 // between the write and the flush. The caller closes f.
-func (s *Store) overwrite(f *os.File, opened uint64, path string, out []byte, visible func()) error {
-	info, err := f.Stat()
+func (s *Store) overwrite(f rawFile, opened uint64, path string, out []byte, visible func()) error {
+	size, err := f.size()
 	if err != nil {
 		return storeError("stat", path, err)
 	}
-	grows := int64(len(out)) > info.Size()
+	grows := int64(len(out)) > size
 	if grows {
 		if err := reserve(f, int64(len(out))); err != nil {
 			return storeError("reserve space in", path, err)
 		}
 	}
-	if _, err := f.WriteAt(out, 0); err != nil {
+	if err := f.writeAt(out, 0); err != nil {
 		return storeError("write", path, err)
 	}
 	if visible != nil {
 		visible()
 	}
-	sync := func(f *os.File) error { return s.commit.sync(f, opened) }
+	sync := func(f rawFile) error { return s.commit.sync(f, opened) }
 	if grows {
 		// A longer file changes metadata that a data sync may not cover.
-		sync = (*os.File).Sync
+		sync = rawFile.sync
 	}
 	if err := sync(f); err != nil {
 		return storeError("sync", path, err)
