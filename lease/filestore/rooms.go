@@ -82,7 +82,7 @@ func (s *Store) namespaceFile(namespace, suffix string) string {
 // not hold what it must, it reads again under the lock only if the lock is free (so that a read
 // never waits for a write): then no write is in progress, and the slot is reported as damaged.
 func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.Version, error) {
-	if err := lease.ValidateNamespace(key.Namespace); err != nil {
+	if err := s.namespaces.validate(key.Namespace); err != nil {
 		return nil, 0, err
 	}
 	r, err := s.readSlots(key)
@@ -114,7 +114,7 @@ func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.
 
 // CreateShard implements rooms.Store.
 func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) (lease.Version, error) {
-	if err := lease.ValidateNamespace(key.Namespace); err != nil {
+	if err := s.namespaces.validate(key.Namespace); err != nil {
 		return 0, err
 	}
 	var ver lease.Version
@@ -150,7 +150,7 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 
 // UpdateShard implements rooms.Store.
 func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
-	if err := lease.ValidateNamespace(key.Namespace); err != nil {
+	if err := s.namespaces.validate(key.Namespace); err != nil {
 		return 0, err
 	}
 	var ver lease.Version
@@ -217,7 +217,7 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 // header it writes first. It lists the directory only the first time it is asked about a
 // namespace.
 func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]lease.Version, error) {
-	if err := lease.ValidateNamespace(namespace); err != nil {
+	if err := s.namespaces.validate(namespace); err != nil {
 		return nil, err
 	}
 	known, err := s.knownShards(namespace)
@@ -261,7 +261,7 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 
 // shardIndexes lists the shards of namespace that have a slot file.
 func (s *Store) shardIndexes(namespace string) ([]int, error) {
-	if err := lease.ValidateNamespace(namespace); err != nil {
+	if err := s.namespaces.validate(namespace); err != nil {
 		return nil, err
 	}
 	// A namespace holds no glob metacharacters (ValidateNamespace). Another namespace can match
@@ -324,7 +324,7 @@ func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 // which every process of the host using this directory honours and the kernel drops when a
 // process dies.
 func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), error) {
-	if err := lease.ValidateNamespace(namespace); err != nil {
+	if err := s.namespaces.validate(namespace); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(s.dir, namespace+".rooms.lock")
