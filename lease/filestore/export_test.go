@@ -1,10 +1,5 @@
 package filestore
 
-import (
-	"github.com/regbo/lfp-swarm-lease/lease"
-	"github.com/regbo/lfp-swarm-lease/lease/rooms"
-)
-
 // FlushCount exposes to the tests how many flush system calls s made for its slot writes.
 func FlushCount(s *Store) uint64 { return s.commit.flushCount() }
 
@@ -22,9 +17,3 @@ func DirListings(s *Store) uint64 { return s.shardSet.listed.Load() }
 // SlotOpens exposes to the tests how many times s opened a rooms slot file for a header check
 // or a write.
 func SlotOpens(s *Store) uint64 { return s.slots.opens.Load() }
-
-// EncodeSlot exposes encodeSlot: the bytes of a slot holding data at version ver.
-func EncodeSlot(key rooms.ShardKey, data []byte, ver, prev lease.Version) ([]byte, error) {
-	_, out, err := encodeSlot(nil, key, data, ver, prev)
-	return out, err
-}
