@@ -13,7 +13,7 @@ import (
 func FuzzParseHeader(f *testing.F) {
 	for _, s := range []string{"lfp-swarm-lease-rooms-slot 1 17 230 0a1b2c3d", "lfp-swarm-lease-rooms-slot 1 18446744073709551615 0 ffffffff",
 		"lfp-swarm-lease-rooms-slot 1 18446744073709551616 0 0", "lfp-swarm-lease-rooms-slot 2 1 1 1", "lfp-swarm-lease-rooms-slot  1 1 1 1",
-		"lfp-swarm-lease-rooms-slot 1 1 +1 1", "lfp-swarm-lease-rooms-slot 1 1 1 1 1", "lfp-swarm-lease-rooms-slot 1 1 1 123456789", ""} {
+		"lfp-swarm-lease-rooms-slot 1 1 +1 1", "lfp-swarm-lease-rooms-slot 1 1 1 1 1", "lfp-swarm-lease-rooms-slot 1 1 1 123456789", "lfp-swarm-lease-rooms-slot 1 000000000000000000000007 0 0000000ff", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {

@@ -212,9 +212,9 @@ func parseHeader(line []byte) (h slotHeader, why string) {
 	return slotHeader{version: version, length: int(length), sum: sum}, ""
 }
 
-// parseDecimal parses 1 to 20 decimal digits that fit a uint64.
+// parseDecimal parses decimal digits (at least one) whose value fits a uint64.
 func parseDecimal(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+	if len(b) == 0 {
 		return 0, false
 	}
 	var v uint64
@@ -231,9 +231,9 @@ func parseDecimal(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// parseHex32 parses 1 to 8 hex digits (either case).
+// parseHex32 parses hex digits (at least one, either case) whose value fits a uint32.
 func parseHex32(b []byte) (uint32, bool) {
-	if len(b) == 0 || len(b) > 8 {
+	if len(b) == 0 {
 		return 0, false
 	}
 	var v uint32
@@ -246,6 +246,9 @@ func parseHex32(b []byte) (uint32, bool) {
 		case c >= 'A' && c <= 'F':
 			c -= 'A' - 10
 		default:
+			return 0, false
+		}
+		if v > math.MaxUint32>>4 {
 			return 0, false
 		}
 		v = v<<4 | uint32(c)
