@@ -367,12 +367,15 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, op electionOp, 
 		// Media types are case-insensitive, and parameters (charset=UTF-8) do not change
 		// JSON (always UTF-8); huma looks its formats up by the exact string, so it gets the
 		// canonical one.
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil || mt != "application/json" {
-			return fail(http.StatusUnsupportedMediaType, "invalid_input", "the body must be JSON",
-				"send Content-Type: application/json", 0)
+		// The canonical spelling, which clients send, needs neither parsing nor rewriting.
+		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+			mt, _, err := mime.ParseMediaType(ct)
+			if err != nil || mt != "application/json" {
+				return fail(http.StatusUnsupportedMediaType, "invalid_input", "the body must be JSON",
+					"send Content-Type: application/json", 0)
+			}
+			r.Header.Set("Content-Type", mt)
 		}
-		r.Header.Set("Content-Type", mt)
 	}
 	return true
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,10 @@ type Metrics struct {
 	sseDropped  prometheus.Counter
 
 	electionRequests *prometheus.CounterVec
+	// electionCounters caches electionRequests' counters by [operation, outcome]: a handful of
+	// series, looked up on every request, where the vector hashes the label values byte by byte
+	// under a lock.
+	electionCounters sync.Map
 	electionWatches  prometheus.Gauge
 	storeDamage      prometheus.Counter
 
@@ -78,7 +83,12 @@ func NewMetrics() *Metrics {
 
 // electionRequest counts one elections API request.
 func (m *Metrics) electionRequest(op, outcome string) {
-	m.electionRequests.WithLabelValues(op, outcome).Inc()
+	key := [2]string{op, outcome}
+	c, ok := m.electionCounters.Load(key)
+	if !ok {
+		c, _ = m.electionCounters.LoadOrStore(key, m.electionRequests.WithLabelValues(op, outcome))
+	}
+	c.(prometheus.Counter).Inc()
 }
 
 // connectionsLimited counts the connections the limits closed for one new connection.

@@ -25,8 +25,12 @@ func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
-		id := "req_" + hex.EncodeToString(b[:])
-		w.Header().Set(RequestIDHeader, id)
+		// One allocation for the id (a concatenation after hex's string made two), and the
+		// header set under its canonical key without Set's canonicalisation.
+		buf := [len("req_") + 2*len(b)]byte{'r', 'e', 'q', '_'}
+		hex.Encode(buf[len("req_"):], b[:])
+		id := string(buf[:])
+		w.Header()[RequestIDHeader] = []string{id}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
 }

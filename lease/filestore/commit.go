@@ -2,7 +2,6 @@ package filestore
 
 import (
 	"errors"
-	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -28,7 +27,7 @@ type groupCommit struct {
 
 // flushRequest is one written slot file waiting for its flush.
 type flushRequest struct {
-	f *os.File
+	f rawFile
 	// opened is when f was opened for the write, in groupCommit.opens order. syncfs(2) reports
 	// the file system's write-back errors since the file it is called on was opened, so a batch
 	// flushes through its earliest-opened file: an error of any write of the batch is reported.
@@ -37,6 +36,10 @@ type flushRequest struct {
 	// next flush.
 	result chan error
 }
+
+// flushRequests keeps flush requests, with their channels, for the next writes: a request per
+// slot write was two allocations on every request of the elections API.
+var flushRequests = sync.Pool{New: func() any { return &flushRequest{result: make(chan error, 1)} }}
 
 // errLead tells a waiting writer that it leads the next flush.
 var errLead = errors.New("lead the next flush")
@@ -47,8 +50,12 @@ func (g *groupCommit) opened() uint64 { return g.opens.Add(1) }
 
 // sync returns once f's data written so far is durable, flushed together with the writes of the
 // other shards that arrived while the previous flush ran. opened is f's number from opened.
-func (g *groupCommit) sync(f *os.File, opened uint64) error {
-	req := &flushRequest{f: f, opened: opened, result: make(chan error, 1)}
+func (g *groupCommit) sync(f rawFile, opened uint64) error {
+	req := flushRequests.Get().(*flushRequest)
+	req.f, req.opened = f, opened
+	// Every result sent to req has been received by then (one per request: its outcome, or
+	// the lead, after which it is never queued again): it can serve the next write.
+	defer flushRequests.Put(req)
 	g.mu.Lock()
 	g.pending = append(g.pending, req)
 	if g.flushing {

@@ -13,3 +13,7 @@ func HeaderListings(s *Store) uint64 { return s.slots.headerListings.Load() }
 // DirListings exposes to the tests how many times s listed its directory to learn which rooms
 // shards exist.
 func DirListings(s *Store) uint64 { return s.shardSet.listed.Load() }
+
+// SlotOpens exposes to the tests how many times s opened a rooms slot file for a header check
+// or a write.
+func SlotOpens(s *Store) uint64 { return s.slots.opens.Load() }

@@ -34,6 +34,8 @@ type Store struct {
 	slots slotCache
 	// shardSet is which rooms shards exist, for the active-room count (shardset.go).
 	shardSet shardSet
+	// namespaces are the valid namespaces the rooms calls were asked about (namespaces.go).
+	namespaces knownNamespaces
 }
 
 var _ lease.Store = (*Store)(nil)

@@ -20,7 +20,15 @@ func openRaw(path string, flag int, perm uint32) (rawFile, error) {
 
 func (f rawFile) close() error { return f.f.Close() }
 
-func (f rawFile) osFile(string) *os.File { return f.f }
+func (f rawFile) size() (int64, error) {
+	info, err := f.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
+
+func (f rawFile) sync() error { return f.f.Sync() }
 
 func (f rawFile) readAt(b []byte, off int64) (int, error) {
 	n, err := f.f.ReadAt(b, off)

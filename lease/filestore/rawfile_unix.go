@@ -5,15 +5,16 @@ package filestore
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"syscall"
 )
 
 // The rooms write path opens a few small files per write: the shard's lock file, both slots'
-// header lines, the version table. os.OpenFile wraps each in an *os.File, which on Linux tries
-// to register the file with the network poller (refused for a regular file) and sets it
-// non-blocking, and Fd sets it blocking again: three system calls on top of the open, for
-// files that are read or written once and closed. rawFile uses the descriptor directly.
+// header lines (one of them the slot it then writes), the version table. os.OpenFile wraps each
+// in an *os.File, which on Linux tries to register the file with the network poller (refused
+// for a regular file) and sets it non-blocking, and Fd sets it blocking again: three system
+// calls on top of the open, for files that are read or written once and closed; and even
+// os.NewFile costs an allocation and a cleanup registration per file. rawFile uses the
+// descriptor directly.
 type rawFile int
 
 // openRaw opens path like os.OpenFile (close-on-exec), with the same *fs.PathError.
@@ -31,9 +32,32 @@ func openRaw(path string, flag int, perm uint32) (rawFile, error) {
 
 func (f rawFile) close() error { return syscall.Close(int(f)) }
 
-// osFile hands the descriptor to an *os.File named name, which closes it. A descriptor opened
-// blocking stays out of the poller, and the File's Fd costs no system call.
-func (f rawFile) osFile(name string) *os.File { return os.NewFile(uintptr(f), name) }
+// fd returns the descriptor.
+func (f rawFile) fd() int { return int(f) }
+
+// size returns the file's size (fstat(2)).
+func (f rawFile) size() (int64, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Fstat(int(f), &st)
+		switch {
+		case err == nil:
+			return st.Size, nil
+		case !errors.Is(err, syscall.EINTR):
+			return 0, err
+		}
+	}
+}
+
+// sync makes the file's data and metadata durable (fsync(2)).
+func (f rawFile) sync() error {
+	for {
+		err := syscall.Fsync(int(f))
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
 
 // readAt reads into b from offset off until b is full or the file ends; n is what it read.
 func (f rawFile) readAt(b []byte, off int64) (n int, err error) {

@@ -9,9 +9,9 @@ import (
 // reserve allocates the blocks of f's first size bytes (fallocate(2)), so that a file system
 // out of space fails here, before a byte of the slot is overwritten, and not halfway through
 // the write. File systems without fallocate are written without the reservation.
-func reserve(f *os.File, size int64) error {
+func reserve(f rawFile, size int64) error {
 	for {
-		err := syscall.Fallocate(int(f.Fd()), 0, 0, size)
+		err := syscall.Fallocate(f.fd(), 0, 0, size)
 		switch {
 		case err == nil:
 			return nil

@@ -45,8 +45,36 @@ type roomsFile struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-func (s *Store) shardLockPath(key rooms.ShardKey) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%s.rooms-%02d.lock", key.Namespace, key.Index))
+func (s *Store) shardLockPath(key rooms.ShardKey) string { return s.shardFile(key, "lock") }
+
+// shardFile returns the path of shard key's file with the given suffix,
+// <dir>/<namespace>.rooms-NN.<suffix>: what filepath.Join and "%02d" give for the store's clean,
+// absolute directory and a valid namespace, built without fmt and filepath's cleaning pass,
+// since a write builds four of them and those cost about 2 % of the server's CPU per request.
+func (s *Store) shardFile(key rooms.ShardKey, suffix string) string {
+	var digits [24]byte
+	name := append(digits[:0], ".rooms-"...)
+	if key.Index >= 0 && key.Index < 10 {
+		name = append(name, '0')
+	}
+	name = strconv.AppendInt(name, int64(key.Index), 10)
+	name = append(name, '.')
+	return s.namespaceFile(key.Namespace, string(name)+suffix)
+}
+
+// namespaceFile returns filepath.Join(s.dir, namespace+suffix) for a valid namespace, without
+// filepath's cleaning pass: the directory is clean (New), and a valid namespace holds no
+// separator.
+func (s *Store) namespaceFile(namespace, suffix string) string {
+	var b strings.Builder
+	b.Grow(len(s.dir) + 1 + len(namespace) + len(suffix))
+	b.WriteString(s.dir)
+	if !os.IsPathSeparator(s.dir[len(s.dir)-1]) { // the root directory ends in one already
+		b.WriteByte(filepath.Separator)
+	}
+	b.WriteString(namespace)
+	b.WriteString(suffix)
+	return b.String()
 }
 
 // LoadShard implements rooms.Store. It reads without the lock (see slots.go); only when no slot
@@ -54,7 +82,7 @@ func (s *Store) shardLockPath(key rooms.ShardKey) string {
 // not hold what it must, it reads again under the lock only if the lock is free (so that a read
 // never waits for a write): then no write is in progress, and the slot is reported as damaged.
 func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.Version, error) {
-	if err := lease.ValidateNamespace(key.Namespace); err != nil {
+	if err := s.namespaces.validate(key.Namespace); err != nil {
 		return nil, 0, err
 	}
 	r, err := s.readSlots(key)
@@ -86,7 +114,7 @@ func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.
 
 // CreateShard implements rooms.Store.
 func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) (lease.Version, error) {
-	if err := lease.ValidateNamespace(key.Namespace); err != nil {
+	if err := s.namespaces.validate(key.Namespace); err != nil {
 		return 0, err
 	}
 	var ver lease.Version
@@ -107,10 +135,10 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		// now on a shard always has two slots, so a missing or empty one is damage (or a
 		// creation cut short), never a shard written only once.
 		s.slots.forget(key)
-		if err := s.writeSlot(key, 0, data, ver, ver, nil); err != nil {
+		if err := s.writeSlot(key, 0, nil, data, ver, ver, nil); err != nil {
 			return err
 		}
-		if err := s.writeSlot(key, 1, data, ver, ver, nil); err != nil {
+		if err := s.writeSlot(key, 1, nil, data, ver, ver, nil); err != nil {
 			return err
 		}
 		// Readers take the first of two slots of one version (readSlots).
@@ -122,15 +150,16 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 
 // UpdateShard implements rooms.Store.
 func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte, expected lease.Version) (lease.Version, error) {
-	if err := lease.ValidateNamespace(key.Namespace); err != nil {
+	if err := s.namespaces.validate(key.Namespace); err != nil {
 		return 0, err
 	}
 	var ver lease.Version
 	err := lockedPath(s.shardLockPath(key), func() error {
-		r, err := s.currentLocked(key)
+		r, held, err := s.currentLocked(key)
 		if err != nil {
 			return err
 		}
+		defer held.close()
 		cur := lease.Version(r.cur)
 		if cur != expected {
 			return fmt.Errorf("file store: %s: version %d, expected %d: %w", filepath.Base(s.slotPath(key, r.at)), cur, expected, lease.ErrConflict)
@@ -141,7 +170,7 @@ func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte
 		}
 		// Written in place, the slot is what every reader sees before its flush returns.
 		visible := func() { rooms.WrittenVisible(ctx) }
-		if err := s.writeSlot(key, 1-r.at, data, ver, cur, visible); err != nil { // never over the current version
+		if err := s.writeSlot(key, 1-r.at, held, data, ver, cur, visible); err != nil { // never over the current version
 			s.slots.forget(key)
 			return err
 		}
@@ -188,21 +217,24 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 // header it writes first. It lists the directory only the first time it is asked about a
 // namespace.
 func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]lease.Version, error) {
-	if err := lease.ValidateNamespace(namespace); err != nil {
+	if err := s.namespaces.validate(namespace); err != nil {
 		return nil, err
 	}
 	known, err := s.knownShards(namespace)
 	if err != nil {
 		return nil, err
 	}
-	announced, err := s.announcedVersions(namespace)
-	if err != nil {
+	announced := versionTables.Get().(*versionTable)
+	defer versionTables.Put(announced)
+	if err := s.announcedVersions(namespace, announced); err != nil {
 		return nil, err
 	}
-	out := map[int]lease.Version{}
+	// Sized for every shard up front: grown entry by entry, the map was rehashed several times on
+	// every activation's count.
+	out := make(map[int]lease.Version, rooms.MaxShards)
 	for i := range rooms.MaxShards {
-		if announced[i] != 0 { // versions.go
-			out[i] = lease.Version(announced[i])
+		if v := announced.version(i); v != 0 { // versions.go
+			out[i] = lease.Version(v)
 			continue
 		}
 		if !known[i] {
@@ -212,7 +244,7 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
 		var top uint64
 		for slot := range slotNames {
-			v, err := headerVersion(s.slotPath(key, slot))
+			v, err := s.headerVersion(s.slotPath(key, slot))
 			if err != nil {
 				return nil, err
 			}
@@ -229,7 +261,7 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 
 // shardIndexes lists the shards of namespace that have a slot file.
 func (s *Store) shardIndexes(namespace string) ([]int, error) {
-	if err := lease.ValidateNamespace(namespace); err != nil {
+	if err := s.namespaces.validate(namespace); err != nil {
 		return nil, err
 	}
 	// A namespace holds no glob metacharacters (ValidateNamespace). Another namespace can match
@@ -292,7 +324,7 @@ func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 // which every process of the host using this directory honours and the kernel drops when a
 // process dies.
 func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), error) {
-	if err := lease.ValidateNamespace(namespace); err != nil {
+	if err := s.namespaces.validate(namespace); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(s.dir, namespace+".rooms.lock")
@@ -300,8 +332,17 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 	if err != nil {
 		return nil, err
 	}
-	// flock(2) cannot be interrupted by a context: lock in a goroutine, and if the caller
-	// gives up first, release the lock as soon as it is taken.
+	release := func() { _ = f.unlock(); f.close() }
+	// Mostly nobody holds the lock (a Manager takes it once per burst of activations): take it
+	// without waiting, and so without a goroutine.
+	if ok, err := f.tryLock(); err != nil {
+		f.close()
+		return nil, fmt.Errorf("file store: lock %s: %w", path, err)
+	} else if ok {
+		return release, nil
+	}
+	// flock(2) cannot be interrupted by a context: wait for the lock in a goroutine, and if the
+	// caller gives up first, release the lock as soon as it is taken.
 	locked := make(chan error, 1)
 	go func() { locked <- f.lock() }()
 	select {
@@ -310,7 +351,7 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 			f.close()
 			return nil, fmt.Errorf("file store: lock %s: %w", path, err)
 		}
-		return func() { _ = f.unlock(); f.close() }, nil
+		return release, nil
 	case <-ctx.Done():
 		go func() {
 			if <-locked == nil {

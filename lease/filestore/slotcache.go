@@ -21,6 +21,8 @@ type slotCache struct {
 	wholeReads atomic.Uint64
 	// headerListings counts the shards that ShardVersions answered from their slots' headers.
 	headerListings atomic.Uint64
+	// opens counts the slot files opened for a header check or a write, for tests.
+	opens atomic.Uint64
 }
 
 // cachedSlots is what the headers of a shard's slots announced: slot at holds version cur
@@ -54,31 +56,42 @@ func (c *slotCache) forget(key rooms.ShardKey) {
 
 // currentLocked returns the shard's current version and the slot holding it, for a caller
 // holding the shard's lock: from the cache when both headers still announce what it recorded,
-// else from a whole read (readSlotsLocked), which it records.
-func (s *Store) currentLocked(key rooms.ShardKey) (cachedSlots, error) {
+// else from a whole read (readSlotsLocked), which it records. When the cache answers, held is
+// the other slot — the one the caller's write goes to — open for writing, its header read
+// through the same descriptor; the caller closes it. Otherwise held is nil.
+func (s *Store) currentLocked(key rooms.ShardKey) (e cachedSlots, held *heldSlot, err error) {
 	if e, ok := s.slots.get(key); ok {
-		cur, err := headerVersion(s.slotPath(key, e.at))
+		cur, err := s.headerVersion(s.slotPath(key, e.at))
 		if err != nil {
-			return cachedSlots{}, err
+			return cachedSlots{}, nil, err
 		}
-		other, err := headerVersion(s.slotPath(key, 1-e.at))
+		path := s.slotPath(key, 1-e.at)
+		held, err := s.openSlot(path)
 		if err != nil {
-			return cachedSlots{}, err
+			return cachedSlots{}, nil, err
 		}
-		if cur == e.cur && other == e.other {
-			return e, nil
+		var other uint64 // a missing slot announces nothing
+		if held != nil {
+			if other, err = readHeaderVersion(held.f, path); err != nil {
+				held.close()
+				return cachedSlots{}, nil, err
+			}
 		}
+		if cur == e.cur && other == e.other && held != nil {
+			return e, held, nil
+		}
+		held.close()
 		s.slots.forget(key)
 	}
 	r, err := s.readSlotsLocked(key)
 	if err != nil {
-		return cachedSlots{}, err
+		return cachedSlots{}, nil, err
 	}
-	other, err := headerVersion(s.slotPath(key, 1-r.at))
+	other, err := s.headerVersion(s.slotPath(key, 1-r.at))
 	if err != nil {
-		return cachedSlots{}, err
+		return cachedSlots{}, nil, err
 	}
-	e := cachedSlots{at: r.at, cur: r.file.Version, other: other}
+	e = cachedSlots{at: r.at, cur: r.file.Version, other: other}
 	s.slots.put(key, e)
-	return e, nil
+	return e, nil, nil
 }

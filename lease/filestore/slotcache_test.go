@@ -50,3 +50,32 @@ func TestWritesDoNotReReadTheirShard(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteOpensTheSlotOnce: a write on a shard this Store last wrote opens two slot files —
+// the current slot to check its header, and the other one, whose header it checks and which it
+// then writes through the same descriptor — not three.
+func TestWriteOpensTheSlotOnce(t *testing.T) {
+	ctx := t.Context()
+	s := openStore(t, t.TempDir())
+	key := rooms.ShardKey{Namespace: "opens", Index: 3}
+	ver, err := s.CreateShard(ctx, key, []byte(`{"n":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ver, err = s.UpdateShard(ctx, key, []byte(`{"n":1}`), ver); err != nil { // fills the cache
+		t.Fatal(err)
+	}
+	before := filestore.SlotOpens(s)
+	const writes = 20
+	for n := 2; n < 2+writes; n++ {
+		if ver, err = s.UpdateShard(ctx, key, fmt.Appendf(nil, `{"n":%d}`, n), ver); err != nil {
+			t.Fatalf("write %d: %v", n, err)
+		}
+	}
+	if opens := filestore.SlotOpens(s) - before; opens != 2*writes {
+		t.Errorf("%d writes opened slot files %d times, want %d", writes, opens, 2*writes)
+	}
+	if data, v, err := openStore(t, s.Dir()).LoadShard(ctx, key); err != nil || string(data) != fmt.Sprintf(`{"n":%d}`, 1+writes) || v != ver {
+		t.Fatalf("read back by another Store: %s at %d (%v)", data, v, err)
+	}
+}

@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -49,7 +48,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 var slotNames = [2]string{"a", "b"}
 
 func (s *Store) slotPath(key rooms.ShardKey, i int) string {
-	return filepath.Join(s.dir, fmt.Sprintf("%s.rooms-%02d.%s", key.Namespace, key.Index, slotNames[i]))
+	return s.shardFile(key, slotNames[i])
 }
 
 // slotState is what reading one slot found.
@@ -123,7 +122,7 @@ func readSlot(path string) (slot, error) {
 // headerVersion returns the version a slot's header line announces, reading nothing else: 0
 // when the slot is missing or its header unreadable. It may name a write cut short; only
 // readSlot tells a whole slot.
-func headerVersion(path string) (uint64, error) {
+func (s *Store) headerVersion(path string) (uint64, error) {
 	f, err := openRaw(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -131,8 +130,15 @@ func headerVersion(path string) (uint64, error) {
 	if err != nil {
 		return 0, storeError("open", path, err)
 	}
+	s.slots.opens.Add(1)
 	defer f.close()
-	var buf [128]byte // a header is at most about 70 bytes
+	return readHeaderVersion(f, path)
+}
+
+// readHeaderVersion returns the version the header line of the open slot f (at path) announces:
+// 0 when the header is unreadable.
+func readHeaderVersion(f rawFile, path string) (uint64, error) {
+	var buf [128]byte // a header is at most slotHeaderRoom bytes
 	n, err := f.readAt(buf[:], 0)
 	if err != nil {
 		return 0, storeError("read", path, err)
@@ -140,6 +146,35 @@ func headerVersion(path string) (uint64, error) {
 	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
 	h, _ := parseHeader(line)
 	return h.version, nil
+}
+
+// heldSlot is a slot file opened for writing, numbered for the group commit. currentLocked
+// opens the slot it checks before a write this way, so that the write uses the descriptor
+// instead of opening the file a second time.
+type heldSlot struct {
+	f rawFile
+	// opened is the file's number from groupCommit.opened, taken right after the open.
+	opened uint64
+}
+
+// openSlot opens the slot at path for writing: nil when it does not exist.
+func (s *Store) openSlot(path string) (*heldSlot, error) {
+	raw, err := openRaw(path, os.O_RDWR, 0) // rawfile_unix.go: an open without the poller's calls
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeError("open", path, err)
+	}
+	s.slots.opens.Add(1)
+	return &heldSlot{f: raw, opened: s.commit.opened()}, nil
+}
+
+// close closes the held slot; a nil one is nothing to close.
+func (h *heldSlot) close() {
+	if h != nil {
+		h.f.close()
+	}
 }
 
 // slotHeader is a slot's parsed header line.
@@ -150,18 +185,75 @@ type slotHeader struct {
 }
 
 // parseHeader parses a slot's header line; why says what is wrong with it ("" when nothing).
+// It reads the line in place, with no allocation: every write checks two headers. The fields
+// are separated by single spaces, as writeSlot writes them.
 func parseHeader(line []byte) (h slotHeader, why string) {
-	fields := strings.Fields(string(line))
-	if len(fields) != 5 || fields[0] != slotMagic || fields[1] != "1" {
-		return slotHeader{}, "the header is not a slot header"
+	const notHeader, notNumber = "the header is not a slot header", "the header's version, length or checksum is not a number"
+	rest, ok := bytes.CutPrefix(line, []byte(slotMagic+" 1 "))
+	if !ok {
+		return slotHeader{}, notHeader
 	}
-	version, err1 := strconv.ParseUint(fields[2], 10, 64)
-	length, err2 := strconv.Atoi(fields[3])
-	sum, err3 := strconv.ParseUint(fields[4], 16, 32)
-	if err1 != nil || err2 != nil || err3 != nil || length < 0 {
-		return slotHeader{}, "the header's version, length or checksum is not a number"
+	var fields [3][]byte
+	for i := range fields {
+		if i < len(fields)-1 {
+			if fields[i], rest, ok = bytes.Cut(rest, []byte{' '}); !ok {
+				return slotHeader{}, notHeader
+			}
+		} else {
+			fields[i] = rest
+		}
 	}
-	return slotHeader{version: version, length: length, sum: uint32(sum)}, ""
+	version, ok1 := parseDecimal(fields[0])
+	length, ok2 := parseDecimal(fields[1])
+	sum, ok3 := parseHex32(fields[2])
+	if !ok1 || !ok2 || !ok3 || length > math.MaxInt {
+		return slotHeader{}, notNumber
+	}
+	return slotHeader{version: version, length: int(length), sum: sum}, ""
+}
+
+// parseDecimal parses decimal digits (at least one) whose value fits a uint64.
+func parseDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// parseHex32 parses hex digits (at least one, either case) whose value fits a uint32.
+func parseHex32(b []byte) (uint32, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v uint32
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		if v > math.MaxUint32>>4 {
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, true
 }
 
 // errTornShard: every slot of the shard that exists is torn. Outside the lock it may be a
@@ -243,31 +335,31 @@ func (s *Store) readSlotsLocked(key rooms.ShardKey) (shardRead, error) {
 // writeSlot writes version ver of the shard into slot i, under the shard's lock, and makes it
 // durable. prev is the version the other slot holds (at creation both slots hold the first
 // version), so that a reader can tell a slot that vanished from one that was never written.
-// A slot that does not exist yet is written beside and renamed into place, so that a failed
+// held, if set, is slot i already open for writing (the caller closes it); else writeSlot opens
+// it. A slot that does not exist yet is written beside and renamed into place, so that a failed
 // first write (a full disk) leaves no partial slot; an existing one is overwritten in place,
 // its blocks reserved first when it grows, and then the data alone is synced. visible, if set,
 // is called when an in-place write can be read by others, before its flush.
-func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev lease.Version, visible func()) error {
-	var payload bytes.Buffer
-	enc := json.NewEncoder(&payload)
-	// Keep the document byte for byte: HTML escaping would rewrite '<' in metadata.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(roomsFile{Schema: roomsSchema, Version: uint64(ver), Previous: uint64(prev), Namespace: key.Namespace,
-		Shard: key.Index, Data: data}); err != nil {
-		return fmt.Errorf("file store: encode shard: %w", err)
+func (s *Store) writeSlot(key rooms.ShardKey, i int, held *heldSlot, data []byte, ver, prev lease.Version, visible func()) error {
+	buf := slotBuffers.Get().(*[]byte)
+	defer slotBuffers.Put(buf)
+	var out []byte
+	var err error
+	if *buf, out, err = encodeSlot((*buf)[:0], key, data, ver, prev); err != nil {
+		return err
 	}
-	body := payload.Bytes()
-	out := fmt.Appendf(nil, "%s 1 %d %d %08x\n", slotMagic, ver, len(body), crc32.Checksum(body, castagnoli))
-	out = append(out, body...)
 
 	path := s.slotPath(key, i)
-	raw, err := openRaw(path, os.O_RDWR, 0) // rawfile_unix.go: an open without the poller's calls
-	if errors.Is(err, fs.ErrNotExist) {
+	if held == nil {
+		if held, err = s.openSlot(path); err != nil {
+			return err
+		}
+		defer held.close()
+	}
+	if held == nil {
 		err = s.replaceFile(path, out)
-	} else if err == nil {
-		err = s.overwrite(raw.osFile(path), s.commit.opened(), path, out, visible)
 	} else {
-		err = storeError("open", path, err)
+		err = s.overwrite(held.f, held.opened, path, out, visible)
 	}
 	if err == nil {
 		s.healed(path)
@@ -278,29 +370,28 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, data []byte, ver, prev leas
 // overwrite writes out at the start of the slot file f and makes the data durable: when the
 // file does not grow, in the store's group commit (commit.go), together with the other shards'
 // writes of the moment. opened is f's number from groupCommit.opened; visible, if set, is called
-// between the write and the flush.
-func (s *Store) overwrite(f *os.File, opened uint64, path string, out []byte, visible func()) error {
-	defer f.Close()
-	info, err := f.Stat()
+// between the write and the flush. The caller closes f.
+func (s *Store) overwrite(f rawFile, opened uint64, path string, out []byte, visible func()) error {
+	size, err := f.size()
 	if err != nil {
 		return storeError("stat", path, err)
 	}
-	grows := int64(len(out)) > info.Size()
+	grows := int64(len(out)) > size
 	if grows {
 		if err := reserve(f, int64(len(out))); err != nil {
 			return storeError("reserve space in", path, err)
 		}
 	}
-	if _, err := f.WriteAt(out, 0); err != nil {
+	if err := f.writeAt(out, 0); err != nil {
 		return storeError("write", path, err)
 	}
 	if visible != nil {
 		visible()
 	}
-	sync := func(f *os.File) error { return s.commit.sync(f, opened) }
+	sync := func(f rawFile) error { return s.commit.sync(f, opened) }
 	if grows {
 		// A longer file changes metadata that a data sync may not cover.
-		sync = (*os.File).Sync
+		sync = rawFile.sync
 	}
 	if err := sync(f); err != nil {
 		return storeError("sync", path, err)

@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -9,9 +8,9 @@ import (
 
 // syncData makes f's data durable without its timestamps (fdatasync(2)): an in-place slot
 // write that does not grow the file needs no metadata journal commit.
-func syncData(f *os.File) error {
+func syncData(f rawFile) error {
 	for {
-		err := syscall.Fdatasync(int(f.Fd()))
+		err := syscall.Fdatasync(f.fd())
 		if err != syscall.EINTR {
 			return err
 		}
@@ -35,7 +34,7 @@ func syncBatch(batch []*flushRequest) (calls int, err error) {
 		}
 	}
 	for {
-		err := unix.Syncfs(int(first.f.Fd()))
+		err := unix.Syncfs(first.f.fd())
 		if err != unix.EINTR {
 			return 1, err
 		}

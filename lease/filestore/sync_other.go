@@ -2,10 +2,8 @@
 
 package filestore
 
-import "os"
-
 // syncData makes f's data durable (fsync(2) where fdatasync(2) is not available).
-func syncData(f *os.File) error { return f.Sync() }
+func syncData(f rawFile) error { return f.sync() }
 
 // syncBatch makes the data of every file of the batch durable: one fsync(2) each, since no
 // call here flushes several files at once. It returns the calls made and the first error.

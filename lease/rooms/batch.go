@@ -91,7 +91,7 @@ func (m *Manager) submit(ctx context.Context, o *op) error {
 			// A previous holder has finished: o is either done or still queued, and then this
 			// batch takes it.
 			if batch := q.take(); len(batch) > 0 {
-				m.flush(ctx, q, batch)
+				m.flush(q, batch)
 			}
 			<-q.sem
 		case <-ctx.Done():
@@ -126,9 +126,8 @@ func (q *shardQueue) remove(o *op) {
 
 // flush decides and writes one batch: read (or take the remembered document), decide every op
 // in order, write once if anything changed, retry on conflicts.
-func (m *Manager) flush(parent context.Context, q *shardQueue, batch []*op) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), storeTimeout)
-	defer cancel()
+func (m *Manager) flush(q *shardQueue, batch []*op) {
+	ctx := m.batches.get()
 	// leave lets the activation gate go once: when the activating write is visible to other
 	// counts (WrittenVisible), or at the end.
 	var leave func()

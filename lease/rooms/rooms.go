@@ -89,6 +89,8 @@ type Manager struct {
 	decide sync.Mutex
 	// index counts the active rooms of the other shards.
 	index activeIndex
+	// batches gives the batches' store calls their deadline (batchctx.go).
+	batches batchContexts
 }
 
 // New returns a Manager for the rooms of namespace on store.

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
-	"regexp"
 	"time"
 	"unicode/utf8"
 )
@@ -28,16 +27,41 @@ const (
 	TokenBytes = 32
 )
 
+var tokenEncoding = base64.RawURLEncoding.Strict()
+
+// roomIDBytes and candidateBytes are the bytes a room id and a candidate id may hold. A lookup
+// table instead of a regular expression: every request checks a room id, twice for some, and
+// regexp's matcher cost a few per cent of the server's CPU per request.
 var (
-	roomIDPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-	candidatePattern = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,64}$`)
-	tokenEncoding    = base64.RawURLEncoding.Strict()
+	roomIDBytes    = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+	candidateBytes = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@-")
 )
+
+// byteSet returns the set of the bytes of chars.
+func byteSet(chars string) (set [256]bool) {
+	for i := range len(chars) {
+		set[chars[i]] = true
+	}
+	return set
+}
+
+// spelledWith reports whether s has least to most bytes, each one of set.
+func spelledWith(s string, set *[256]bool, least, most int) bool {
+	if len(s) < least || len(s) > most {
+		return false
+	}
+	for i := range len(s) {
+		if !set[s[i]] {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateRoomID checks a room id: 8 to 64 characters of [A-Za-z0-9_-]. Custom ids are allowed:
 // a client may campaign in a room it never created.
 func ValidateRoomID(id string) error {
-	if !roomIDPattern.MatchString(id) {
+	if !spelledWith(id, &roomIDBytes, 8, 64) {
 		return fmt.Errorf("%w %q: use 8 to 64 letters, digits, '_' or '-'", ErrInvalidRoomID, truncate(id))
 	}
 	return nil
@@ -46,7 +70,7 @@ func ValidateRoomID(id string) error {
 // ValidateCandidateID checks a candidate id: 1 to 64 bytes of [A-Za-z0-9._:@-]. Candidate ids
 // are not unique keys: two processes may campaign under the same one.
 func ValidateCandidateID(id string) error {
-	if !candidatePattern.MatchString(id) {
+	if !spelledWith(id, &candidateBytes, 1, 64) {
 		return fmt.Errorf("%w %q: use 1 to 64 letters, digits, '.', '_', ':', '@' or '-'", ErrInvalidCandidate, truncate(id))
 	}
 	return nil

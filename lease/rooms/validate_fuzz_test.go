@@ -58,3 +58,22 @@ func FuzzToken(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCandidateID checks ValidateCandidateID against the contract's rule, spelled out: 1 to 64
+// bytes, each a letter, digit, '.', '_', ':', '@' or '-'.
+func FuzzCandidateID(f *testing.F) {
+	for _, s := range []string{"", "a", "worker-1.host:80@x", strings.Repeat("a", 64), strings.Repeat("a", 65), "a b",
+		"a\n", "á", "a/b", "a\x00", "A_Z.0:9@-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		want := len(id) >= 1 && len(id) <= 64
+		for i := 0; i < len(id) && want; i++ {
+			c := id[i]
+			want = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:@-", c) >= 0
+		}
+		if err := ValidateCandidateID(id); (err == nil) != want {
+			t.Fatalf("ValidateCandidateID(%q) = %v, want valid=%v", id, err, want)
+		}
+	})
+}
