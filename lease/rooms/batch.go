@@ -38,6 +38,11 @@ type op struct {
 	// no longer holds the token when it is decided again, that write did land (or the term ended
 	// by itself meanwhile) and the resignation is reported done.
 	resigned uint64
+	// unsettled is the error of a write that carried this campaign or renewal and whose outcome
+	// stayed unknown: it may have landed, also when the decision on a later read refuses (the
+	// term it won or extended may have ended since and the room moved on). Such a refusal or
+	// failure is reported wrapping it (lease.ErrAmbiguous), never as a plain answer.
+	unsettled error
 
 	res  Result
 	prev uint64
@@ -140,7 +145,7 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 	fail := func(err error) {
 		q.cached = nil
 		for _, o := range batch {
-			o.err = err
+			o.err = o.qualify(err)
 			close(o.done)
 		}
 	}
@@ -205,8 +210,12 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 		}
 		if maybe {
 			for i, o := range batch {
-				if o.kind == opResign && outs[i].changed {
+				switch {
+				case !outs[i].changed:
+				case o.kind == opResign:
 					o.resigned = outs[i].prev
+				default:
+					o.unsettled = err
 				}
 			}
 		}
@@ -255,8 +264,22 @@ func (m *Manager) decideBatch(batch []*op, index int, next *shardDoc, now time.T
 func deliver(batch []*op, outs []outcome) {
 	for i, o := range batch {
 		o.res, o.prev, o.err = outs[i].res, outs[i].prev, outs[i].err
+		if outs[i].refused && o.err == nil && o.unsettled != nil {
+			// A follower answer after a write of this campaign that may have won.
+			o.err = fmt.Errorf("rooms: campaign in %s: the room has another leader now", o.room)
+		}
+		o.err = o.qualify(o.err)
 		close(o.done)
 	}
+}
+
+// qualify returns err, wrapped together with the op's unsettled write when there is one and err
+// does not say so already.
+func (o *op) qualify(err error) error {
+	if err == nil || o.unsettled == nil || errors.Is(err, lease.ErrAmbiguous) {
+		return err
+	}
+	return fmt.Errorf("%w; an earlier write of this call may have been applied: %w", err, o.unsettled)
 }
 
 // write stores data conditionally on ver (creating the shard when ver is 0). Any reason to

@@ -79,6 +79,34 @@ func testUnknownOutcome(t *testing.T, newStore NewStore) {
 	if st := mustStatus(t, other, r3); st.Status != rooms.StatusVacant {
 		t.Fatalf("status after resign = %+v", st)
 	}
+
+	// Applied, then the term ran out and another replica won the room before the read-back
+	// (a Swarm write that commits through a new Raft leader while the manager that took it is
+	// cut off): the campaign may have won a term that has ended since, so it is not answered as
+	// a plain follower, nor is a renewal a plain refusal. Without the activation limit, so
+	// that the other replica's activation does not wait for this one's.
+	unlimited := rooms.WithMaxActiveRooms(0)
+	hs2 := &hookStore{Store: e.store}
+	m2, other2 := e.manager(hs2, unlimited), e.manager(nil, unlimited)
+	takeOver := func(room string) func() {
+		return func() {
+			e.clock.Advance(TTL + rooms.DefaultMaxClockSkew + time.Second)
+			if res, err := other2.Campaign(ctx, room, "d", TTL, ""); err != nil || res.Status != rooms.StatusLeader {
+				t.Errorf("the other replica's campaign in %s: %+v, %v", room, res, err)
+			}
+		}
+	}
+	r4 := rooms.NewRoomID()
+	hs2.once(appliedThenLost(takeOver(r4)))
+	if res, err := m2.Campaign(ctx, r4, "e", TTL, ""); !errors.Is(err, lease.ErrAmbiguous) {
+		t.Fatalf("a campaign whose write landed and whose term then ended: %+v, %v; want an error that wraps lease.ErrAmbiguous", res, err)
+	}
+	r5 := rooms.NewRoomID()
+	f := mustLead(t, m2, r5, "f")
+	hs2.once(appliedThenLost(takeOver(r5)))
+	if _, err := m2.Renew(ctx, r5, f.Token, TTL); !errors.Is(err, lease.ErrAmbiguous) || !errors.Is(err, rooms.ErrNotCurrent) {
+		t.Fatalf("a renewal whose write landed and whose term then ended: %v; want an error that wraps lease.ErrAmbiguous and rooms.ErrNotCurrent", err)
+	}
 }
 
 // testGroupCommit: concurrent renewals of rooms of one shard share writes.
