@@ -244,13 +244,21 @@ func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{},
 	return steppedDown, leadErr
 }
 
+// renewDelay is how long after a confirmed write of g the next renewal starts: RenewInterval,
+// or half of what is left of the term when less is left — a write that blocked (a Swarm write
+// can take 20 s while the Raft leader changes) leaves a deadline nearer than RenewInterval, and
+// the term must not end unrenewed for want of trying.
+func (c *Campaign) renewDelay(g Grant) time.Duration {
+	return min(c.RenewInterval, max(c.Election.Remaining(g)-c.StopBefore, 0)/2)
+}
+
 // keepRenewed renews every RenewInterval (retrying failures every PollInterval) until the term
 // ends; moved is called after every successful renewal. A notification triggers a read: if the
 // store shows another holder or fence, the term ends at once.
 func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struct{}, log *slog.Logger, moved func(Grant), end context.CancelCauseFunc) {
 	e := c.Election
 	fence, current := g.Fence, g
-	next := time.NewTimer(c.RenewInterval)
+	next := time.NewTimer(c.renewDelay(g))
 	defer next.Stop()
 	lastRenewed := time.Now()
 	failing := false
@@ -282,7 +290,7 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			failing, lastRenewed, current = false, time.Now(), renewed
 			moved(renewed)
 			c.onState(Snapshot{Record: renewed.Record, Version: renewed.Version, Exists: true, Acquired: true})
-			next.Reset(c.RenewInterval)
+			next.Reset(c.renewDelay(renewed))
 		case errors.Is(err, ErrNotHolder):
 			log.Warn("lost", "reason", err.Error())
 			end(ErrLost)

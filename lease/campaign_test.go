@@ -308,3 +308,52 @@ func TestCampaignFollowsTheHolderFoundAfterAnUnsettledWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// slowCreateStore delays the write that creates the election: a first acquisition whose write
+// blocked, as a Swarm write does while the Raft leader changes.
+type slowCreateStore struct {
+	lease.Store
+	delay   time.Duration
+	renewed chan struct{}
+}
+
+func (s *slowCreateStore) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
+	time.Sleep(s.delay) // the fault: a write that takes this long, not a synchronisation
+	return s.Store.Create(ctx, rec)
+}
+
+func (s *slowCreateStore) Update(ctx context.Context, rec lease.Record, v lease.Version) (lease.Version, error) {
+	ver, err := s.Store.Update(ctx, rec, v)
+	if err == nil {
+		select {
+		case s.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return ver, err
+}
+
+// TestCampaignRenewsBeforeADeadlineNearerThanTheRenewInterval: an acquisition whose write took
+// 4 s of a 6 s TTL leaves 1.4 s of term (TTL − margin − 4 s), less than the 2 s renew interval:
+// the leader renews within what is left (after 0.7 s) instead of letting the term end
+// unrenewed.
+func TestCampaignRenewsBeforeADeadlineNearerThanTheRenewInterval(t *testing.T) {
+	store := &slowCreateStore{Store: memstore.New(), delay: 4 * time.Second, renewed: make(chan struct{}, 1)}
+	c := campaign(t, store, "a", 6*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	terms, lead := termsLed()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, lead) }()
+	term := within(t, terms, 10*time.Second, "the term")
+	within(t, store.renewed, 4*time.Second, "the first renewal")
+	select {
+	case <-term.Done():
+		t.Fatalf("the term ended (%v) before its first renewal could move the deadline", term.Cause())
+	default:
+	}
+	cancel()
+	if err := within(t, done, 5*time.Second, "the campaign to stop"); err != nil {
+		t.Fatal(err)
+	}
+}
