@@ -266,11 +266,12 @@ func (r *rig) finish() {
 		t.Logf("store errors: %d × %s", n, class)
 	}
 	r.calls = counts.Calls
-	res, err := check.LeaseHistory(r.floor, ops, 2*time.Minute)
+	res, stale, err := check.LeaseHistory(r.floor, ops, 2*time.Minute)
 	if err != nil {
 		t.Errorf("lease history: %v", err)
 		r.keepHistory(ops)
 	}
+	r.figure("refusals: %v", stale)
 	fences := make([]uint64, len(terms))
 	for i, term := range terms {
 		fences[i] = term.Fence - terms[0].Fence

@@ -88,7 +88,7 @@ func TestLeaseHistoryUnknownOutcomeMayHaveCommitted(t *testing.T) {
 		refused,
 		op(0, leasetest.OpTryAcquire, 0, 40, 50, true, floor+2), // the same identity: a new term
 	}
-	if _, err := check.LeaseHistory(floor, ops, 10*time.Second); err != nil {
+	if _, _, err := check.LeaseHistory(floor, ops, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -103,7 +103,7 @@ func TestLeaseHistoryFindsTwoHolders(t *testing.T) {
 		op(0, leasetest.OpTryAcquire, 0, 10, 20, true, floor+1),
 		op(2, leasetest.OpTryAcquire, 0, 30, 40, true, floor+2),
 	}
-	if _, err := check.LeaseHistory(floor, ops, 10*time.Second); err == nil || !strings.Contains(err.Error(), "not linearizable") {
+	if _, _, err := check.LeaseHistory(floor, ops, 10*time.Second); err == nil || !strings.Contains(err.Error(), "not linearizable") {
 		t.Fatalf("got %v, want a linearizability failure", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package check holds the fault campaign's checkers: the children of the `run` supervisors
 // never overlap and their fences only grow (Children), and the history of one-shot lease
-// operations is linearizable, faults and unknown outcomes included (LeaseHistory).
+// operations is linearizable, faults and unknown outcomes included, its refusals allowed to be
+// decided on stale reads (LeaseHistory).
 package check
 
 import "golang.org/x/sys/unix"

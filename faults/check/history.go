@@ -60,40 +60,51 @@ func LeaseModel(floor uint64) porcupine.Model {
 }
 
 // LeaseHistory checks ops against LeaseModel(floor) with porcupine (Unknown after timeout is a
-// failure, never a pass), and directly: no fence is won twice. When no outcome is unknown it
-// also runs the concurrency suite's direct checks (leasetest.CheckInvariants), whose messages
-// name the offending calls.
-func LeaseHistory(floor uint64, ops []LeaseOp, timeout time.Duration) (porcupine.CheckResult, error) {
+// failure, never a pass), and directly: no fence is won twice. Refusals are reads, and a read
+// through a Swarm manager may be stale (StaleReadWindow): they are left out of the porcupine
+// check, which they cannot affect (a refusal leaves the lease as it was), and checked on their
+// own by checkRefusals. When no outcome is unknown it also runs the concurrency suite's direct
+// checks (leasetest.CheckInvariants) on the rest, whose messages name the offending calls.
+func LeaseHistory(floor uint64, ops []LeaseOp, timeout time.Duration) (porcupine.CheckResult, Staleness, error) {
 	var errs []error
-	history := make([]porcupine.Operation, len(ops))
+	history := make([]porcupine.Operation, 0, len(ops))
 	known := make([]leasetest.Op, 0, len(ops))
 	won := map[uint64]LeaseOp{}
-	for i, op := range ops {
-		ret := op.Return
-		if op.Unknown {
-			ret = math.MaxInt64
-		} else {
-			known = append(known, op.Op)
-		}
-		history[i] = porcupine.Operation{ClientId: op.Client, Input: op, Output: op, Call: op.Call, Return: ret}
+	unknown := 0
+	for _, op := range ops {
 		if op.Kind == leasetest.OpTryAcquire && op.OK && !op.Unknown {
 			if prev, dup := won[op.ResultFence]; dup {
 				errs = append(errs, fmt.Errorf("fence %d won twice: by %s and by %s", op.ResultFence, prev.Contender, op.Contender))
 			}
 			won[op.ResultFence] = op
 		}
+		if refused(op) {
+			continue
+		}
+		ret := op.Return
+		if op.Unknown {
+			ret = math.MaxInt64
+			unknown++
+		} else {
+			known = append(known, op.Op)
+		}
+		history = append(history, porcupine.Operation{ClientId: op.Client, Input: op, Output: op, Call: op.Call, Return: ret})
 	}
-	if len(known) == len(ops) {
+	if unknown == 0 {
 		if err := leasetest.CheckInvariants(floor, known); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	stale, err := checkRefusals(floor, ops, StaleReadWindow)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	res := porcupine.CheckOperationsTimeout(LeaseModel(floor), history, timeout)
 	switch res {
 	case porcupine.Illegal:
-		errs = append(errs, fmt.Errorf("the history of %d lease operations is not linearizable", len(ops)))
+		errs = append(errs, fmt.Errorf("the history of %d lease operations (%d refusals apart) is not linearizable", len(ops), stale.Refusals))
 	case porcupine.Unknown:
-		errs = append(errs, fmt.Errorf("porcupine could not decide within %v whether %d lease operations are linearizable", timeout, len(ops)))
+		errs = append(errs, fmt.Errorf("porcupine could not decide within %v whether %d lease operations are linearizable", timeout, len(history)))
 	}
-	return res, errors.Join(errs...)
+	return res, stale, errors.Join(errs...)
 }
