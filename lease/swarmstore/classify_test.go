@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -26,6 +27,7 @@ func TestClassify(t *testing.T) {
 		{msg: "Error response from daemon: rpc error: code = DeadlineExceeded desc = context deadline exceeded", write: true, want: []error{lease.ErrAmbiguous}},
 		{msg: "Error response from daemon: rpc error: code = DeadlineExceeded desc = context deadline exceeded", write: false, want: []error{lease.ErrNoQuorum}},
 		{msg: `Error response from daemon: This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.`, want: []error{lease.ErrNotManager}},
+		{msg: "Error response from daemon: This node is not a swarm manager. Manager is being prepared or has trouble connecting to the cluster.", write: true, want: []error{lease.ErrUnavailable}},
 		{err: fmt.Errorf("request: %w", context.Canceled), write: true, want: []error{lease.ErrAmbiguous}},
 	} {
 		err := tc.err
@@ -37,6 +39,9 @@ func TestClassify(t *testing.T) {
 			if !errors.Is(got, w) {
 				t.Errorf("classify(%q, write=%v) = %v, want it to match %v", err, tc.write, got, w)
 			}
+		}
+		if slices.Contains(tc.want, lease.ErrUnavailable) && errors.Is(got, lease.ErrNotManager) {
+			t.Errorf("classify(%q) = %v: a manager that is starting is not a worker", err, got)
 		}
 		if tc.write == false && errors.Is(got, lease.ErrAmbiguous) {
 			t.Errorf("classify(%q) of a read is ambiguous", err)

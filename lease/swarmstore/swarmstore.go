@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/swarm"
@@ -106,7 +107,11 @@ func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, er
 		},
 		Mode: swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
 	}
+	sent := time.Now()
 	if _, err := s.docker.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: spec, QueryRegistry: false}); err != nil {
+		if took := time.Since(sent); cerrdefs.IsConflict(err) && took >= resendDelay && !s.soleManager(ctx) {
+			return 0, wrap("create", name, maybeResent(took, err))
+		}
 		if cerrdefs.IsConflict(err) {
 			return 0, wrap("create", name, lease.ErrExists)
 		}
@@ -128,13 +133,23 @@ func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, er
 // Update implements lease.Store: a label-only service update conditional on the version index.
 func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
 	name := AnchorName(rec.Namespace)
-	return s.updateLabels(ctx, name, expected,
+	var sent time.Time
+	ver, err := s.updateLabels(ctx, name, expected,
 		func() error { _, _, err := s.Load(ctx, rec.Namespace); return err },
-		func(labels map[string]string) map[string]string { return encode(rec, labels) },
+		func(labels map[string]string) map[string]string {
+			sent = time.Now()
+			return encode(rec, labels)
+		},
 		func(labels map[string]string) bool {
 			back, err := decode(name, rec.Namespace, labels)
 			return err == nil && back.Equal(rec)
 		})
+	if errors.Is(err, errOutOfSequence) {
+		if took := time.Since(sent); took >= resendDelay && !s.soleManager(ctx) {
+			return 0, maybeResent(took, err)
+		}
+	}
+	return ver, err
 }
 
 // updateLabels is the conditional, label-only update of service name that anchors and room
@@ -255,9 +270,13 @@ func classify(err error, write bool) error {
 	case client.IsErrConnectionFailed(err):
 		return fmt.Errorf("%w: %w", lease.ErrUnavailable, err)
 	case strings.Contains(msg, "update out of sequence"):
-		return fmt.Errorf("%w: %w", lease.ErrConflict, err)
+		return fmt.Errorf("%w: %w: %w", lease.ErrConflict, errOutOfSequence, err)
 	case cerrdefs.IsNotFound(err):
 		return fmt.Errorf("%w: %w", lease.ErrNotFound, err)
+	case strings.Contains(msg, "Manager is being prepared"):
+		// A manager whose Swarm component is starting (after an engine restart) or has lost
+		// touch with the others: it refused the request itself, and will serve again.
+		return fmt.Errorf("%w: %w", lease.ErrUnavailable, err)
 	case strings.Contains(msg, "not a swarm manager"), strings.Contains(msg, "not part of a swarm"):
 		return fmt.Errorf("%w: %w", lease.ErrNotManager, err)
 	case strings.Contains(msg, "does not have a leader"):
