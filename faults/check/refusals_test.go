@@ -47,18 +47,20 @@ func TestRefusalsThatNoStaleReadExplains(t *testing.T) {
 	window := int64(check.StaleReadWindow)
 	won := op(0, leasetest.OpTryAcquire, 0, 0, 1*s, true, floor+1)
 	next := op(0, leasetest.OpTryAcquire, 0, 2*s, 3*s, true, floor+2)
+	renewedLater := op(0, leasetest.OpRenew, floor+1, window+3*s, window+4*s, true, floor+1)
 	renewed := op(0, leasetest.OpRenew, floor+1, window+5*s, window+6*s, false, 0)
 	for _, tc := range []struct {
 		name string
 		ops  []check.LeaseOp
 		want string
 	}{
-		{"older than the window", []check.LeaseOp{won, next, refusal(2, 3*s+window+s, 4*s+window, floor+1, 0)}, "longer than a stale read can explain"},
+		{"lacking more writes than the window", []check.LeaseOp{won, next, op(0, leasetest.OpRenew, floor+2, 3*s+window, 4*s+window, true, floor+2),
+			refusal(2, 5*s+window, 6*s+window, floor+1, 0)}, "more than a stale read can lack"},
 		{"a term won only later", []check.LeaseOp{refusal(2, 0, s/2, floor+1, 0), op(0, leasetest.OpTryAcquire, 0, s, 2*s, true, floor+1)}, "won only later"},
 		{"a term never won", []check.LeaseOp{won, refusal(2, 2*s, 3*s, floor+2, 0)}, "never won"},
 		{"the wrong holder", []check.LeaseOp{won, refusal(2, 2*s, 3*s, floor+1, 4)}, "wrong holder"},
 		{"no term at all", []check.LeaseOp{refusal(2, 0, s, floor, 0)}, "no term was ever won"},
-		{"a renewal of a term held for longer than the window", []check.LeaseOp{won, renewed}, "caller's term was current"},
+		{"a renewal of a term won more than the window's writes before", []check.LeaseOp{won, renewedLater, renewed}, "caller's term was won"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := check.LeaseHistory(floor, tc.ops, 10*time.Second)
@@ -66,6 +68,27 @@ func TestRefusalsThatNoStaleReadExplains(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// How old a stale read is in time is not bounded — the Swarm may have had no leader for
+// longer than the window — as long as it lacks no more than the window's worth of confirmed
+// writes.
+func TestStaleReadAfterALongLeaderlessStretch(t *testing.T) {
+	const floor = 100
+	window := int64(check.StaleReadWindow)
+	ops := []check.LeaseOp{
+		op(0, leasetest.OpTryAcquire, 0, 0, 1*s, true, floor+1),
+		op(0, leasetest.OpTryAcquire, 0, 2*s, 3*s, true, floor+2),
+		op(0, leasetest.OpRenew, floor+2, 4*s, 5*s, true, floor+2),
+		refusal(2, 10*s+window, 11*s+window, floor+1, 0),
+	}
+	_, stale, err := check.LeaseHistory(floor, ops, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale.Stale != 1 || stale.Lacked != 2*time.Second || stale.Oldest != time.Duration(7*s+window) {
+		t.Fatalf("staleness %+v, want one stale refusal lacking 2 s of writes, %v old", stale, time.Duration(7*s+window))
 	}
 }
 
@@ -112,8 +135,8 @@ func TestQuorumLossHistoryWithStaleRefusals(t *testing.T) {
 	if err != nil || res != porcupine.Ok {
 		t.Fatalf("%v: %v", res, err)
 	}
-	if stale.Stale != 97 || stale.Oldest < 18*time.Second || stale.Oldest > 19*time.Second {
-		t.Fatalf("staleness %v, want 97 stale refusals, the stalest by 18–19 s", stale)
+	if stale.Stale != 97 || stale.Oldest < 18*time.Second || stale.Oldest > 19*time.Second || stale.Lacked != 0 {
+		t.Fatalf("staleness %v, want 97 stale refusals, the stalest by 18–19 s, lacking no confirmed write", stale)
 	}
 	t.Log(stale)
 }
