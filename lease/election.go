@@ -349,6 +349,7 @@ func (e *Election) load(ctx context.Context, op string) (Record, Version, error)
 }
 
 func (e *Election) loadOrCreate(ctx context.Context) (Record, Version, error) {
+	var unsettled error // the last create whose outcome stayed unknown
 	for range 3 {
 		rec, ver, err := e.store.Load(ctx, e.namespace)
 		if err == nil {
@@ -364,10 +365,18 @@ func (e *Election) loadOrCreate(ctx context.Context) (Record, Version, error) {
 			e.observe(rec, ver)
 			return rec, ver, nil
 		}
-		if !errors.Is(err, ErrExists) {
+		if !errors.Is(err, ErrExists) && !errors.Is(err, ErrAmbiguous) {
 			return Record{}, 0, err
 		}
-		// Another contender created it first (or it was destroyed again): read it.
+		if errors.Is(err, ErrAmbiguous) {
+			unsettled = err
+		}
+		// Another contender created it first (or it was destroyed again), or this create may
+		// have landed: read it. Creating an election is idempotent, so whoever made it, it is
+		// made.
+	}
+	if unsettled != nil {
+		return Record{}, 0, unsettled
 	}
 	return Record{}, 0, fmt.Errorf("%w: the election was created and removed repeatedly", ErrTooManyConflicts)
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -93,26 +94,43 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 		return fmt.Sprintf("[%d..%d] client %d: %s %s fence %d → ok=%t found %d (%s)", op.Call, op.Return,
 			op.Client, op.Contender, op.Kind, op.Fence, op.OK, op.ResultFence, op.CurrentHolder)
 	}
-	// ended is when term f certainly ended: the earliest return of a known win of f+1 or a
-	// known accepted release of f (0: not known to have ended).
-	ended := func(f uint64) int64 {
-		var at int64
-		if next, ok := won[f+1]; ok {
-			at = next.Return
-		}
-		for _, r := range released[f] {
-			if r.OK && (at == 0 || r.Return < at) {
-				at = r.Return
+	// ended is when term f certainly ended: the earliest return of a known win of a later term
+	// or of a known accepted release of f or a later term (0: not known to have ended).
+	type endAt struct {
+		fence uint64 // a term ends at or before at once this fence is won (released: fence+1)
+		at    int64
+	}
+	var ends []endAt
+	for g, w := range won {
+		ends = append(ends, endAt{g, w.Return})
+	}
+	for g, rs := range released {
+		for _, r := range rs {
+			if r.OK {
+				ends = append(ends, endAt{g + 1, r.Return})
 			}
 		}
-		return at
 	}
-	// mayHaveEnded reports whether anything called before until may have ended term f: a win
-	// of f+1 or a release of f, known or unknown, or an unknown try-acquire (which may have won
-	// f+1).
-	mayHaveEnded := func(f uint64, until int64) bool {
-		if next, ok := won[f+1]; ok && next.Call <= until {
-			return true
+	slices.SortFunc(ends, func(a, b endAt) int { return cmp.Compare(a.fence, b.fence) })
+	for i := len(ends) - 2; i >= 0; i-- { // suffix minima: ends[i].at is the earliest from ends[i].fence on
+		ends[i].at = min(ends[i].at, ends[i+1].at)
+	}
+	ended := func(f uint64) int64 {
+		i, _ := slices.BinarySearchFunc(ends, f+1, func(e endAt, t uint64) int { return cmp.Compare(e.fence, t) })
+		if i == len(ends) {
+			return 0
+		}
+		return ends[i].at
+	}
+	// mayHaveEnded reports whether anything called before until may have ended contender's
+	// term f: a known win of a later term, a release of f (known or unknown), or an unknown
+	// try-acquire of the same identity (a holder's try-acquire starts a new term). Another
+	// identity's try-acquire can win only after a release of f: no term expires in an hour.
+	mayHaveEnded := func(f uint64, contender string, until int64) bool {
+		for g, w := range won {
+			if g > f && w.Call <= until {
+				return true
+			}
 		}
 		for _, r := range released[f] {
 			if r.Call <= until {
@@ -120,7 +138,7 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 			}
 		}
 		for _, u := range unknown {
-			if u.Call <= until {
+			if u.Contender == contender && u.Call <= until {
 				return true
 			}
 		}
@@ -144,7 +162,7 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 			w, ok := won[op.Fence]
 			// A stale copy lacks at most window of the writes confirmed before the call, so it
 			// shows every term won before that.
-			if ok && w.Contender == op.Contender && w.Return < lastWrite(op.Call)-int64(window) && !mayHaveEnded(op.Fence, op.Return) {
+			if ok && w.Contender == op.Contender && w.Return < lastWrite(op.Call)-int64(window) && !mayHaveEnded(op.Fence, op.Contender, op.Return) {
 				errs = append(errs, fmt.Errorf("refused although the caller's term was won %v of confirmed writes before the call and current throughout it: %s, the term of %s",
 					time.Duration(lastWrite(op.Call)-w.Return).Round(time.Millisecond), show(op), show(w)))
 			}
@@ -155,6 +173,15 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 		switch {
 		case f <= floor:
 			errs = append(errs, fmt.Errorf("refused although no term was ever won: %s", show(op)))
+			continue
+		case op.CurrentHolder == op.Contender:
+			// Even a stale read cannot do this: a try-acquire that finds its own identity
+			// holding starts a new term.
+			errs = append(errs, fmt.Errorf("refused naming the caller itself: %s", show(op)))
+			continue
+		case f > floor+uint64(len(won)+len(unknown)):
+			errs = append(errs, fmt.Errorf("refused by a term beyond every term that can have been won: %s", show(op)))
+			continue
 		case !ok:
 			// Only an unknown try-acquire of the named holder can have won it.
 			explained := false
@@ -163,16 +190,16 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 			}
 			if !explained {
 				errs = append(errs, fmt.Errorf("refused by a term that was never won: %s", show(op)))
+				continue
 			}
 		case w.Call > op.Return:
 			errs = append(errs, fmt.Errorf("refused by a term won only later: %s, by %s", show(op), show(w)))
+			continue
 		case w.Contender != op.CurrentHolder:
 			errs = append(errs, fmt.Errorf("refused naming the wrong holder: %s, but %s", show(op), show(w)))
-		default:
-			end := ended(f)
-			if end == 0 || end >= op.Call {
-				break
-			}
+			continue
+		}
+		if end := ended(f); end != 0 && end < op.Call {
 			lacked := time.Duration(max(lastWrite(op.Call)-end, 0))
 			st.Stale++
 			st.Oldest = max(st.Oldest, time.Duration(op.Call-end))

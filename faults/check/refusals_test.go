@@ -15,6 +15,13 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
+// unknownAcquire is client's try-acquire in [call, ret] whose outcome is unknown.
+func unknownAcquire(client int, call, ret int64) check.LeaseOp {
+	o := op(client, leasetest.OpTryAcquire, 0, call, ret, false, 0)
+	o.Unknown = true
+	return o
+}
+
 // refusal is client's refused try-acquire in [call, ret], naming fence and holder.
 func refusal(client int, call, ret int64, fence uint64, holder int) check.LeaseOp {
 	o := op(client, leasetest.OpTryAcquire, 0, call, ret, false, fence)
@@ -57,7 +64,15 @@ func TestRefusalsThatNoStaleReadExplains(t *testing.T) {
 		{"lacking more writes than the window", []check.LeaseOp{won, next, op(0, leasetest.OpRenew, floor+2, 3*s+window, 4*s+window, true, floor+2),
 			refusal(2, 5*s+window, 6*s+window, floor+1, 0)}, "more than a stale read can lack"},
 		{"a term won only later", []check.LeaseOp{refusal(2, 0, s/2, floor+1, 0), op(0, leasetest.OpTryAcquire, 0, s, 2*s, true, floor+1)}, "won only later"},
-		{"a term never won", []check.LeaseOp{won, refusal(2, 2*s, 3*s, floor+2, 0)}, "never won"},
+		{"a term never won", []check.LeaseOp{won, unknownAcquire(4, s, 2*s), refusal(2, 2*s, 3*s, floor+2, 0)}, "never won"},
+		{"a term beyond every win", []check.LeaseOp{won, refusal(2, 2*s, 3*s, floor+2, 0)}, "beyond every term"},
+		{"the caller itself", []check.LeaseOp{won, refusal(1, 2*s, 3*s, floor+1, 1)}, "naming the caller itself"},
+		{"a term whose successor's outcome is unknown, lacking more writes than the window",
+			[]check.LeaseOp{won, unknownAcquire(0, 2*s, 3*s), op(0, leasetest.OpTryAcquire, 0, 4*s, 5*s, true, floor+3),
+				op(0, leasetest.OpRenew, floor+3, 6*s+window, 7*s+window, true, floor+3), refusal(2, 8*s+window, 9*s+window, floor+1, 0)},
+			"more than a stale read can lack"},
+		{"a renewal excused only by another identity's unknown try-acquire",
+			[]check.LeaseOp{unknownAcquire(4, 0, s/2), won, renewedLater, renewed}, "caller's term was won"},
 		{"the wrong holder", []check.LeaseOp{won, refusal(2, 2*s, 3*s, floor+1, 4)}, "wrong holder"},
 		{"no term at all", []check.LeaseOp{refusal(2, 0, s, floor, 0)}, "no term was ever won"},
 		{"a renewal of a term won more than the window's writes before", []check.LeaseOp{won, renewedLater, renewed}, "caller's term was won"},

@@ -2,6 +2,7 @@ package swarmstore_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
 )
 
 // resendingStore is a store whose next armed create or update is sent twice, the second copy
@@ -22,7 +26,7 @@ import (
 // refused as a conflict). writes counts the creates and updates the store sends, a twice-sent
 // one once. The test Swarm's engine is its only manager, which passes nothing on; the store
 // tells the Swarm it talks to has three.
-func resendingStore(t *testing.T, path string, armed *atomic.Bool, writes *atomic.Int32) lease.Store {
+func resendingStore(t *testing.T, path string, armed *atomic.Bool, writes *atomic.Int32) *swarmstore.Store {
 	t.Helper()
 	return newStoreWithTransport(t, func(base http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -81,6 +85,34 @@ func TestResentWriteIsNotTakenAsRefused(t *testing.T) {
 		wantWonAndStored(t, e, res, err, "try-acquire whose create was sent twice")
 		if n := writes.Load(); n != 1 {
 			t.Errorf("the try-acquire made %d writes: after its create it started a second term", n)
+		}
+	})
+	t.Run("init", func(t *testing.T) {
+		var armed atomic.Bool
+		e := newContender(t, resendingStore(t, "/services/create", &armed, new(atomic.Int32)))
+		armed.Store(true)
+		snap, err := e.Init(t.Context())
+		if err != nil || !snap.Exists {
+			t.Fatalf("init whose create was sent twice: exists=%v err=%v", snap.Exists, err)
+		}
+	})
+	t.Run("resign of a room", func(t *testing.T) {
+		var armed atomic.Bool
+		m, err := rooms.New(resendingStore(t, "/update", &armed, new(atomic.Int32)), leasetest.Namespace(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Store().DeleteShards(context.Background(), m.Namespace()) })
+		res, err := m.Campaign(t.Context(), rooms.NewRoomID(), "candidate", 30*time.Second, "")
+		if err != nil || res.Status != rooms.StatusLeader {
+			t.Fatalf("campaign: %+v, %v", res, err)
+		}
+		armed.Store(true)
+		if _, err := m.Resign(t.Context(), res.RoomID, res.Token); err != nil {
+			t.Fatalf("resign whose update was sent twice: %v", err)
+		}
+		if armed.Load() {
+			t.Fatal("the resign sent no update")
 		}
 	})
 	t.Run("try-acquire", func(t *testing.T) {

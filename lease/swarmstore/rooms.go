@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/swarm"
@@ -130,10 +131,11 @@ func (s *Store) CreateShard(ctx context.Context, key rooms.ShardKey, data []byte
 		},
 		Mode: swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
 	}
+	sent := time.Now()
 	res, err := s.docker.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: spec, QueryRegistry: false})
 	if err != nil {
 		if cerrdefs.IsConflict(err) {
-			return 0, wrap("create", name, lease.ErrExists)
+			return 0, wrap("create", name, s.existsOrResent(ctx, sent, err))
 		}
 		return 0, wrap("create", name, classify(err, true))
 	}

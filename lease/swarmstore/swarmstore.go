@@ -109,11 +109,8 @@ func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, er
 	}
 	sent := time.Now()
 	if _, err := s.docker.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: spec, QueryRegistry: false}); err != nil {
-		if took := time.Since(sent); cerrdefs.IsConflict(err) && took >= resendDelay && !s.soleManager(ctx) {
-			return 0, wrap("create", name, maybeResent(took, err))
-		}
 		if cerrdefs.IsConflict(err) {
-			return 0, wrap("create", name, lease.ErrExists)
+			return 0, wrap("create", name, s.existsOrResent(ctx, sent, err))
 		}
 		return 0, wrap("create", name, classify(err, true))
 	}
@@ -133,23 +130,13 @@ func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, er
 // Update implements lease.Store: a label-only service update conditional on the version index.
 func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
 	name := AnchorName(rec.Namespace)
-	var sent time.Time
-	ver, err := s.updateLabels(ctx, name, expected,
+	return s.updateLabels(ctx, name, expected,
 		func() error { _, _, err := s.Load(ctx, rec.Namespace); return err },
-		func(labels map[string]string) map[string]string {
-			sent = time.Now()
-			return encode(rec, labels)
-		},
+		func(labels map[string]string) map[string]string { return encode(rec, labels) },
 		func(labels map[string]string) bool {
 			back, err := decode(name, rec.Namespace, labels)
 			return err == nil && back.Equal(rec)
 		})
-	if errors.Is(err, errOutOfSequence) {
-		if took := time.Since(sent); took >= resendDelay && !s.soleManager(ctx) {
-			return 0, maybeResent(took, err)
-		}
-	}
-	return ver, err
 }
 
 // updateLabels is the conditional, label-only update of service name that anchors and room
@@ -174,6 +161,7 @@ func (s *Store) updateLabels(ctx context.Context, name string, expected lease.Ve
 		labels[k] = v
 	}
 	spec.Labels = relabel(labels)
+	sent := time.Now()
 	_, err := s.docker.ServiceUpdate(ctx, cached.id, client.ServiceUpdateOptions{
 		Version:       swarm.Version{Index: uint64(expected)},
 		Spec:          spec,
@@ -181,7 +169,7 @@ func (s *Store) updateLabels(ctx context.Context, name string, expected lease.Ve
 	})
 	if err != nil {
 		s.forget(name)
-		return 0, wrap("update", name, classify(err, true))
+		return 0, wrap("update", name, s.conflictOrResent(ctx, sent, classify(err, true)))
 	}
 	return s.readBack(ctx, name, cached.id, ours)
 }
