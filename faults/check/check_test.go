@@ -107,3 +107,19 @@ func TestLeaseHistoryFindsTwoHolders(t *testing.T) {
 		t.Fatalf("got %v, want a linearizability failure", err)
 	}
 }
+
+// Terms recorded out of start order — a holder whose resignation blocked records its term after
+// its successor's — are judged in start order: no overlap, fences growing.
+func TestChildrenSortsTermsByStart(t *testing.T) {
+	terms := []check.Term{
+		{Fence: 20, Holder: "holder1", PID: 32, Start: 26 * s, Stop: 31 * s}, // recorded first
+		{Fence: 10, Holder: "holder3", PID: 33, Start: 21 * s, Stop: 24 * s}, // its resign blocked
+	}
+	if err := check.Children(terms, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	terms[1].Stop = 27 * s // now they overlap
+	if err := check.Children(terms, nil, 0); err == nil || !strings.Contains(err.Error(), "two children at once") {
+		t.Fatalf("got %v, want an overlap", err)
+	}
+}

@@ -86,8 +86,11 @@ type Thaw struct {
 // Children checks the children's terms: every child stopped (all supervisors have been stopped
 // when it is called); fences strictly increase in start order, so none is reused; no two terms
 // overlap — except a term whose child was frozen past its deadline (thaws), which must have a
-// lower fence than every term it overlaps and must stop within prompt of its thaw.
+// lower fence than every term it overlaps and must stop within prompt of its thaw. The terms
+// may come in any order: a holder that records its term after resigning records it late when
+// the resignation blocks, after a successor's.
 func Children(terms []Term, thaws []Thaw, prompt time.Duration) error {
+	terms = slices.SortedStableFunc(slices.Values(terms), func(a, b Term) int { return cmp.Compare(a.Start, b.Start) })
 	var errs []error
 	thawedAt := map[int]int64{}
 	for _, th := range thaws {
