@@ -146,3 +146,39 @@ func TestAnUnsettledWriteIsNeverReportedAsDefinite(t *testing.T) {
 		}
 	})
 }
+
+// staleCreateStore lands every create but reports it ambiguous, and answers the first
+// staleLoads reads with NotFound, as a Raft leader that has not applied the create does.
+type staleCreateStore struct {
+	lease.Store
+	staleLoads int
+}
+
+func (s *staleCreateStore) Load(ctx context.Context, namespace string) (lease.Record, lease.Version, error) {
+	if s.staleLoads > 0 {
+		s.staleLoads--
+		return lease.Record{}, 0, lease.ErrNotFound
+	}
+	return s.Store.Load(ctx, namespace)
+}
+
+func (s *staleCreateStore) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
+	if _, err := s.Store.Create(ctx, rec); err != nil && !errors.Is(err, lease.ErrExists) {
+		return 0, err
+	}
+	return 0, lease.ErrAmbiguous
+}
+
+// Init after creates whose outcome stayed unknown, read back by stale reads that do not show
+// them yet: creating an election is idempotent, and once a read shows it, it exists.
+func TestInitAfterAmbiguousCreatesReadsOnceMore(t *testing.T) {
+	store := &staleCreateStore{Store: memstore.New(), staleLoads: 3}
+	e, err := lease.New(store, "jobs", lease.Identity{HolderID: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := e.Init(context.Background())
+	if err != nil || !snap.Exists {
+		t.Fatalf("init: exists=%v err=%v", snap.Exists, err)
+	}
+}

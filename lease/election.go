@@ -376,6 +376,11 @@ func (e *Election) loadOrCreate(ctx context.Context) (Record, Version, error) {
 		// made.
 	}
 	if unsettled != nil {
+		// The last create may have landed: a last read settles it.
+		if rec, ver, err := e.store.Load(ctx, e.namespace); err == nil {
+			e.observe(rec, ver)
+			return rec, ver, nil
+		}
 		return Record{}, 0, unsettled
 	}
 	return Record{}, 0, fmt.Errorf("%w: the election was created and removed repeatedly", ErrTooManyConflicts)

@@ -94,8 +94,9 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 		return fmt.Sprintf("[%d..%d] client %d: %s %s fence %d → ok=%t found %d (%s)", op.Call, op.Return,
 			op.Client, op.Contender, op.Kind, op.Fence, op.OK, op.ResultFence, op.CurrentHolder)
 	}
-	// ended is when term f certainly ended: the earliest return of a known win of a later term
-	// or of a known accepted release of f or a later term (0: not known to have ended).
+	// ended is when term f certainly ended: the earliest return of a known call that saw a later
+	// term (its win, an accepted renewal, a refusal naming it) or a known accepted release of f
+	// or a later term (0: not known to have ended).
 	type endAt struct {
 		fence uint64 // a term ends at or before at once this fence is won (released: fence+1)
 		at    int64
@@ -103,6 +104,15 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 	var ends []endAt
 	for g, w := range won {
 		ends = append(ends, endAt{g, w.Return})
+	}
+	for _, op := range ops {
+		switch {
+		case op.Unknown:
+		case op.Kind == leasetest.OpRenew && op.OK:
+			ends = append(ends, endAt{op.Fence, op.Return}) // term op.Fence was current
+		case op.Kind == leasetest.OpTryAcquire && !op.OK && op.ResultFence > floor:
+			ends = append(ends, endAt{op.ResultFence, op.Return}) // term op.ResultFence had been won
+		}
 	}
 	for g, rs := range released {
 		for _, r := range rs {

@@ -150,8 +150,8 @@ func TestQuorumLossHistoryWithStaleRefusals(t *testing.T) {
 	if err != nil || res != porcupine.Ok {
 		t.Fatalf("%v: %v", res, err)
 	}
-	if stale.Stale != 97 || stale.Oldest < 18*time.Second || stale.Oldest > 19*time.Second || stale.Lacked != 0 {
-		t.Fatalf("staleness %v, want 97 stale refusals, the stalest by 18–19 s, lacking no confirmed write", stale)
+	if stale.Stale != 97 || stale.Oldest < 18*time.Second || stale.Oldest > 19*time.Second || stale.Lacked > 10*time.Millisecond {
+		t.Fatalf("staleness %v, want 97 stale refusals, the stalest by 18–19 s, lacking at most 10 ms of confirmed writes", stale)
 	}
 	t.Log(stale)
 }

@@ -36,7 +36,9 @@ type Shard struct {
 type Store interface {
 	// LoadShard returns the shard's document and version, or lease.ErrNotFound.
 	LoadShard(ctx context.Context, key ShardKey) ([]byte, lease.Version, error)
-	// CreateShard stores the first document of the shard, or returns lease.ErrExists.
+	// CreateShard stores the first document of the shard, or returns lease.ErrExists — or an
+	// error wrapping lease.ErrAmbiguous when it cannot tell whether the document it sent was
+	// stored (the Swarm store, when a manager may have sent the create twice).
 	CreateShard(ctx context.Context, key ShardKey, data []byte) (lease.Version, error)
 	// UpdateShard replaces the shard's document if its version is still expected; otherwise
 	// lease.ErrConflict (or lease.ErrNotFound when it is gone). lease.ErrAmbiguous means the
