@@ -94,11 +94,11 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 		return fmt.Sprintf("[%d..%d] client %d: %s %s fence %d → ok=%t found %d (%s)", op.Call, op.Return,
 			op.Client, op.Contender, op.Kind, op.Fence, op.OK, op.ResultFence, op.CurrentHolder)
 	}
-	// ended is when term f certainly ended: the earliest return of a known call that saw a later
-	// term (its win, an accepted renewal, a refusal naming it) or a known accepted release of f
-	// or a later term (0: not known to have ended).
+	// endAt says that every term below fence had ended by at: a known call returned at at
+	// having seen term fence (its win, an accepted renewal, a refusal naming it), or having
+	// released term fence-1.
 	type endAt struct {
-		fence uint64 // a term ends at or before at once this fence is won (released: fence+1)
+		fence uint64
 		at    int64
 	}
 	var ends []endAt
@@ -125,6 +125,8 @@ func checkRefusals(floor uint64, ops []LeaseOp, window time.Duration) (Staleness
 	for i := len(ends) - 2; i >= 0; i-- { // suffix minima: ends[i].at is the earliest from ends[i].fence on
 		ends[i].at = min(ends[i].at, ends[i+1].at)
 	}
+	// ended is when term f certainly ended: the earliest end among those of terms above f
+	// (0: not known to have ended).
 	ended := func(f uint64) int64 {
 		i, _ := slices.BinarySearchFunc(ends, f+1, func(e endAt, t uint64) int { return cmp.Compare(e.fence, t) })
 		if i == len(ends) {
