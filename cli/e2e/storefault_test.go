@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,7 +61,9 @@ func TestStoreOnReadOnlyFileSystem(t *testing.T) {
 	}
 }
 
-// TestStoreOutOfSpace: a write that finds no space is exit 12, code store_full, naming the path.
+// TestStoreOutOfSpace: a write that needs space the store does not have — a new election's
+// file — is exit 12, code store_full, naming the path, and leaves nothing partial; an existing
+// election's writes go on meanwhile, since they rewrite blocks its file already has.
 func TestStoreOutOfSpace(t *testing.T) {
 	mnt := mountTmpfs(t, "64k")
 	store := filepath.Join(mnt, "store")
@@ -77,17 +80,20 @@ func TestStoreOutOfSpace(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("filling the tmpfs: %v, want ENOSPC", err)
 	}
-	r := cli(t, env, "try-acquire", "--json")
-	expectCode(t, r, 12, "try-acquire on a full store")
+	expectCode(t, cli(t, env, "try-acquire"), 0, "try-acquire of the existing election on a full store")
+
+	other := append(slices.Clone(env), "SWARM_LEASE_NAMESPACE="+leasetest.Namespace(t)+"-new") // the last value counts
+	r := cli(t, other, "try-acquire", "--json")
+	expectCode(t, r, 12, "try-acquire of a new election on a full store")
 	if out := decode[failureOut](t, r); out.Code != "store_full" {
 		t.Fatalf("--json: %+v, want code store_full", out)
 	}
 	if !strings.Contains(r.stderr, "no space left") || !strings.Contains(r.stderr, store+"/") {
 		t.Fatalf("the message should say no space left and name a path in %s:\n%s", store, r.stderr)
 	}
-	// Nothing partial: the election reads as before.
-	if got := decode[inspectOut](t, cli(t, env, "inspect", "--json")); !got.Exists || got.Acquired {
-		t.Fatalf("after a failed write the election is %+v, want the initialised one", got)
+	// Nothing partial: the new election does not exist.
+	if got := decode[inspectOut](t, cli(t, other, "inspect", "--json")); got.Exists {
+		t.Fatalf("after a failed first write the new election is %+v, want none", got)
 	}
 }
 

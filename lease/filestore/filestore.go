@@ -1,10 +1,10 @@
 // Package filestore keeps lease records in a directory shared by several processes on ONE host.
 //
 // It coordinates one host only: two machines sharing the directory over a network file system
-// get no guarantee at all. Each election is one JSON file, replaced atomically (write to a
-// temporary file, fsync, rename, fsync the directory) under an exclusive flock(2) on a lock file
-// beside it, so a crash at any point leaves either the old or the new record, and a crashed
-// process never leaves the lock held. Linux and macOS.
+// get no guarantee at all. Each election is one file of two slots written in turn in place
+// (record.go), under an exclusive flock(2) on a lock file beside it, so a crash at any point
+// leaves either the old or the new record, and a crashed process never leaves the lock held.
+// Linux and macOS.
 package filestore
 
 import (
@@ -20,7 +20,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// schema is the version of the file format; a file of another schema is never overwritten.
+// schema is the schema of a format-1 election file (one JSON document, replaced by rename),
+// which this version reads and replaces with format 2 at its next write (record.go). A file of
+// another schema is never overwritten.
 const schema = 1
 
 // Store is a directory of election files.
@@ -61,10 +63,14 @@ func (s *Store) Dir() string { return s.dir }
 // Describe implements lease.Store.
 func (s *Store) Describe() string { return "file store " + s.dir + " (this host only)" }
 
-// fileRecord is the on-disk form of one election.
+// fileRecord is the on-disk form of one election: a format-1 file, or a slot of a format-2
+// file.
 type fileRecord struct {
-	Schema     int       `json:"schema"`
-	Version    uint64    `json:"version"`
+	Schema  int    `json:"schema"`
+	Version uint64 `json:"version"`
+	// Previous is, in a format-2 slot, the version the other slot held when this one was
+	// written (its own version when both were written at once).
+	Previous   uint64    `json:"previous,omitempty"`
 	Namespace  string    `json:"namespace"`
 	HolderID   string    `json:"holder_id"`
 	NodeID     string    `json:"node_id"`
@@ -93,40 +99,70 @@ func (s *Store) Load(_ context.Context, namespace string) (lease.Record, lease.V
 }
 
 func (s *Store) read(namespace string) (lease.Record, lease.Version, error) {
-	path := s.path(namespace)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return lease.Record{}, 0, fmt.Errorf("file store: %q: %w", namespace, lease.ErrNotFound)
+	r, err := s.readRecord(namespace)
+	if errors.Is(err, errTornRecord) {
+		// A format-2 file with no whole slot is damage, not a write in progress (a write
+		// touches one slot), but only a read under the lock, where no write can be in progress,
+		// says so.
+		err = s.locked(namespace, func() error {
+			r, err = s.readLocked(namespace)
+			return err
+		})
 	}
 	if err != nil {
-		return lease.Record{}, 0, storeError("read", path, err)
+		return lease.Record{}, 0, err
 	}
+	return r.file.record(), lease.Version(r.file.Version), nil
+}
+
+// record is fr as the lease package's Record.
+func (fr fileRecord) record() lease.Record {
+	return lease.Record{
+		Namespace: fr.Namespace, HolderID: fr.HolderID, NodeID: fr.NodeID, TaskID: fr.TaskID,
+		Fence: fr.Fence, AcquiredAt: fr.AcquiredAt, RenewedAt: fr.RenewedAt, ExpiresAt: fr.ExpiresAt,
+		TTL: time.Duration(fr.TTLMillis) * time.Millisecond,
+	}
+}
+
+// fileRecordOf is rec as the record of version ver, written over version prev.
+func fileRecordOf(rec lease.Record, ver, prev uint64) fileRecord {
+	return fileRecord{
+		Version: ver, Previous: prev, Namespace: rec.Namespace,
+		HolderID: rec.HolderID, NodeID: rec.NodeID, TaskID: rec.TaskID, Fence: rec.Fence,
+		AcquiredAt: rec.AcquiredAt, RenewedAt: rec.RenewedAt, ExpiresAt: rec.ExpiresAt,
+		TTLMillis: rec.TTL.Milliseconds(),
+	}
+}
+
+// parseFormat1 reads a format-1 file: one JSON document of schema 1.
+func parseFormat1(path, namespace string, data []byte) (fileRecord, error) {
 	var fr fileRecord
 	if err := json.Unmarshal(data, &fr); err != nil {
-		return lease.Record{}, 0, &lease.CorruptError{Where: fmt.Sprintf("file %q", path),
+		return fileRecord{}, &lease.CorruptError{Where: fmt.Sprintf("file %q", path),
 			Reason: fmt.Sprintf("not a lease record (%v); repair it or remove it with the destroy command", err)}
 	}
 	corrupt := func(field, value, reason string) error {
 		return &lease.CorruptError{Where: fmt.Sprintf("file %q", path), Field: field, Value: value, Reason: reason}
 	}
+	if fr.Schema != schema {
+		return fileRecord{}, corrupt("schema", fmt.Sprint(fr.Schema), fmt.Sprintf("this version reads schema %d only; upgrade lfp-swarm-lease or destroy the election", schema))
+	}
+	return fr, checkRecord(fr, namespace, corrupt)
+}
+
+// checkRecord checks what every record, of either format, must hold.
+func checkRecord(fr fileRecord, namespace string, corrupt func(field, value, reason string) error) error {
 	switch {
-	case fr.Schema != schema:
-		return lease.Record{}, 0, corrupt("schema", fmt.Sprint(fr.Schema), fmt.Sprintf("this version reads schema %d only; upgrade lfp-swarm-lease or destroy the election", schema))
 	case fr.Namespace != namespace:
-		return lease.Record{}, 0, corrupt("namespace", fr.Namespace, fmt.Sprintf("the file belongs to another election than %q", namespace))
+		return corrupt("namespace", fr.Namespace, fmt.Sprintf("the file belongs to another election than %q", namespace))
 	case fr.Version == 0:
-		return lease.Record{}, 0, corrupt("version", "0", "must be positive")
+		return corrupt("version", "0", "must be positive")
 	case fr.TTLMillis < 0:
-		return lease.Record{}, 0, corrupt("ttl_ms", fmt.Sprint(fr.TTLMillis), "must not be negative")
+		return corrupt("ttl_ms", fmt.Sprint(fr.TTLMillis), "must not be negative")
 	case fr.HolderID != "" && fr.TTLMillis == 0:
-		return lease.Record{}, 0, corrupt("ttl_ms", "0", "a held lease needs a positive TTL")
+		return corrupt("ttl_ms", "0", "a held lease needs a positive TTL")
 	}
-	rec := lease.Record{
-		Namespace: fr.Namespace, HolderID: fr.HolderID, NodeID: fr.NodeID, TaskID: fr.TaskID,
-		Fence: fr.Fence, AcquiredAt: fr.AcquiredAt, RenewedAt: fr.RenewedAt, ExpiresAt: fr.ExpiresAt,
-		TTL: time.Duration(fr.TTLMillis) * time.Millisecond,
-	}
-	return rec, lease.Version(fr.Version), nil
+	return nil
 }
 
 // Create implements lease.Store.
@@ -136,7 +172,7 @@ func (s *Store) Create(_ context.Context, rec lease.Record) (lease.Version, erro
 	}
 	var ver lease.Version
 	err := s.locked(rec.Namespace, func() error {
-		_, _, err := s.read(rec.Namespace)
+		_, err := s.readLocked(rec.Namespace)
 		switch {
 		case err == nil:
 			return fmt.Errorf("file store: %q: %w", rec.Namespace, lease.ErrExists)
@@ -146,7 +182,7 @@ func (s *Store) Create(_ context.Context, rec lease.Record) (lease.Version, erro
 		// A time-based first version keeps versions rising across destroy and create, so a
 		// record created again never repeats a version a reader has seen.
 		ver = lease.Version(time.Now().UnixNano())
-		return s.write(rec, ver)
+		return s.writeRecord(recordRead{}, fileRecordOf(rec, uint64(ver), 0))
 	})
 	return ver, err
 }
@@ -158,15 +194,16 @@ func (s *Store) Update(_ context.Context, rec lease.Record, expected lease.Versi
 	}
 	var ver lease.Version
 	err := s.locked(rec.Namespace, func() error {
-		_, cur, err := s.read(rec.Namespace)
+		r, err := s.readLocked(rec.Namespace)
 		if err != nil {
 			return err
 		}
+		cur := lease.Version(r.file.Version)
 		if cur != expected {
 			return fmt.Errorf("file store: %q: version %d, expected %d: %w", rec.Namespace, cur, expected, lease.ErrConflict)
 		}
-		ver = cur + 1
-		return s.write(rec, ver)
+		ver = nextVersion(cur)
+		return s.writeRecord(r, fileRecordOf(rec, uint64(ver), uint64(cur)))
 	})
 	return ver, err
 }
@@ -184,20 +221,6 @@ func (s *Store) Delete(_ context.Context, namespace string) error {
 		}
 		return syncDir(s.dir)
 	})
-}
-
-// write replaces the election's file atomically and durably.
-func (s *Store) write(rec lease.Record, ver lease.Version) error {
-	data, err := json.MarshalIndent(fileRecord{
-		Schema: schema, Version: uint64(ver), Namespace: rec.Namespace,
-		HolderID: rec.HolderID, NodeID: rec.NodeID, TaskID: rec.TaskID, Fence: rec.Fence,
-		AcquiredAt: rec.AcquiredAt, RenewedAt: rec.RenewedAt, ExpiresAt: rec.ExpiresAt,
-		TTLMillis: rec.TTL.Milliseconds(),
-	}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("file store: encode: %w", err)
-	}
-	return s.replaceFile(s.path(rec.Namespace), append(data, '\n'))
 }
 
 // replaceFile puts data at path atomically and durably: it writes a temporary file beside it,

@@ -17,9 +17,10 @@ import (
 )
 
 // TestFullDiskLeavesNothingBehind: on a real file system that is out of space, a new rooms
-// shard and an election write fail with lease.ErrStoreFull naming the path, leave no partial
-// or temporary file, CheckWritable says so too; once space returns, every one of them works
-// without anyone removing a file.
+// shard and a new election fail with lease.ErrStoreFull naming the path, leave no partial or
+// temporary file, CheckWritable says so too; once space returns, every one of them works
+// without anyone removing a file. An existing election's writes go on meanwhile: they rewrite
+// blocks its file already has.
 func TestFullDiskLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	dir := leasetest.SmallFS(t, "4m")
@@ -39,8 +40,15 @@ func TestFullDiskLeavesNothingBehind(t *testing.T) {
 	if !errors.Is(err, lease.ErrStoreFull) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("campaign on a full disk: %v, want ErrStoreFull naming %s", err, dir)
 	}
-	if err := e.Release(ctx, won.Grant.Fence); !errors.Is(err, lease.ErrStoreFull) {
-		t.Fatalf("release on a full disk: %v, want ErrStoreFull", err)
+	other, err := lease.New(s, "full-new", lease.Identity{HolderID: "h"}, lease.WithTTL(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.TryAcquire(ctx); !errors.Is(err, lease.ErrStoreFull) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("a new election on a full disk: %v, want ErrStoreFull naming %s", err, dir)
+	}
+	if _, err := e.Renew(ctx, won.Grant.Fence); err != nil {
+		t.Fatalf("renewing an existing election on a full disk: %v", err)
 	}
 	if err := s.CheckWritable(ctx); !errors.Is(err, lease.ErrStoreFull) {
 		t.Fatalf("CheckWritable on a full disk: %v", err)
@@ -60,6 +68,9 @@ func TestFullDiskLeavesNothingBehind(t *testing.T) {
 	}
 	if err := e.Release(ctx, won.Grant.Fence); err != nil {
 		t.Fatalf("release once space returned: %v", err)
+	}
+	if res, err := other.TryAcquire(ctx); err != nil || !res.Acquired {
+		t.Fatalf("a new election once space returned: %+v, %v", res, err)
 	}
 	if left := leftovers(t, dir); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)

@@ -180,11 +180,11 @@ func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte
 	return ver, err
 }
 
-// nextVersion is the version of the write after cur: above it and at least the wall clock in
-// Unix nanoseconds. The clock keeps a version from being handed out twice when a shard loses
-// its newest slot: the next write after the loss starts above the lost version, so a reader
-// that remembered it (another process's cache) sees a change, not the same version with other
-// content.
+// nextVersion is the version of the write after cur, of a rooms shard or an election record:
+// above it and at least the wall clock in Unix nanoseconds. The clock keeps a version from
+// being handed out twice when a file loses its newest slot: the next write after the loss
+// starts above the lost version, so a reader that remembered it (another process's cache, a
+// watcher) sees a change, not the same version with other content.
 func nextVersion(cur lease.Version) lease.Version {
 	return max(cur+1, lease.Version(max(time.Now().UnixNano(), 0)))
 }

@@ -44,14 +44,7 @@ func encodeSlot(buf []byte, key rooms.ShardKey, data []byte, ver, prev lease.Ver
 	body := buf[slotHeaderRoom:]
 
 	var header [slotHeaderRoom]byte
-	h := append(header[:0], slotMagic...)
-	h = append(h, " 1 "...)
-	h = strconv.AppendUint(h, uint64(ver), 10)
-	h = append(h, ' ')
-	h = strconv.AppendInt(h, int64(len(body)), 10)
-	h = append(h, ' ')
-	h = appendHex8(h, crc32.Checksum(body, castagnoli))
-	h = append(h, '\n')
+	h := appendSlotHeader(header[:0], slotMagic, uint64(ver), len(body), crc32.Checksum(body, castagnoli))
 	start := slotHeaderRoom - len(h)
 	copy(buf[start:], h)
 	return buf, buf[start:], nil
@@ -76,6 +69,19 @@ func appendEnvelope(buf []byte, key rooms.ShardKey, data []byte, ver, prev lease
 	buf = append(buf, `,"data":`...)
 	buf = append(buf, data...)
 	return append(buf, "}\n"...)
+}
+
+// appendSlotHeader appends the header line of a slot whose lines start with magic, announcing
+// version ver and length bytes of content with CRC-32C sum.
+func appendSlotHeader(h []byte, magic string, ver uint64, length int, sum uint32) []byte {
+	h = append(h, magic...)
+	h = append(h, " 1 "...)
+	h = strconv.AppendUint(h, ver, 10)
+	h = append(h, ' ')
+	h = strconv.AppendInt(h, int64(length), 10)
+	h = append(h, ' ')
+	h = appendHex8(h, sum)
+	return append(h, '\n')
 }
 
 // appendHex8 appends v as 8 lower-case hex digits, as "%08x" formats it.

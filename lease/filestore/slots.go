@@ -184,12 +184,19 @@ type slotHeader struct {
 	sum     uint32
 }
 
-// parseHeader parses a slot's header line; why says what is wrong with it ("" when nothing).
-// It reads the line in place, with no allocation: every write checks two headers. The fields
-// are separated by single spaces, as writeSlot writes them.
-func parseHeader(line []byte) (h slotHeader, why string) {
+// parseHeader parses a rooms slot's header line; why says what is wrong with it ("" when
+// nothing).
+func parseHeader(line []byte) (h slotHeader, why string) { return parseHeaderOf(line, slotMagic) }
+
+// parseHeaderOf parses the header line of a slot whose lines start with magic (a rooms slot's
+// or an election record's). It reads the line in place, with no allocation: every write checks
+// two headers. The fields are separated by single spaces, as appendSlotHeader writes them.
+func parseHeaderOf(line []byte, magic string) (h slotHeader, why string) {
 	const notHeader, notNumber = "the header is not a slot header", "the header's version, length or checksum is not a number"
-	rest, ok := bytes.CutPrefix(line, []byte(slotMagic+" 1 "))
+	rest, ok := bytes.CutPrefix(line, []byte(magic))
+	if ok {
+		rest, ok = bytes.CutPrefix(rest, []byte(" 1 "))
+	}
 	if !ok {
 		return slotHeader{}, notHeader
 	}
