@@ -95,52 +95,68 @@ func parseFormat2(path, namespace string, data []byte) (recordRead, error) {
 			"a two-slot lease file of %d bytes; it must be twice a power of two from %d to %d; repair it or remove it with the destroy command",
 			len(data), minRecordSlot, maxRecordSlot)}
 	}
-	var slots [2]fileRecord
+	// The headers and checksums tell the whole slots and their versions; only the record that
+	// is read is decoded (a read of the other slot's JSON would double the cost of every read).
+	var heads [2]slotHeader
 	var why [2]string
-	at := -1
-	for i := range slots {
-		fr, torn, err := parseRecordSlot(path, namespace, data[i*size:(i+1)*size])
+	for i := range heads {
+		heads[i], why[i] = checkRecordSlot(data[i*size : (i+1)*size])
+	}
+	order := [2]int{0, 1}
+	if heads[1].version > heads[0].version {
+		order = [2]int{1, 0}
+	}
+	for _, at := range order {
+		if why[at] != "" {
+			continue
+		}
+		fr, torn, err := decodeRecordSlot(path, namespace, data[at*size:(at+1)*size], heads[at])
 		if err != nil {
 			return recordRead{}, err
 		}
-		slots[i], why[i] = fr, torn
-		if torn == "" && (at < 0 || fr.Version > slots[at].Version) {
-			at = i
+		if torn != "" {
+			why[at] = torn
+			continue
 		}
+		r := recordRead{file: fr, slotSize: size, at: at}
+		other := 1 - at
+		switch v := heads[other].version; {
+		case why[other] != "":
+			r.damage = why[other]
+		case v != fr.Version && v != fr.Previous:
+			// Equal versions: both slots were written at once (a whole file). Otherwise the
+			// other slot holds what it held when the current one was written.
+			r.damage = fmt.Sprintf("it holds version %d, but version %d was written beside version %d", v, fr.Version, fr.Previous)
+		}
+		return r, nil
 	}
-	if at < 0 {
-		return recordRead{}, errTornRecord
-	}
-	r := recordRead{file: slots[at], slotSize: size, at: at}
-	other := 1 - at
-	switch {
-	case why[other] != "":
-		r.damage = why[other]
-	case slots[other].Version != r.file.Version && slots[other].Version != r.file.Previous:
-		// Equal versions: both slots were written at once (a whole file). Otherwise the other
-		// slot holds what it held when the current one was written.
-		r.damage = fmt.Sprintf("it holds version %d, but version %d was written beside version %d",
-			slots[other].Version, r.file.Version, r.file.Previous)
-	}
-	return r, nil
+	return recordRead{}, errTornRecord
 }
 
-// parseRecordSlot reads one slot. torn says why the slot is not whole ("" when it is); err is
-// content that is whole but not a record of this election — written whole by something else.
-func parseRecordSlot(path, namespace string, slot []byte) (fr fileRecord, torn string, err error) {
+// checkRecordSlot reads one slot's header and checks its content against it: why says why the
+// slot is not whole ("" when it is).
+func checkRecordSlot(slot []byte) (h slotHeader, why string) {
 	line, rest, ok := bytes.Cut(slot, []byte{'\n'})
 	if !ok {
-		return fileRecord{}, "no header line", nil
+		return slotHeader{}, "no header line"
 	}
-	h, why := parseHeaderOf(line, recordMagic)
+	h, why = parseHeaderOf(line, recordMagic)
 	switch {
 	case why != "":
-		return fileRecord{}, why, nil
+		return slotHeader{}, why
 	case h.length > len(rest):
-		return fileRecord{}, fmt.Sprintf("the header announces %d bytes but the slot has room for %d", h.length, len(rest)), nil
+		return slotHeader{}, fmt.Sprintf("the header announces %d bytes but the slot has room for %d", h.length, len(rest))
 	case crc32.Checksum(rest[:h.length], castagnoli) != h.sum:
-		return fileRecord{}, "the CRC-32C of the content does not match the header (bytes changed, or a write cut short)", nil
+		return slotHeader{}, "the CRC-32C of the content does not match the header (bytes changed, or a write cut short)"
 	}
+	return h, ""
+}
+
+// decodeRecordSlot decodes the record of a slot that checkRecordSlot found whole, with header
+// h. torn says why it is not whole after all; err is content that is whole but not a record of
+// this election — written whole by something else.
+func decodeRecordSlot(path, namespace string, slot []byte, h slotHeader) (fr fileRecord, torn string, err error) {
+	_, rest, _ := bytes.Cut(slot, []byte{'\n'})
 	corrupt := func(field, value, reason string) error {
 		return &lease.CorruptError{Where: fmt.Sprintf("file %q", path), Field: field, Value: value, Reason: reason}
 	}
