@@ -73,6 +73,9 @@ type shardQueue struct {
 	// The last document this Manager wrote and its version; only the sem holder touches them.
 	cached    *shardDoc
 	cachedVer lease.Version
+	// ends is storage for the ends of the next document written (activeIndex.begin), which
+	// the index hands back once it no longer refers to it; only the sem holder touches it.
+	ends []time.Time
 }
 
 // submit queues o and returns once it is decided (its res/err set), or with ctx's error if ctx
@@ -177,7 +180,7 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 				return
 			}
 		}
-		outs, changed, refused := m.decideBatch(batch, q.key.Index, next, now, activating, !fromMemory)
+		outs, changed, refused := m.decideBatch(q, batch, next, now, activating, !fromMemory)
 		if fromMemory && refused {
 			// Refusals are only ever decided on what the store holds now.
 			doc, fromMemory = nil, false
@@ -199,11 +202,11 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 			if newVer == 0 { // applied, version unknown: read before the next write
 				q.cached = nil
 			}
-			m.index.record(q.key.Index, newVer, m.ends(next))
+			q.ends = m.index.record(q.key.Index, newVer)
 			deliver(batch, outs)
 			return
 		}
-		m.index.abort(q.key.Index)
+		q.ends = m.index.abort(q.key.Index)
 		if !errors.Is(err, lease.ErrConflict) {
 			fail(err)
 			return
@@ -242,12 +245,14 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 // the lock go, so that the next activation of this Manager counts it. write tells whether a
 // change may be written (false for a decision on the remembered document that a refusal sends
 // back to the store).
-func (m *Manager) decideBatch(batch []*op, index int, next *shardDoc, now time.Time, activating, write bool) (outs []outcome, changed, refused bool) {
+func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now time.Time, activating, write bool) (outs []outcome, changed, refused bool) {
+	index := q.key.Index
 	var caps *capacity
 	if activating {
 		m.decide.Lock()
 		defer m.decide.Unlock()
-		caps = m.index.countOthers(index, now)
+		c := m.index.countOthers(index, now)
+		caps = &c
 	}
 	size := &sizer{}
 	outs = make([]outcome, len(batch))
@@ -256,7 +261,8 @@ func (m *Manager) decideBatch(batch []*op, index int, next *shardDoc, now time.T
 		changed, refused = changed || outs[i].changed, refused || outs[i].refused
 	}
 	if changed && (write || !refused) {
-		m.index.begin(index, m.ends(next))
+		m.index.begin(index, m.endsOf(next, q.ends))
+		q.ends = nil
 	}
 	return outs, changed, refused
 }

@@ -17,7 +17,10 @@ type MemoryStore struct {
 	shards map[ShardKey]memShard
 	// next is shared by all shards so that a shard removed and created again never repeats a
 	// version.
-	next     lease.Version
+	next lease.Version
+	// versions holds the shards' versions by namespace and index as well, so that
+	// ReadShardVersions is a copy.
+	versions map[string]*memVersions
 	locks    map[string]chan struct{}
 	watchers map[ShardKey]map[chan struct{}]struct{}
 }
@@ -27,16 +30,42 @@ type memShard struct {
 	ver  lease.Version
 }
 
+// memVersions is the versions of a namespace's shards by index (0: none).
+type memVersions struct {
+	byIndex [MaxShards]lease.Version
+	// outside counts the stored shards at indexes outside byIndex, which no Manager uses.
+	outside int
+}
+
+// setVersion records shard key's version, 0 when it is removed.
+func (s *MemoryStore) setVersion(key ShardKey, ver lease.Version) {
+	v := s.versions[key.Namespace]
+	if v == nil {
+		v = &memVersions{}
+		s.versions[key.Namespace] = v
+	}
+	if key.Index < 0 || key.Index >= MaxShards {
+		if ver == 0 {
+			v.outside--
+		} else if _, ok := s.shards[key]; !ok {
+			v.outside++
+		}
+		return
+	}
+	v.byIndex[key.Index] = ver
+}
+
 var (
 	_ Store              = (*MemoryStore)(nil)
 	_ ActivationLocker   = (*MemoryStore)(nil)
 	_ ShardNotifier      = (*MemoryStore)(nil)
 	_ ShardVersionLister = (*MemoryStore)(nil)
+	_ ShardVersionReader = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{shards: map[ShardKey]memShard{}, locks: map[string]chan struct{}{},
+	return &MemoryStore{shards: map[ShardKey]memShard{}, versions: map[string]*memVersions{}, locks: map[string]chan struct{}{},
 		watchers: map[ShardKey]map[chan struct{}]struct{}{}}
 }
 
@@ -104,12 +133,29 @@ func (s *MemoryStore) ShardVersions(_ context.Context, namespace string) (map[in
 	return out, nil
 }
 
+// ReadShardVersions implements ShardVersionReader.
+func (s *MemoryStore) ReadShardVersions(_ context.Context, namespace string, versions *[MaxShards]lease.Version) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.versions[namespace]
+	switch {
+	case v == nil:
+		*versions = [MaxShards]lease.Version{}
+	case v.outside > 0:
+		return fmt.Errorf("memory store: rooms namespace %q has a shard at an index below 0 or from %d on", namespace, MaxShards)
+	default:
+		*versions = v.byIndex
+	}
+	return nil
+}
+
 // DeleteShards implements Store.
 func (s *MemoryStore) DeleteShards(_ context.Context, namespace string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k := range s.shards {
 		if k.Namespace == namespace {
+			s.setVersion(k, 0)
 			delete(s.shards, k)
 			s.notifyLocked(k)
 		}
@@ -156,6 +202,7 @@ func (s *MemoryStore) NotifyShard(ctx context.Context, key ShardKey) (<-chan str
 
 func (s *MemoryStore) put(key ShardKey, data []byte) lease.Version {
 	s.next++
+	s.setVersion(key, s.next)
 	s.shards[key] = memShard{data: bytes.Clone(data), ver: s.next}
 	s.notifyLocked(key)
 	return s.next

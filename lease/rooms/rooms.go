@@ -82,6 +82,11 @@ type Manager struct {
 	countMaxAge   time.Duration
 	clock         lease.Clock
 
+	// The store's optional interfaces, asserted once.
+	locks  bool // ActivationLocker
+	reader ShardVersionReader
+	lister ShardVersionLister
+
 	queues []*shardQueue
 	// gate holds the store's activation lock while any activation of this Manager is in
 	// flight; decide serialises the activations' counts and decisions (gate.go).
@@ -113,6 +118,10 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
+	_, m.locks = store.(ActivationLocker)
+	m.reader, _ = store.(ShardVersionReader)
+	m.lister, _ = store.(ShardVersionLister)
+	m.index.shards = make([]indexedShard, m.shards)
 	m.queues = make([]*shardQueue, m.shards)
 	for i := range m.queues {
 		m.queues[i] = &shardQueue{key: ShardKey{Namespace: namespace, Index: i}, sem: make(chan struct{}, 1)}
