@@ -191,6 +191,7 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 			return
 		}
 		data := next.encode()
+		next.setSize(len(data))
 		wctx := ctx
 		if leave != nil {
 			gone := leave
@@ -254,10 +255,9 @@ func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now ti
 		c := m.index.countOthers(index, now)
 		caps = &c
 	}
-	size := &sizer{}
 	outs = make([]outcome, len(batch))
 	for i, o := range batch {
-		outs[i] = m.apply(o, next, now, caps, size)
+		outs[i] = m.apply(o, next, now, caps)
 		changed, refused = changed || outs[i].changed, refused || outs[i].refused
 	}
 	if changed && (write || !refused) {
@@ -324,7 +324,7 @@ func (m *Manager) write(ctx context.Context, key ShardKey, data []byte, ver leas
 func (m *Manager) collect(doc *shardDoc, now time.Time) {
 	for id, e := range doc.Rooms {
 		if !m.live(e, now) {
-			delete(doc.Rooms, id)
+			doc.remove(id)
 		}
 	}
 }
@@ -344,7 +344,7 @@ func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
 }
 
 // apply decides op o on doc (changing doc when it succeeds).
-func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity, size *sizer) outcome {
+func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) outcome {
 	e, ok := doc.Rooms[o.room]
 	live := ok && m.live(e, now)
 	mine := live && e.Hash.equal(o.hash)
@@ -359,18 +359,18 @@ func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity, siz
 		}
 		ne := roomEntry{Candidate: o.candidate, Metadata: o.metadata, Term: nextTerm(doc.Floor, m.clock.Now()),
 			ExpiresMs: now.Add(o.ttl).UnixMilli(), TTLSec: int64(o.ttl / time.Second), Hash: o.hash}
-		if err := m.admit(o.room, ne, doc, now, caps, size); err != nil {
+		if err := m.admit(o.room, ne, doc, now, caps); err != nil {
 			return outcome{refused: true, err: err}
 		}
 		doc.Floor = ne.Term
-		size.put(doc, o.room, ne)
+		doc.put(o.room, ne)
 		return outcome{changed: true, res: m.leaderResult(o.room, ne, o.token)}
 	case opRenew:
 		if !mine {
 			return outcome{refused: true, err: m.notCurrent(live)}
 		}
 		e.ExpiresMs, e.TTLSec = now.Add(o.ttl).UnixMilli(), int64(o.ttl/time.Second)
-		size.put(doc, o.room, e)
+		doc.put(o.room, e)
 		return outcome{changed: true, res: m.leaderResult(o.room, e, o.token)}
 	default: // opResign
 		if !mine {
@@ -379,7 +379,7 @@ func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity, siz
 			}
 			return outcome{refused: true, err: m.notCurrent(live)}
 		}
-		size.remove(doc, o.room)
+		doc.remove(o.room)
 		return outcome{changed: true, prev: e.Term}
 	}
 }
@@ -397,8 +397,8 @@ func (m *Manager) leaderResult(room string, e roomEntry, token string) Result {
 }
 
 // admit checks an activation against the shard's byte budget and the active-room limit.
-func (m *Manager) admit(room string, e roomEntry, doc *shardDoc, now time.Time, caps *capacity, size *sizer) error {
-	if size.after(doc, room, e) > m.maxShardBytes {
+func (m *Manager) admit(room string, e roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
+	if doc.sizeWith(room, e) > m.maxShardBytes {
 		return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
 	}
 	if caps == nil { // no limit
@@ -430,39 +430,6 @@ func (m *Manager) earliest(doc *shardDoc, now time.Time, caps *capacity) time.Du
 type capacity struct {
 	active   int
 	firstEnd time.Time
-}
-
-// sizer tracks the encoded size of a document being changed, so that the byte budget is
-// checked without encoding the whole shard for every op. It encodes the document once, on the
-// first activation of an attempt; entry sizes are exact, the total may count one comma too many.
-type sizer struct {
-	known bool
-	n     int
-}
-
-func (s *sizer) after(doc *shardDoc, room string, e roomEntry) int {
-	if !s.known {
-		s.n, s.known = len(doc.encode()), true
-	}
-	n := s.n + entrySize(room, e)
-	if old, ok := doc.Rooms[room]; ok {
-		n -= entrySize(room, old)
-	}
-	return n
-}
-
-func (s *sizer) put(doc *shardDoc, room string, e roomEntry) {
-	if s.known {
-		s.n = s.after(doc, room, e)
-	}
-	doc.Rooms[room] = e
-}
-
-func (s *sizer) remove(doc *shardDoc, room string) {
-	if old, ok := doc.Rooms[room]; ok && s.known {
-		s.n -= entrySize(room, old)
-	}
-	delete(doc.Rooms, room)
 }
 
 // pause waits a short, jittered, growing time before a retry, so that writers that collided do

@@ -29,6 +29,10 @@ type shardDoc struct {
 	Floor uint64 `json:"floor"`
 	// Rooms holds the rooms that may still be live; expired ones are dropped by the next write.
 	Rooms map[string]roomEntry `json:"rooms"`
+
+	// size is the length of the document's encoding, when sized (shardsize.go).
+	size  int
+	sized bool
 }
 
 // roomEntry is the stored state of one room's current (or last, not yet collected) term.

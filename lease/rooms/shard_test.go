@@ -3,6 +3,7 @@ package rooms
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -45,28 +46,51 @@ func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
 	}
 }
 
-func TestSizerTracksTheEncodedSize(t *testing.T) {
+// TestSizeTracksTheEncoding: a document's remembered size is its encoding's exact length
+// through puts (new rooms, replaced rooms, the first room), removals (down to none) and
+// clones, whether it was measured before the changes or after.
+func TestSizeTracksTheEncoding(t *testing.T) {
 	key := ShardKey{Namespace: "ns", Index: 0}
-	d := testDoc(t, key, 1, 3)
-	s := &sizer{}
-	ids := []string{}
-	for id := range d.Rooms {
-		ids = append(ids, id)
-	}
-	extra := testDoc(t, key, 1, 4)
-	for id, e := range extra.Rooms {
-		if s.after(d, id, e) < len(d.encode())+entrySize(id, e)-1 {
-			t.Fatal("after underestimates")
+	check := func(d *shardDoc, when string) {
+		t.Helper()
+		if got, want := d.encodedSize(), len(d.encode()); got != want {
+			t.Fatalf("%s: size %d, the encoding has %d bytes", when, got, want)
 		}
-		s.put(d, id, e)
 	}
-	s.remove(d, ids[0])
-	e := d.Rooms[ids[1]]
-	e.TTLSec = 300
-	s.put(d, ids[1], e)
-	if got, want := s.n, len(d.encode()); got < want || got > want+1 {
-		t.Fatalf("sizer says %d bytes, the encoding has %d", got, want)
+	extra := testDoc(t, key, 1, 4) // metadata that needs escaping, in all but the first
+	for _, measured := range []bool{true, false} {
+		d := newShard(key, 1, time.UnixMicro(1_700_000_000_000_000))
+		if measured {
+			check(d, "empty")
+		}
+		var ids []string
+		for id, e := range extra.Rooms {
+			if want := len(withRoom(d, id, e).encode()); d.sized && d.sizeWith(id, e) != want {
+				t.Fatalf("size with room %d: %d, want %d", len(ids), d.sizeWith(id, e), want)
+			}
+			d.put(id, e)
+			ids = append(ids, id)
+		}
+		check(d, "after four puts")
+		d = d.clone()
+		e := d.Rooms[ids[1]]
+		e.TTLSec, e.Metadata = 300, ""
+		d.put(ids[1], e)
+		check(d, "after a replacement")
+		for i, id := range ids {
+			d.remove(id)
+			check(d, fmt.Sprintf("after %d removals", i+1))
+		}
+		d.remove(ids[0]) // gone already
+		check(d, "after removing a missing room")
 	}
+}
+
+// withRoom is a copy of d with room id set to e.
+func withRoom(d *shardDoc, id string, e roomEntry) *shardDoc {
+	c := d.clone()
+	c.Rooms[id] = e
+	return c
 }
 
 func TestDecodeRefusesWhatItCannotTrust(t *testing.T) {
