@@ -190,14 +190,17 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 			deliver(batch, outs)
 			return
 		}
-		data := next.encode()
-		next.setSize(len(data))
+		var data []byte
+		if m.mem == nil { // the memory store takes the document itself
+			data = next.encode()
+			next.setSize(len(data))
+		}
 		wctx := ctx
 		if leave != nil {
 			gone := leave
 			wctx = withVisible(ctx, func() { released = true; gone() })
 		}
-		newVer, maybe, err := m.write(wctx, q.key, data, ver)
+		newVer, maybe, err := m.write(wctx, q.key, next, data, ver)
 		if err == nil {
 			q.cached, q.cachedVer = next, newVer
 			if newVer == 0 { // applied, version unknown: read before the next write
@@ -288,14 +291,18 @@ func (o *op) qualify(err error) error {
 	return fmt.Errorf("%w; an earlier write of this call may have been applied: %w", err, o.unsettled)
 }
 
-// write stores data conditionally on ver (creating the shard when ver is 0). Any reason to
-// decide again — a conflict, a shard created or removed meanwhile, an unknown outcome whose
-// read-back shows other bytes — is lease.ErrConflict; maybe reports that the write may have
-// landed all the same.
-func (m *Manager) write(ctx context.Context, key ShardKey, data []byte, ver lease.Version) (newVer lease.Version, maybe bool, err error) {
-	if ver == 0 {
+// write stores doc, encoded as data, conditionally on ver (creating the shard when ver is 0);
+// the memory store takes doc itself, and data is nil then. Any reason to decide again — a
+// conflict, a shard created or removed meanwhile, an unknown outcome whose read-back shows
+// other bytes — is lease.ErrConflict; maybe reports that the write may have landed all the
+// same.
+func (m *Manager) write(ctx context.Context, key ShardKey, doc *shardDoc, data []byte, ver lease.Version) (newVer lease.Version, maybe bool, err error) {
+	switch {
+	case m.mem != nil:
+		newVer, err = m.mem.storeDoc(key, doc, ver)
+	case ver == 0:
 		newVer, err = m.store.CreateShard(ctx, key, data)
-	} else {
+	default:
 		newVer, err = m.store.UpdateShard(ctx, key, data, ver)
 	}
 	switch {

@@ -248,7 +248,9 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 		} else {
 			s := listedShard(docs, i)
 			ver = s.Version
-			doc, err = decodeShard(s.Data, key, m.shards, m.where(i))
+			if doc, err = decodeShard(s.Data, key, m.shards); err != nil {
+				err = m.placed(err, i)
+			}
 		}
 		if err != nil {
 			return err

@@ -86,6 +86,9 @@ type Manager struct {
 	locks  bool // ActivationLocker
 	reader ShardVersionReader
 	lister ShardVersionLister
+	// mem is the store when it is a *MemoryStore: documents go to it and come back as they
+	// are, never encoded or decoded (memory.go). A wrapper of one is a Store like any other.
+	mem *MemoryStore
 
 	queues []*shardQueue
 	// gate holds the store's activation lock while any activation of this Manager is in
@@ -121,6 +124,7 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 	_, m.locks = store.(ActivationLocker)
 	m.reader, _ = store.(ShardVersionReader)
 	m.lister, _ = store.(ShardVersionLister)
+	m.mem, _ = store.(*MemoryStore)
 	m.index.shards = make([]indexedShard, m.shards)
 	m.queues = make([]*shardQueue, m.shards)
 	for i := range m.queues {
@@ -252,23 +256,43 @@ func (m *Manager) retryAfter(e roomEntry, now time.Time) time.Duration {
 
 // load reads and decodes a shard; a missing shard is a new, empty one at version 0 (never
 // written: the first write creates it).
+// The document it returns may be shared (the memory store's): it is never changed, only
+// cloned.
 func (m *Manager) load(ctx context.Context, key ShardKey) (*shardDoc, lease.Version, error) {
-	data, ver, err := m.store.LoadShard(ctx, key)
-	if errors.Is(err, lease.ErrNotFound) {
+	var doc *shardDoc
+	var data []byte
+	var ver lease.Version
+	var err error
+	if m.mem != nil {
+		doc, data, ver, err = m.mem.loadDoc(key)
+	} else {
+		data, ver, err = m.store.LoadShard(ctx, key)
+	}
+	switch {
+	case errors.Is(err, lease.ErrNotFound):
 		return newShard(key, m.shards, m.clock.Now()), 0, nil
+	case err != nil:
+		return nil, 0, err
+	case doc != nil:
+		// Written by a Manager, maybe one configured otherwise.
+		err = checkShardHeader(doc, key, m.shards)
+	default:
+		doc, err = decodeShard(data, key, m.shards)
 	}
 	if err != nil {
-		return nil, 0, err
-	}
-	doc, err := decodeShard(data, key, m.shards, m.where(key.Index))
-	if err != nil {
-		return nil, 0, err
+		return nil, 0, m.placed(err, key.Index)
 	}
 	return doc, ver, nil
 }
 
-func (m *Manager) where(index int) string {
-	return fmt.Sprintf("shard %d of rooms namespace %q in the %s", index, m.ns, m.store.Describe())
+// placed names shard index as the place of a *lease.CorruptError found in it: the name is
+// only made for an error.
+func (m *Manager) placed(err error, index int) error {
+	var ce *lease.CorruptError
+	if errors.As(err, &ce) && ce.Where == "" {
+		ce.Where = fmt.Sprintf("shard %d of rooms namespace %q in the %s", index, m.ns, m.store.Describe())
+	}
+	return err
 }
 
 func (m *Manager) wrap(op, roomID string, err error) error {

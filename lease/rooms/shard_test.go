@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
 	if strings.Contains(string(a), `\u003c`) {
 		t.Fatal("HTML escaping costs bytes and is not wanted")
 	}
-	back, err := decodeShard(a, key, 8, "test")
+	back, err := decodeShard(a, key, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +122,13 @@ func TestDecodeRefusesWhatItCannotTrust(t *testing.T) {
 		d := good.clone()
 		mutate(d)
 		var ce *lease.CorruptError
-		if _, err := decodeShard(d.encode(), key, 4, "test"); !errors.As(err, &ce) {
+		if _, err := decodeShard(d.encode(), key, 4); !errors.As(err, &ce) {
 			t.Errorf("%s: %v, want a *lease.CorruptError", name, err)
 		}
 	}
 	for _, bad := range []string{`{`, `[]`, `{"schema":1,"ns":"ns","shard":1,"shards":4,"floor":1,"rooms":{"` + someID + `":{"c":"a","t":1,"e":1,"l":30,"h":"xx"}}}`} {
 		var ce *lease.CorruptError
-		if _, err := decodeShard([]byte(bad), key, 4, "test"); !errors.As(err, &ce) {
+		if _, err := decodeShard([]byte(bad), key, 4); !errors.As(err, &ce) {
 			t.Errorf("%.40s: %v, want a *lease.CorruptError", bad, err)
 		}
 	}
@@ -314,5 +315,19 @@ func TestTooManyConflicts(t *testing.T) {
 	_, err = m.Renew(ctx, room, res.Token, MinTTL)
 	if !errors.Is(err, ErrTooManyConflicts) || !errors.Is(err, lease.ErrTooManyConflicts) || !strings.Contains(err.Error(), "3 attempts") {
 		t.Fatalf("renew against endless conflicts: %v", err)
+	}
+}
+
+// TestShardIndexIsFNV1a: the shard of a room is FNV-1a 64 of its id modulo the shard count —
+// the stored layout, which must never change.
+func TestShardIndexIsFNV1a(t *testing.T) {
+	for _, id := range []string{"", "a", "room-0001", strings.Repeat("Zz9_-", 13), NewRoomID(), NewRoomID()} {
+		h := fnv.New64a()
+		h.Write([]byte(id))
+		for _, shards := range []int{1, 7, 64, MaxShards} {
+			if got, want := shardIndex(id, shards), int(h.Sum64()%uint64(shards)); got != want {
+				t.Errorf("room %q of %d shards: shard %d, want %d", id, shards, got, want)
+			}
+		}
 	}
 }
