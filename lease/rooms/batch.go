@@ -44,11 +44,34 @@ type op struct {
 	// failure is reported wrapping it (lease.ErrAmbiguous), never as a plain answer.
 	unsettled error
 
+	// out is the op's decision on the current attempt's state; it is answered (res, prev,
+	// err) once the attempt's write, if any, is done.
+	out outcome
+
 	res  Result
 	prev uint64
 	err  error
+	// done receives one value when the op is answered. It is buffered, so that answering
+	// never waits, and kept when the op is recycled (ops).
 	done chan struct{}
 }
+
+// ops recycles the ops of answered calls: an op and its done channel were two of the engine's
+// allocations per operation. An op whose caller stopped waiting is never recycled: it may
+// still be in a batch.
+var ops = sync.Pool{New: func() any { return &op{done: make(chan struct{}, 1)} }}
+
+func newOp() *op { return ops.Get().(*op) }
+
+// recycle returns an answered op, whose answer the caller has taken, for reuse.
+func (o *op) recycle() {
+	done := o.done
+	*o = op{done: done}
+	ops.Put(o)
+}
+
+// answer tells the waiting caller that o's res, prev and err are set.
+func (o *op) answer() { o.done <- struct{}{} }
 
 // outcome is an op's decision on one attempt's state.
 type outcome struct {
@@ -69,6 +92,9 @@ type shardQueue struct {
 
 	mu      sync.Mutex
 	pending []*op
+	// spare is the storage of the batch taken last, cleared, for the queue after the next
+	// take; only the sem holder touches it.
+	spare []*op
 
 	// The last document this Manager wrote and its version; only the sem holder touches them.
 	cached    *shardDoc
@@ -76,13 +102,16 @@ type shardQueue struct {
 	// ends is storage for the ends of the next document written (activeIndex.begin), which
 	// the index hands back once it no longer refers to it; only the sem holder touches it.
 	ends []time.Time
+	// pass is the sem holder's pass through the activation gate when the store never sees it
+	// (the memory store: no WrittenVisible), reused from batch to batch.
+	pass gatePass
 }
 
 // submit queues o and returns once it is decided (its res/err set), or with ctx's error if ctx
 // ends first — the op may then still be applied.
 func (m *Manager) submit(ctx context.Context, o *op) error {
 	q := m.queues[m.ShardOf(o.room)]
-	o.ctx, o.done = ctx, make(chan struct{})
+	o.ctx = ctx
 	q.mu.Lock()
 	q.pending = append(q.pending, o)
 	q.mu.Unlock()
@@ -100,6 +129,7 @@ func (m *Manager) submit(ctx context.Context, o *op) error {
 			// batch takes it.
 			if batch := q.take(); len(batch) > 0 {
 				m.flush(q, batch)
+				clear(batch) // no op outlives its answer in the spare storage
 			}
 			<-q.sem
 		case <-ctx.Done():
@@ -114,12 +144,13 @@ func (m *Manager) submit(ctx context.Context, o *op) error {
 func (q *shardQueue) take() []*op {
 	q.mu.Lock()
 	batch := q.pending
-	q.pending = nil
+	q.pending = q.spare[:0]
 	q.mu.Unlock()
+	q.spare = batch
 	return slices.DeleteFunc(batch, func(o *op) bool {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
-			close(o.done)
+			o.answer()
 			return true
 		}
 		return false
@@ -136,20 +167,19 @@ func (q *shardQueue) remove(o *op) {
 // in order, write once if anything changed, retry on conflicts.
 func (m *Manager) flush(q *shardQueue, batch []*op) {
 	ctx := m.batches.get()
-	// leave lets the activation gate go once: when the activating write is visible to other
-	// counts (WrittenVisible), or at the end.
-	var leave func()
-	released := false
+	// pass is the batch's hold on the activation gate, let go once: when the activating write
+	// is visible to other counts (WrittenVisible), or at the end.
+	var pass *gatePass
 	defer func() {
-		if leave != nil {
-			leave()
+		if pass != nil {
+			pass.leave()
 		}
 	}()
 	fail := func(err error) {
 		q.cached = nil
 		for _, o := range batch {
 			o.err = o.qualify(err)
-			close(o.done)
+			o.answer()
 		}
 	}
 
@@ -168,26 +198,30 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 
 		activating := m.maxActive > 0 && m.mayActivate(batch, next, now)
 		if activating {
-			if leave == nil {
-				var err error
-				if leave, err = m.enterActivations(ctx); err != nil {
+			if pass == nil {
+				p := &q.pass
+				if m.mem == nil { // the store may keep it in the write's context
+					p = new(gatePass)
+				}
+				if err := m.enterActivations(ctx, p); err != nil {
 					fail(err)
 					return
 				}
+				pass = p
 			}
 			if err := m.refreshCount(ctx, q.key.Index); err != nil {
 				fail(err)
 				return
 			}
 		}
-		outs, changed, refused := m.decideBatch(q, batch, next, now, activating, !fromMemory)
+		changed, refused := m.decideBatch(q, batch, next, now, activating, !fromMemory)
 		if fromMemory && refused {
 			// Refusals are only ever decided on what the store holds now.
 			doc, fromMemory = nil, false
 			continue
 		}
 		if !changed {
-			deliver(batch, outs)
+			deliver(batch)
 			return
 		}
 		var data []byte
@@ -196,9 +230,8 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 			next.setSize(len(data))
 		}
 		wctx := ctx
-		if leave != nil {
-			gone := leave
-			wctx = withVisible(ctx, func() { released = true; gone() })
+		if pass != nil && m.mem == nil { // the memory store never calls WrittenVisible
+			wctx = withVisible(ctx, pass.leave)
 		}
 		newVer, maybe, err := m.write(wctx, q.key, next, data, ver)
 		if err == nil {
@@ -207,7 +240,7 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 				q.cached = nil
 			}
 			q.ends = m.index.record(q.key.Index, newVer)
-			deliver(batch, outs)
+			deliver(batch)
 			return
 		}
 		q.ends = m.index.abort(q.key.Index)
@@ -216,21 +249,21 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 			return
 		}
 		if maybe {
-			for i, o := range batch {
+			for _, o := range batch {
 				switch {
-				case !outs[i].changed:
+				case !o.out.changed:
 				case o.kind == opResign:
-					o.resigned = outs[i].prev
+					o.resigned = o.out.prev
 				default:
 					o.unsettled = err
 				}
 			}
 		}
 		q.cached, doc, fromMemory = nil, nil, false
-		if released {
+		if pass != nil && pass.gone() {
 			// The gate went with a write that then failed to be confirmed: count again after
 			// entering it anew.
-			leave, released = nil, false
+			pass = nil
 		}
 		if conflicts++; conflicts > m.maxCASRetries {
 			fail(fmt.Errorf("%w (%d attempts)", ErrTooManyConflicts, conflicts))
@@ -249,7 +282,7 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 // the lock go, so that the next activation of this Manager counts it. write tells whether a
 // change may be written (false for a decision on the remembered document that a refusal sends
 // back to the store).
-func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now time.Time, activating, write bool) (outs []outcome, changed, refused bool) {
+func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now time.Time, activating, write bool) (changed, refused bool) {
 	index := q.key.Index
 	var caps *capacity
 	if activating {
@@ -258,27 +291,27 @@ func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now ti
 		c := m.index.countOthers(index, now)
 		caps = &c
 	}
-	outs = make([]outcome, len(batch))
-	for i, o := range batch {
-		outs[i] = m.apply(o, next, now, caps)
-		changed, refused = changed || outs[i].changed, refused || outs[i].refused
+	for _, o := range batch {
+		o.out = m.apply(o, next, now, caps)
+		changed, refused = changed || o.out.changed, refused || o.out.refused
 	}
 	if changed && (write || !refused) {
 		m.index.begin(index, m.endsOf(next, q.ends))
 		q.ends = nil
 	}
-	return outs, changed, refused
+	return changed, refused
 }
 
-func deliver(batch []*op, outs []outcome) {
-	for i, o := range batch {
-		o.res, o.prev, o.err = outs[i].res, outs[i].prev, outs[i].err
-		if outs[i].refused && o.err == nil && o.unsettled != nil {
+// deliver answers every op of batch with its decision.
+func deliver(batch []*op) {
+	for _, o := range batch {
+		o.res, o.prev, o.err = o.out.res, o.out.prev, o.out.err
+		if o.out.refused && o.err == nil && o.unsettled != nil {
 			// A follower answer after a write of this campaign that may have won.
 			o.err = fmt.Errorf("rooms: campaign in %s: the room has another leader now", o.room)
 		}
 		o.err = o.qualify(o.err)
-		close(o.done)
+		o.answer()
 	}
 }
 

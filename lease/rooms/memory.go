@@ -26,7 +26,7 @@ type MemoryStore struct {
 	// versions holds the shards' versions by namespace and index as well, so that
 	// ReadShardVersions is a copy.
 	versions map[string]*memVersions
-	locks    map[string]chan struct{}
+	locks    map[string]*memLock
 	watchers map[ShardKey]map[chan struct{}]struct{}
 }
 
@@ -36,6 +36,12 @@ type memShard struct {
 	data []byte
 	doc  *shardDoc
 	ver  lease.Version
+}
+
+// memLock is a namespace's activation lock; unlock is made once, not for every lock taken.
+type memLock struct {
+	ch     chan struct{}
+	unlock func()
 }
 
 // memVersions is the versions of a namespace's shards by index (0: none).
@@ -55,7 +61,7 @@ var (
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{shards: map[ShardKey]memShard{}, versions: map[string]*memVersions{}, locks: map[string]chan struct{}{},
+	return &MemoryStore{shards: map[ShardKey]memShard{}, versions: map[string]*memVersions{}, locks: map[string]*memLock{},
 		watchers: map[ShardKey]map[chan struct{}]struct{}{}}
 }
 
@@ -217,13 +223,14 @@ func (s *MemoryStore) LockActivations(ctx context.Context, namespace string) (fu
 	s.mu.Lock()
 	l, ok := s.locks[namespace]
 	if !ok {
-		l = make(chan struct{}, 1)
+		ch := make(chan struct{}, 1)
+		l = &memLock{ch: ch, unlock: func() { <-ch }}
 		s.locks[namespace] = l
 	}
 	s.mu.Unlock()
 	select {
-	case l <- struct{}{}:
-		return func() { <-l }, nil
+	case l.ch <- struct{}{}:
+		return l.unlock, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

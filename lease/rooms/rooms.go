@@ -159,12 +159,15 @@ func (m *Manager) Campaign(ctx context.Context, roomID, candidateID string, ttl 
 	if err := errors.Join(ValidateRoomID(roomID), ValidateCandidateID(candidateID), ValidateMetadata(metadata), ValidateTTL(ttl)); err != nil {
 		return Result{}, m.wrap("campaign", roomID, firstError(err))
 	}
-	token, hash := newToken()
-	o := &op{kind: opCampaign, room: roomID, candidate: candidateID, metadata: metadata, ttl: ttl, token: token, hash: hash}
+	o := newOp()
+	o.token, o.hash = newToken()
+	o.kind, o.room, o.candidate, o.metadata, o.ttl = opCampaign, roomID, candidateID, metadata, ttl
 	if err := m.submit(ctx, o); err != nil {
 		return Result{}, m.wrap("campaign", roomID, err)
 	}
-	return o.res, m.wrap("campaign", roomID, o.err)
+	res, err := o.res, o.err
+	o.recycle()
+	return res, m.wrap("campaign", roomID, err)
 }
 
 // Renew extends the caller's term for ttl from now (which may shorten it), keeping the term. It
@@ -178,11 +181,14 @@ func (m *Manager) Renew(ctx context.Context, roomID, token string, ttl time.Dura
 	if err != nil {
 		return Result{}, m.wrap("renew", roomID, err)
 	}
-	o := &op{kind: opRenew, room: roomID, ttl: ttl, token: token, hash: hash}
+	o := newOp()
+	o.kind, o.room, o.ttl, o.token, o.hash = opRenew, roomID, ttl, token, hash
 	if err := m.submit(ctx, o); err != nil {
 		return Result{}, m.wrap("renew", roomID, err)
 	}
-	return o.res, m.wrap("renew", roomID, o.err)
+	res, err := o.res, o.err
+	o.recycle()
+	return res, m.wrap("renew", roomID, err)
 }
 
 // Resign ends the caller's term at once and returns it; the room becomes vacant and its next
@@ -192,11 +198,14 @@ func (m *Manager) Resign(ctx context.Context, roomID, token string) (previousTer
 	if err != nil {
 		return 0, m.wrap("resign", roomID, err)
 	}
-	o := &op{kind: opResign, room: roomID, token: token, hash: hash}
+	o := newOp()
+	o.kind, o.room, o.token, o.hash = opResign, roomID, token, hash
 	if err := m.submit(ctx, o); err != nil {
 		return 0, m.wrap("resign", roomID, err)
 	}
-	return o.prev, m.wrap("resign", roomID, o.err)
+	prev, err := o.prev, o.err
+	o.recycle()
+	return prev, m.wrap("resign", roomID, err)
 }
 
 // Status reads the room. An unknown room is vacant, not an error; nothing is ever written.
