@@ -292,7 +292,7 @@ func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now ti
 		caps = &c
 	}
 	for _, o := range batch {
-		o.out = m.apply(o, next, now, caps)
+		m.apply(o, next, now, caps)
 		changed, refused = changed || o.out.changed, refused || o.out.refused
 	}
 	if changed && (write || !refused) {
@@ -383,44 +383,57 @@ func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
 	return false
 }
 
-// apply decides op o on doc (changing doc when it succeeds).
-func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) outcome {
+// apply decides op o on doc (changing doc when it succeeds) into o.out. The decision is
+// written in place, field by field: returned by value, the outcomes and results made apply's
+// frame a kilobyte, deep in the request's call chain, and the goroutine's stack grew for it.
+func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) {
+	out := &o.out
+	*out = outcome{}
 	e, ok := doc.Rooms[o.room]
 	live := ok && m.live(e, now)
 	mine := live && e.Hash.equal(o.hash)
 	switch o.kind {
 	case opCampaign:
 		if mine { // this campaign's own earlier write did land
-			return outcome{res: m.leaderResult(o.room, e, o.token)}
+			m.setLeader(&out.res, o.room, &e, o.token)
+			return
 		}
 		if live {
-			return outcome{refused: true, res: Result{RoomID: o.room, Status: StatusFollower, Leader: e.leader(),
-				RetryAfter: m.retryAfter(e, now)}}
+			out.refused = true
+			out.res.RoomID, out.res.Status, out.res.RetryAfter = o.room, StatusFollower, m.retryAfter(e, now)
+			e.setLeader(&out.res.Leader)
+			return
 		}
 		ne := roomEntry{Candidate: o.candidate, Metadata: o.metadata, Term: nextTerm(doc.Floor, m.clock.Now()),
 			ExpiresMs: now.Add(o.ttl).UnixMilli(), TTLSec: int64(o.ttl / time.Second), Hash: o.hash}
-		if err := m.admit(o.room, ne, doc, now, caps); err != nil {
-			return outcome{refused: true, err: err}
+		if err := m.admit(o.room, &ne, doc, now, caps); err != nil {
+			out.refused, out.err = true, err
+			return
 		}
 		doc.Floor = ne.Term
 		doc.put(o.room, ne)
-		return outcome{changed: true, res: m.leaderResult(o.room, ne, o.token)}
+		out.changed = true
+		m.setLeader(&out.res, o.room, &ne, o.token)
 	case opRenew:
 		if !mine {
-			return outcome{refused: true, err: m.notCurrent(live)}
+			out.refused, out.err = true, m.notCurrent(live)
+			return
 		}
 		e.ExpiresMs, e.TTLSec = now.Add(o.ttl).UnixMilli(), int64(o.ttl/time.Second)
 		doc.put(o.room, e)
-		return outcome{changed: true, res: m.leaderResult(o.room, e, o.token)}
+		out.changed = true
+		m.setLeader(&out.res, o.room, &e, o.token)
 	default: // opResign
 		if !mine {
 			if o.resigned != 0 && !(ok && e.Hash.equal(o.hash)) {
-				return outcome{prev: o.resigned}
+				out.prev = o.resigned
+				return
 			}
-			return outcome{refused: true, err: m.notCurrent(live)}
+			out.refused, out.err = true, m.notCurrent(live)
+			return
 		}
 		doc.remove(o.room)
-		return outcome{changed: true, prev: e.Term}
+		out.changed, out.prev = true, e.Term
 	}
 }
 
@@ -431,14 +444,16 @@ func (m *Manager) notCurrent(live bool) error {
 	return ErrVacant
 }
 
-func (m *Manager) leaderResult(room string, e roomEntry, token string) Result {
-	ttl := time.Duration(e.TTLSec) * time.Second
-	return Result{RoomID: room, Status: StatusLeader, Leader: e.leader(), Token: token, RenewAfter: ttl / 2}
+// setLeader makes r the answer to the leader of room e, who holds token.
+func (m *Manager) setLeader(r *Result, room string, e *roomEntry, token string) {
+	r.RoomID, r.Status, r.Token = room, StatusLeader, token
+	r.RenewAfter = time.Duration(e.TTLSec) * time.Second / 2
+	e.setLeader(&r.Leader)
 }
 
 // admit checks an activation against the shard's byte budget and the active-room limit.
-func (m *Manager) admit(room string, e roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
-	if doc.sizeWith(room, e) > m.maxShardBytes {
+func (m *Manager) admit(room string, e *roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
+	if doc.sizeWith(room, *e) > m.maxShardBytes {
 		return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
 	}
 	if caps == nil { // no limit

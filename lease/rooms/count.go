@@ -204,7 +204,9 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 	x.mu.Unlock()
 	l := listings.Get().(*shardListing)
 	defer listings.Put(l)
-	l.listed, l.outside, l.read, l.fresh = [MaxShards]bool{}, l.outside[:0], l.read[:0], l.fresh[:0]
+	// Cleared in place: an array literal assigned is a temporary of its size on the stack.
+	clear(l.listed[:])
+	l.outside, l.read, l.fresh = l.outside[:0], l.read[:0], l.fresh[:0]
 	defer func() { clear(l.fresh) }() // the pool must not keep ends alive
 
 	var docs []Shard // from ListShards: the documents come with the listing
@@ -213,7 +215,7 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 		if err := m.reader.ReadShardVersions(ctx, m.ns, &l.versions); err != nil {
 			return err
 		}
-		for i, v := range l.versions {
+		for i, v := range &l.versions {
 			l.listed[i] = v != 0
 		}
 	case m.lister != nil:
@@ -221,7 +223,7 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 		if err != nil {
 			return err
 		}
-		l.versions = [MaxShards]lease.Version{}
+		clear(l.versions[:])
 		for i, v := range versions {
 			l.list(i, v)
 		}
@@ -230,7 +232,7 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 		if docs, err = m.store.ListShards(ctx, m.ns); err != nil {
 			return err
 		}
-		l.versions = [MaxShards]lease.Version{}
+		clear(l.versions[:])
 		for _, s := range docs {
 			l.list(s.Index, s.Version)
 		}

@@ -65,8 +65,15 @@ func (h *tokenHash) UnmarshalText(b []byte) error {
 func (e roomEntry) expiresAt() time.Time { return time.UnixMilli(e.ExpiresMs).UTC() }
 
 func (e roomEntry) leader() Leader {
-	return Leader{CandidateID: e.Candidate, Metadata: e.Metadata, Term: e.Term, ExpiresAt: e.expiresAt(),
-		TTL: time.Duration(e.TTLSec) * time.Second}
+	var l Leader
+	e.setLeader(&l)
+	return l
+}
+
+// setLeader makes l the public state of e's term.
+func (e *roomEntry) setLeader(l *Leader) {
+	l.CandidateID, l.Metadata, l.Term = e.Candidate, e.Metadata, e.Term
+	l.ExpiresAt, l.TTL = e.expiresAt(), time.Duration(e.TTLSec)*time.Second
 }
 
 // nextTerm is the term a new leader in a shard whose floor is floor gets at wall-clock time now:
