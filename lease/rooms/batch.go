@@ -99,9 +99,6 @@ type shardQueue struct {
 	// The last document this Manager wrote and its version; only the sem holder touches them.
 	cached    *shardDoc
 	cachedVer lease.Version
-	// ends is storage for the ends of the next document written (activeIndex.begin), which
-	// the index hands back once it no longer refers to it; only the sem holder touches it.
-	ends []time.Time
 	// pass is the sem holder's pass through the activation gate when the store never sees it
 	// (the memory store: no WrittenVisible), reused from batch to batch.
 	pass gatePass
@@ -239,11 +236,11 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 			if newVer == 0 { // applied, version unknown: read before the next write
 				q.cached = nil
 			}
-			q.ends = m.index.record(q.key.Index, newVer)
+			m.index.record(q.key.Index, newVer)
 			deliver(batch)
 			return
 		}
-		q.ends = m.index.abort(q.key.Index)
+		m.index.abort(q.key.Index)
 		if !errors.Is(err, lease.ErrConflict) {
 			fail(err)
 			return
@@ -288,7 +285,7 @@ func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now ti
 	if activating {
 		m.decide.Lock()
 		defer m.decide.Unlock()
-		c := m.index.countOthers(index, now)
+		c := m.index.countOthers(index, now, m.skew)
 		caps = &c
 	}
 	for _, o := range batch {
@@ -296,8 +293,7 @@ func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now ti
 		changed, refused = changed || o.out.changed, refused || o.out.refused
 	}
 	if changed && (write || !refused) {
-		m.index.begin(index, m.endsOf(next, q.ends))
-		q.ends = nil
+		m.index.begin(index, next)
 	}
 	return changed, refused
 }

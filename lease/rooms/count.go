@@ -20,7 +20,10 @@ import (
 // activation lock, else when the last refresh is older than the maximum age.
 //
 // It is an array by shard number, not a map: a count and a refresh walk every shard on every
-// activation, and maps made them a fifth of the engine's work per operation.
+// activation, and maps made them a fifth of the engine's work per operation. It refers to the
+// documents themselves, which are never changed once written or read (a write changes a
+// copy), and sums up a document's rooms only when a count first needs it: most documents
+// written (renewals) are replaced before any count looks at them.
 type activeIndex struct {
 	mu       sync.Mutex
 	listedAt time.Duration // Clock.Monotonic of the last listing
@@ -33,87 +36,82 @@ type activeIndex struct {
 }
 
 type indexedShard struct {
-	known bool // the shard was stored when last read, listed or written
-	ver   lease.Version
-	ends  roomEnds
-	seq   uint64 // activeIndex.recorded when it was recorded
-	// writing tells that this Manager's write to the shard is in flight, of a document whose
-	// rooms end at written: one write per shard at a time (the shard queue's holder).
+	known  bool // the shard was stored when last read, listed or written
+	ver    lease.Version
+	stored docEnds
+	seq    uint64 // activeIndex.recorded when it was recorded
+	// writing tells that this Manager's write to the shard is in flight, of the document
+	// written: one write per shard at a time (the shard queue's holder).
 	writing bool
-	written roomEnds
+	written docEnds
 }
 
-// roomEnds is when the rooms of one shard document stop counting (expires_at plus the maximum
-// clock skew), with the earliest of them: until then every room counts, and a count costs no
-// walk of the rooms.
-type roomEnds struct {
-	all   []time.Time
-	first time.Time // the earliest of all; zero when all is empty
+// docEnds is a shard document as the count sees it: when its rooms stop counting (expires_at
+// plus the maximum clock skew). How many rooms it has and the earliest end are summed up once,
+// by the first count: until that end every room counts, and a count walks no rooms.
+type docEnds struct {
+	doc    *shardDoc // nil: no document
+	summed bool
+	n      int
+	first  time.Time // the earliest end; zero when there are no rooms
 }
 
-// endsOf returns the ends of doc's rooms, in buf's storage when it is large enough (a buffer
-// the index gave back, see record).
-func (m *Manager) endsOf(doc *shardDoc, buf []time.Time) roomEnds {
-	e := roomEnds{all: buf[:0]}
-	for _, r := range doc.Rooms {
-		end := r.expiresAt().Add(m.skew)
-		e.all, e.first = append(e.all, end), earlier(e.first, end)
+// liveAt returns how many rooms of the document are live at now (their end is after it), and
+// the first of their ends.
+func (e *docEnds) liveAt(now time.Time, skew time.Duration) (n int, first time.Time) {
+	if e.doc == nil {
+		return 0, time.Time{}
 	}
-	return e
-}
-
-// liveAt returns how many of the ends are after now, and the first of those.
-func (e *roomEnds) liveAt(now time.Time) (n int, first time.Time) {
-	if len(e.all) == 0 || now.Before(e.first) {
-		return len(e.all), e.first
+	if !e.summed {
+		for _, r := range e.doc.Rooms {
+			e.first = earlier(e.first, r.expiresAt().Add(skew))
+		}
+		e.n, e.summed = len(e.doc.Rooms), true
 	}
-	for _, end := range e.all {
-		if now.Before(end) {
+	if e.n == 0 || now.Before(e.first) {
+		return e.n, e.first
+	}
+	for _, r := range e.doc.Rooms {
+		if end := r.expiresAt().Add(skew); now.Before(end) {
 			n, first = n+1, earlier(first, end)
 		}
 	}
 	return n, first
 }
 
-// begin announces that this Manager is writing a document whose rooms end at ends to shard
-// index; record or abort ends it.
-func (x *activeIndex) begin(index int, ends roomEnds) {
+// begin announces that this Manager is writing doc to shard index; record or abort ends it.
+// doc must not change afterwards.
+func (x *activeIndex) begin(index int, doc *shardDoc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	s := &x.shards[index]
-	s.writing, s.written = true, ends
+	s.writing, s.written = true, docEnds{doc: doc}
 }
 
 // abort ends a write that failed: the index keeps the shard's last known state, and the next
-// refresh reads the shard if its version moved (a write that may have landed). It returns the
-// storage of the ends the write announced, which nothing refers to any more.
-func (x *activeIndex) abort(index int) []time.Time {
+// refresh reads the shard if its version moved (a write that may have landed).
+func (x *activeIndex) abort(index int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	s := &x.shards[index]
-	spare := s.written.all
-	s.writing, s.written = false, roomEnds{}
-	return spare
+	s.writing, s.written = false, docEnds{}
 }
 
 // record ends the shard's write, which stored the document announced by begin at ver, and
 // keeps it unless the index already holds a later version (a listing taken while the write was
 // in flight). Version 0 (a write applied whose version is unknown) replaces the entry, so that
-// the next refresh reads the shard. It returns the storage of the ends it no longer holds, for
-// the shard's next write: only the index refers to them, and only under its lock.
-func (x *activeIndex) record(index int, ver lease.Version) []time.Time {
+// the next refresh reads the shard.
+func (x *activeIndex) record(index int, ver lease.Version) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	s := &x.shards[index]
 	written := s.written
-	s.writing, s.written = false, roomEnds{}
+	s.writing, s.written = false, docEnds{}
 	if s.known && ver != 0 && s.ver > ver {
-		return written.all
+		return
 	}
-	spare := s.ends.all
 	x.recorded++
-	s.known, s.ver, s.ends, s.seq = true, ver, written, x.recorded
-	return spare
+	s.known, s.ver, s.stored, s.seq = true, ver, written, x.recorded
 }
 
 // refreshCount brings the index up to date for a count: on stores that lock activations across
@@ -136,7 +134,7 @@ func (m *Manager) refreshCount(ctx context.Context, skip int) error {
 // countOthers counts the live rooms of every shard but index, from the index as it stands: the
 // caller refreshed it (refreshCount) and holds the Manager's decision lock, so that no other
 // activation of this Manager is decided between the count and the begin of its write.
-func (x *activeIndex) countOthers(index int, now time.Time) capacity {
+func (x *activeIndex) countOthers(index int, now time.Time, skew time.Duration) capacity {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var c capacity
@@ -148,10 +146,10 @@ func (x *activeIndex) countOthers(index int, now time.Time) capacity {
 		var n int
 		var first time.Time
 		if s.known {
-			n, first = s.ends.liveAt(now)
+			n, first = s.stored.liveAt(now, skew)
 		}
 		if s.writing {
-			wn, wfirst := s.written.liveAt(now)
+			wn, wfirst := s.written.liveAt(now, skew)
 			n, first = max(n, wn), earlier(first, wfirst)
 		}
 		c.active, c.firstEnd = c.active+n, earlier(c.firstEnd, first)
@@ -185,7 +183,7 @@ type shardListing struct {
 type freshShard struct {
 	index int
 	ver   lease.Version
-	ends  roomEnds
+	doc   *shardDoc
 }
 
 var listings = sync.Pool{New: func() any { return new(shardListing) }}
@@ -207,7 +205,7 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 	// Cleared in place: an array literal assigned is a temporary of its size on the stack.
 	clear(l.listed[:])
 	l.outside, l.read, l.fresh = l.outside[:0], l.read[:0], l.fresh[:0]
-	defer func() { clear(l.fresh) }() // the pool must not keep ends alive
+	defer func() { clear(l.fresh) }() // the pool must not keep documents alive
 
 	var docs []Shard // from ListShards: the documents come with the listing
 	switch {
@@ -260,7 +258,7 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 		// A shard at an index past the Manager's shard count decodes only without rooms (its
 		// rooms would hash below the count): it has none to count.
 		if i < m.shards && !removed {
-			l.fresh = append(l.fresh, freshShard{index: i, ver: ver, ends: m.endsOf(doc, nil)})
+			l.fresh = append(l.fresh, freshShard{index: i, ver: ver, doc: doc})
 		}
 	}
 	x.merge(l, started, since)
@@ -319,12 +317,12 @@ func (x *activeIndex) merge(l *shardListing, started time.Duration, since uint64
 	defer x.mu.Unlock()
 	for _, f := range l.fresh {
 		if s := &x.shards[f.index]; !s.known || s.ver <= f.ver { // else written here since
-			s.known, s.ver, s.ends, s.seq = true, f.ver, f.ends, 0
+			s.known, s.ver, s.stored, s.seq = true, f.ver, docEnds{doc: f.doc}, 0
 		}
 	}
 	for i := range x.shards {
 		if s := &x.shards[i]; s.known && !l.listed[i] && s.seq <= since { // gone, and not created here since
-			s.known, s.ver, s.ends, s.seq = false, 0, roomEnds{}, 0
+			s.known, s.ver, s.stored, s.seq = false, 0, docEnds{}, 0
 		}
 	}
 	x.listed, x.listedAt = true, started

@@ -6,9 +6,10 @@ package rooms
 // through every change made by put and remove, so that an activation on a document the
 // Manager wrote costs no encoding of the whole shard.
 
-// setSize records that the document's encoding is n bytes long. Only the Manager's private
-// copy of a document (the one being changed for a write) is ever sized: documents read by
-// several goroutines are not written to.
+// setSize records that the document's encoding is n bytes long. Only the Manager's own copy
+// of a document, changed for a write and not written yet, is ever sized: documents that other
+// goroutines may read are never written to (the count's index, which may already hold the
+// copy, reads its rooms alone).
 func (d *shardDoc) setSize(n int) { d.size, d.sized = n, true }
 
 // encodedSize returns the length of the document's encoding, encoding it once if unknown.
