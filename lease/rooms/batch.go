@@ -191,7 +191,9 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 		}
 		now := m.now()
 		next := doc.clone()
-		m.collect(next, now)
+		// Garbage collection runs on every attempt, but only a write that is made anyway
+		// stores the result: it never writes alone.
+		m.collect(next, now) // shardedit.go
 
 		activating := m.maxActive > 0 && m.mayActivate(batch, next, now)
 		if activating {
@@ -353,16 +355,6 @@ func (m *Manager) write(ctx context.Context, key ShardKey, doc *shardDoc, data [
 		return 0, false, fmt.Errorf("%w: %w", lease.ErrConflict, err)
 	}
 	return 0, false, err
-}
-
-// collect drops the rooms whose lease has ended. It runs on every attempt, but only a write
-// that is made anyway stores the result: garbage collection alone never writes.
-func (m *Manager) collect(doc *shardDoc, now time.Time) {
-	for id, e := range doc.Rooms {
-		if !m.live(e, now) {
-			doc.remove(id)
-		}
-	}
 }
 
 // mayActivate reports whether a campaign of the batch may make a room active, the only change

@@ -29,9 +29,12 @@ type shardDoc struct {
 	// Rooms holds the rooms that may still be live; expired ones are dropped by the next write.
 	Rooms map[string]roomEntry `json:"rooms"`
 
-	// size is the length of the document's encoding, when sized (shardsize.go).
-	size  int
-	sized bool
+	// size is the length of the document's encoding, when sized; expiresLow is at most the
+	// earliest expires_at of its rooms (Unix ms), when bounded (shardedit.go).
+	size       int
+	sized      bool
+	expiresLow int64
+	bounded    bool
 }
 
 // roomEntry is the stored state of one room's current (or last, not yet collected) term.
