@@ -73,6 +73,13 @@ func TestSizeTracksTheEncoding(t *testing.T) {
 			ids = append(ids, id)
 		}
 		check(d, "after four puts")
+		for i, id := range ids { // renewals: only numbers change, whatever the metadata
+			e := d.Rooms[id]
+			e.ExpiresMs = []int64{5, -12, 1_700_000_123_456, 99}[i]
+			e.TTLSec, e.Term = []int64{5, 30, 300, 12}[i], []uint64{1, 12345, 9, 1 << 60}[i]
+			d.put(id, e)
+			check(d, fmt.Sprintf("after renewal %d", i+1))
+		}
 		d = d.clone()
 		e := d.Rooms[ids[1]]
 		e.TTLSec, e.Metadata = 300, ""

@@ -2,6 +2,7 @@ package rooms
 
 import (
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -30,14 +31,27 @@ func (d *shardDoc) encodedSize() int {
 
 // sizeWith returns the length of the document's encoding with room id set to e.
 func (d *shardDoc) sizeWith(id string, e roomEntry) int {
+	old, ok := d.Rooms[id]
+	if ok && old.Candidate == e.Candidate && old.Metadata == e.Metadata {
+		// A renewal: only the numbers change (the hash is always 43 characters), and numbers
+		// are written in decimal whatever else needs escaping.
+		return d.encodedSize() + numbersWidth(e) - numbersWidth(old)
+	}
 	n := d.encodedSize() + entrySize(id, e) - 1 // entrySize counts a comma
-	switch old, ok := d.Rooms[id]; {
+	switch {
 	case ok:
 		n -= entrySize(id, old) - 1
 	case len(d.Rooms) > 0:
 		n++ // the comma between it and the others
 	}
 	return n
+}
+
+// numbersWidth is how many characters the numbers of a room's entry take.
+func numbersWidth(e roomEntry) int {
+	var b [20]byte
+	return len(strconv.AppendUint(b[:0], e.Term, 10)) + len(strconv.AppendInt(b[:0], e.ExpiresMs, 10)) +
+		len(strconv.AppendInt(b[:0], e.TTLSec, 10))
 }
 
 // put sets room id to e.
