@@ -378,6 +378,10 @@ func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) {
 	out := &o.out
 	*out = outcome{}
 	e, ok := doc.Rooms[o.room]
+	var old *roomEntry // the room's entry, for the document's size (shardedit.go)
+	if ok {
+		old = &e
+	}
 	live := ok && m.live(e, now)
 	mine := live && e.Hash.equal(o.hash)
 	switch o.kind {
@@ -394,12 +398,12 @@ func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) {
 		}
 		ne := roomEntry{Candidate: o.candidate, Metadata: o.metadata, Term: nextTerm(doc.Floor, m.clock.Now()),
 			ExpiresMs: now.Add(o.ttl).UnixMilli(), TTLSec: int64(o.ttl / time.Second), Hash: o.hash}
-		if err := m.admit(o.room, &ne, doc, now, caps); err != nil {
+		if err := m.admit(o.room, &ne, old, doc, now, caps); err != nil {
 			out.refused, out.err = true, err
 			return
 		}
 		doc.Floor = ne.Term
-		doc.put(o.room, ne)
+		doc.put(o.room, ne, old)
 		out.changed = true
 		m.setLeader(&out.res, o.room, &ne, o.token)
 	case opRenew:
@@ -407,10 +411,11 @@ func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) {
 			out.refused, out.err = true, m.notCurrent(live)
 			return
 		}
-		e.ExpiresMs, e.TTLSec = now.Add(o.ttl).UnixMilli(), int64(o.ttl/time.Second)
-		doc.put(o.room, e)
+		ne := e
+		ne.ExpiresMs, ne.TTLSec = now.Add(o.ttl).UnixMilli(), int64(o.ttl/time.Second)
+		doc.put(o.room, ne, old)
 		out.changed = true
-		m.setLeader(&out.res, o.room, &e, o.token)
+		m.setLeader(&out.res, o.room, &ne, o.token)
 	default: // opResign
 		if !mine {
 			if o.resigned != 0 && !(ok && e.Hash.equal(o.hash)) {
@@ -440,8 +445,8 @@ func (m *Manager) setLeader(r *Result, room string, e *roomEntry, token string) 
 }
 
 // admit checks an activation against the shard's byte budget and the active-room limit.
-func (m *Manager) admit(room string, e *roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
-	if doc.sizeWith(room, *e) > m.maxShardBytes {
+func (m *Manager) admit(room string, e, old *roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
+	if doc.sizeWith(room, e, old) > m.maxShardBytes {
 		return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
 	}
 	if caps == nil { // no limit

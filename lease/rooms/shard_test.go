@@ -66,10 +66,10 @@ func TestSizeTracksTheEncoding(t *testing.T) {
 		}
 		var ids []string
 		for id, e := range extra.Rooms {
-			if want := len(withRoom(d, id, e).encode()); d.sized && d.sizeWith(id, e) != want {
-				t.Fatalf("size with room %d: %d, want %d", len(ids), d.sizeWith(id, e), want)
+			if want := len(withRoom(d, id, e).encode()); d.sized && d.sizeWith(id, &e, nil) != want {
+				t.Fatalf("size with room %d: %d, want %d", len(ids), d.sizeWith(id, &e, nil), want)
 			}
-			d.put(id, e)
+			putRoom(d, id, e)
 			ids = append(ids, id)
 		}
 		check(d, "after four puts")
@@ -77,13 +77,13 @@ func TestSizeTracksTheEncoding(t *testing.T) {
 			e := d.Rooms[id]
 			e.ExpiresMs = []int64{5, -12, 1_700_000_123_456, 99}[i]
 			e.TTLSec, e.Term = []int64{5, 30, 300, 12}[i], []uint64{1, 12345, 9, 1 << 60}[i]
-			d.put(id, e)
+			putRoom(d, id, e)
 			check(d, fmt.Sprintf("after renewal %d", i+1))
 		}
 		d = d.clone()
 		e := d.Rooms[ids[1]]
 		e.TTLSec, e.Metadata = 300, ""
-		d.put(ids[1], e)
+		putRoom(d, ids[1], e)
 		check(d, "after a replacement")
 		for i, id := range ids {
 			d.remove(id)
@@ -92,6 +92,15 @@ func TestSizeTracksTheEncoding(t *testing.T) {
 		d.remove(ids[0]) // gone already
 		check(d, "after removing a missing room")
 	}
+}
+
+// putRoom sets room id of d to e, looking up its entry as the engine does.
+func putRoom(d *shardDoc, id string, e roomEntry) {
+	if old, ok := d.Rooms[id]; ok {
+		d.put(id, e, &old)
+		return
+	}
+	d.put(id, e, nil)
 }
 
 // withRoom is a copy of d with room id set to e.

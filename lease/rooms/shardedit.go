@@ -29,18 +29,18 @@ func (d *shardDoc) encodedSize() int {
 	return d.size
 }
 
-// sizeWith returns the length of the document's encoding with room id set to e.
-func (d *shardDoc) sizeWith(id string, e roomEntry) int {
-	old, ok := d.Rooms[id]
-	if ok && old.Candidate == e.Candidate && old.Metadata == e.Metadata {
+// sizeWith returns the length of the document's encoding with room id set to *e. old is the
+// room's entry in the document, nil when it has none: the caller has looked it up already.
+func (d *shardDoc) sizeWith(id string, e, old *roomEntry) int {
+	if old != nil && old.Candidate == e.Candidate && old.Metadata == e.Metadata {
 		// A renewal: only the numbers change (the hash is always 43 characters), and numbers
 		// are written in decimal whatever else needs escaping.
 		return d.encodedSize() + numbersWidth(e) - numbersWidth(old)
 	}
-	n := d.encodedSize() + entrySize(id, e) - 1 // entrySize counts a comma
+	n := d.encodedSize() + entrySize(id, *e) - 1 // entrySize counts a comma
 	switch {
-	case ok:
-		n -= entrySize(id, old) - 1
+	case old != nil:
+		n -= entrySize(id, *old) - 1
 	case len(d.Rooms) > 0:
 		n++ // the comma between it and the others
 	}
@@ -48,16 +48,17 @@ func (d *shardDoc) sizeWith(id string, e roomEntry) int {
 }
 
 // numbersWidth is how many characters the numbers of a room's entry take.
-func numbersWidth(e roomEntry) int {
+func numbersWidth(e *roomEntry) int {
 	var b [20]byte
 	return len(strconv.AppendUint(b[:0], e.Term, 10)) + len(strconv.AppendInt(b[:0], e.ExpiresMs, 10)) +
 		len(strconv.AppendInt(b[:0], e.TTLSec, 10))
 }
 
-// put sets room id to e.
-func (d *shardDoc) put(id string, e roomEntry) {
+// put sets room id to e; old is its entry in the document, nil when it has none (as for
+// sizeWith).
+func (d *shardDoc) put(id string, e roomEntry, old *roomEntry) {
 	if d.sized {
-		d.size = d.sizeWith(id, e)
+		d.size = d.sizeWith(id, &e, old)
 	}
 	if d.bounded { // a renewal's earlier expiry stays a bound, only a lower one than needed
 		d.expiresLow = min(d.expiresLow, e.ExpiresMs)

@@ -48,7 +48,7 @@ func TestCollectDropsExactlyTheEndedRooms(t *testing.T) {
 					continue
 				}
 				ttl := time.Duration(rng.IntN(40)+1) * 100 * time.Millisecond
-				doc.put(id, roomEntry{Candidate: "c", Term: 1, ExpiresMs: now.Add(ttl).UnixMilli(), TTLSec: 5})
+				putRoom(doc, id, roomEntry{Candidate: "c", Term: 1, ExpiresMs: now.Add(ttl).UnixMilli(), TTLSec: 5})
 			}
 			now = now.Add(time.Duration(rng.IntN(400)) * time.Millisecond)
 		}
