@@ -44,11 +44,34 @@ type op struct {
 	// failure is reported wrapping it (lease.ErrAmbiguous), never as a plain answer.
 	unsettled error
 
+	// out is the op's decision on the current attempt's state; it is answered (res, prev,
+	// err) once the attempt's write, if any, is done.
+	out outcome
+
 	res  Result
 	prev uint64
 	err  error
+	// done receives one value when the op is answered. It is buffered, so that answering
+	// never waits, and kept when the op is recycled (ops).
 	done chan struct{}
 }
+
+// ops recycles the ops of answered calls: an op and its done channel were two of the engine's
+// allocations per operation. An op whose caller stopped waiting is never recycled: it may
+// still be in a batch.
+var ops = sync.Pool{New: func() any { return &op{done: make(chan struct{}, 1)} }}
+
+func newOp() *op { return ops.Get().(*op) }
+
+// recycle returns an answered op, whose answer the caller has taken, for reuse.
+func (o *op) recycle() {
+	done := o.done
+	*o = op{done: done}
+	ops.Put(o)
+}
+
+// answer tells the waiting caller that o's res, prev and err are set.
+func (o *op) answer() { o.done <- struct{}{} }
 
 // outcome is an op's decision on one attempt's state.
 type outcome struct {
@@ -69,17 +92,23 @@ type shardQueue struct {
 
 	mu      sync.Mutex
 	pending []*op
+	// spare is the storage of the batch taken last, cleared, for the queue after the next
+	// take; only the sem holder touches it.
+	spare []*op
 
 	// The last document this Manager wrote and its version; only the sem holder touches them.
 	cached    *shardDoc
 	cachedVer lease.Version
+	// pass is the sem holder's pass through the activation gate when the store never sees it
+	// (the memory store: no WrittenVisible), reused from batch to batch.
+	pass gatePass
 }
 
 // submit queues o and returns once it is decided (its res/err set), or with ctx's error if ctx
 // ends first — the op may then still be applied.
 func (m *Manager) submit(ctx context.Context, o *op) error {
 	q := m.queues[m.ShardOf(o.room)]
-	o.ctx, o.done = ctx, make(chan struct{})
+	o.ctx = ctx
 	q.mu.Lock()
 	q.pending = append(q.pending, o)
 	q.mu.Unlock()
@@ -97,6 +126,7 @@ func (m *Manager) submit(ctx context.Context, o *op) error {
 			// batch takes it.
 			if batch := q.take(); len(batch) > 0 {
 				m.flush(q, batch)
+				clear(batch) // no op outlives its answer in the spare storage
 			}
 			<-q.sem
 		case <-ctx.Done():
@@ -111,12 +141,13 @@ func (m *Manager) submit(ctx context.Context, o *op) error {
 func (q *shardQueue) take() []*op {
 	q.mu.Lock()
 	batch := q.pending
-	q.pending = nil
+	q.pending = q.spare[:0]
 	q.mu.Unlock()
+	q.spare = batch
 	return slices.DeleteFunc(batch, func(o *op) bool {
 		if err := o.ctx.Err(); err != nil {
 			o.err = err
-			close(o.done)
+			o.answer()
 			return true
 		}
 		return false
@@ -133,20 +164,19 @@ func (q *shardQueue) remove(o *op) {
 // in order, write once if anything changed, retry on conflicts.
 func (m *Manager) flush(q *shardQueue, batch []*op) {
 	ctx := m.batches.get()
-	// leave lets the activation gate go once: when the activating write is visible to other
-	// counts (WrittenVisible), or at the end.
-	var leave func()
-	released := false
+	// pass is the batch's hold on the activation gate, let go once: when the activating write
+	// is visible to other counts (WrittenVisible), or at the end.
+	var pass *gatePass
 	defer func() {
-		if leave != nil {
-			leave()
+		if pass != nil {
+			pass.leave()
 		}
 	}()
 	fail := func(err error) {
 		q.cached = nil
 		for _, o := range batch {
 			o.err = o.qualify(err)
-			close(o.done)
+			o.answer()
 		}
 	}
 
@@ -161,46 +191,55 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 		}
 		now := m.now()
 		next := doc.clone()
-		m.collect(next, now)
+		// Garbage collection runs on every attempt, but only a write that is made anyway
+		// stores the result: it never writes alone.
+		m.collect(next, now) // shardedit.go
 
 		activating := m.maxActive > 0 && m.mayActivate(batch, next, now)
 		if activating {
-			if leave == nil {
-				var err error
-				if leave, err = m.enterActivations(ctx); err != nil {
+			if pass == nil {
+				p := &q.pass
+				if m.mem == nil { // the store may keep it in the write's context
+					p = new(gatePass)
+				}
+				if err := m.enterActivations(ctx, p); err != nil {
 					fail(err)
 					return
 				}
+				pass = p
 			}
 			if err := m.refreshCount(ctx, q.key.Index); err != nil {
 				fail(err)
 				return
 			}
 		}
-		outs, changed, refused := m.decideBatch(batch, q.key.Index, next, now, activating, !fromMemory)
+		changed, refused := m.decideBatch(q, batch, next, now, activating, !fromMemory)
 		if fromMemory && refused {
 			// Refusals are only ever decided on what the store holds now.
 			doc, fromMemory = nil, false
 			continue
 		}
 		if !changed {
-			deliver(batch, outs)
+			deliver(batch)
 			return
 		}
-		data := next.encode()
-		wctx := ctx
-		if leave != nil {
-			gone := leave
-			wctx = withVisible(ctx, func() { released = true; gone() })
+		var data []byte
+		if m.mem == nil { // the memory store takes the document itself
+			data = next.encode()
+			next.setSize(len(data))
 		}
-		newVer, maybe, err := m.write(wctx, q.key, data, ver)
+		wctx := ctx
+		if pass != nil && m.mem == nil { // the memory store never calls WrittenVisible
+			wctx = withVisible(ctx, pass.leave)
+		}
+		newVer, maybe, err := m.write(wctx, q.key, next, data, ver)
 		if err == nil {
 			q.cached, q.cachedVer = next, newVer
 			if newVer == 0 { // applied, version unknown: read before the next write
 				q.cached = nil
 			}
-			m.index.record(q.key.Index, newVer, m.ends(next))
-			deliver(batch, outs)
+			m.index.record(q.key.Index, newVer)
+			deliver(batch)
 			return
 		}
 		m.index.abort(q.key.Index)
@@ -209,21 +248,21 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 			return
 		}
 		if maybe {
-			for i, o := range batch {
+			for _, o := range batch {
 				switch {
-				case !outs[i].changed:
+				case !o.out.changed:
 				case o.kind == opResign:
-					o.resigned = outs[i].prev
+					o.resigned = o.out.prev
 				default:
 					o.unsettled = err
 				}
 			}
 		}
 		q.cached, doc, fromMemory = nil, nil, false
-		if released {
+		if pass != nil && pass.gone() {
 			// The gate went with a write that then failed to be confirmed: count again after
 			// entering it anew.
-			leave, released = nil, false
+			pass = nil
 		}
 		if conflicts++; conflicts > m.maxCASRetries {
 			fail(fmt.Errorf("%w (%d attempts)", ErrTooManyConflicts, conflicts))
@@ -242,34 +281,35 @@ func (m *Manager) flush(q *shardQueue, batch []*op) {
 // the lock go, so that the next activation of this Manager counts it. write tells whether a
 // change may be written (false for a decision on the remembered document that a refusal sends
 // back to the store).
-func (m *Manager) decideBatch(batch []*op, index int, next *shardDoc, now time.Time, activating, write bool) (outs []outcome, changed, refused bool) {
+func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now time.Time, activating, write bool) (changed, refused bool) {
+	index := q.key.Index
 	var caps *capacity
 	if activating {
 		m.decide.Lock()
 		defer m.decide.Unlock()
-		caps = m.index.countOthers(index, now)
+		c := m.index.countOthers(index, now, m.skew)
+		caps = &c
 	}
-	size := &sizer{}
-	outs = make([]outcome, len(batch))
-	for i, o := range batch {
-		outs[i] = m.apply(o, next, now, caps, size)
-		changed, refused = changed || outs[i].changed, refused || outs[i].refused
+	for _, o := range batch {
+		m.apply(o, next, now, caps)
+		changed, refused = changed || o.out.changed, refused || o.out.refused
 	}
 	if changed && (write || !refused) {
-		m.index.begin(index, m.ends(next))
+		m.index.begin(index, next)
 	}
-	return outs, changed, refused
+	return changed, refused
 }
 
-func deliver(batch []*op, outs []outcome) {
-	for i, o := range batch {
-		o.res, o.prev, o.err = outs[i].res, outs[i].prev, outs[i].err
-		if outs[i].refused && o.err == nil && o.unsettled != nil {
+// deliver answers every op of batch with its decision.
+func deliver(batch []*op) {
+	for _, o := range batch {
+		o.res, o.prev, o.err = o.out.res, o.out.prev, o.out.err
+		if o.out.refused && o.err == nil && o.unsettled != nil {
 			// A follower answer after a write of this campaign that may have won.
 			o.err = fmt.Errorf("rooms: campaign in %s: the room has another leader now", o.room)
 		}
 		o.err = o.qualify(o.err)
-		close(o.done)
+		o.answer()
 	}
 }
 
@@ -282,14 +322,18 @@ func (o *op) qualify(err error) error {
 	return fmt.Errorf("%w; an earlier write of this call may have been applied: %w", err, o.unsettled)
 }
 
-// write stores data conditionally on ver (creating the shard when ver is 0). Any reason to
-// decide again — a conflict, a shard created or removed meanwhile, an unknown outcome whose
-// read-back shows other bytes — is lease.ErrConflict; maybe reports that the write may have
-// landed all the same.
-func (m *Manager) write(ctx context.Context, key ShardKey, data []byte, ver lease.Version) (newVer lease.Version, maybe bool, err error) {
-	if ver == 0 {
+// write stores doc, encoded as data, conditionally on ver (creating the shard when ver is 0);
+// the memory store takes doc itself, and data is nil then. Any reason to decide again — a
+// conflict, a shard created or removed meanwhile, an unknown outcome whose read-back shows
+// other bytes — is lease.ErrConflict; maybe reports that the write may have landed all the
+// same.
+func (m *Manager) write(ctx context.Context, key ShardKey, doc *shardDoc, data []byte, ver lease.Version) (newVer lease.Version, maybe bool, err error) {
+	switch {
+	case m.mem != nil:
+		newVer, err = m.mem.storeDoc(key, doc, ver)
+	case ver == 0:
 		newVer, err = m.store.CreateShard(ctx, key, data)
-	} else {
+	default:
 		newVer, err = m.store.UpdateShard(ctx, key, data, ver)
 	}
 	switch {
@@ -313,16 +357,6 @@ func (m *Manager) write(ctx context.Context, key ShardKey, data []byte, ver leas
 	return 0, false, err
 }
 
-// collect drops the rooms whose lease has ended. It runs on every attempt, but only a write
-// that is made anyway stores the result: garbage collection alone never writes.
-func (m *Manager) collect(doc *shardDoc, now time.Time) {
-	for id, e := range doc.Rooms {
-		if !m.live(e, now) {
-			delete(doc.Rooms, id)
-		}
-	}
-}
-
 // mayActivate reports whether a campaign of the batch may make a room active, the only change
 // that needs the active-room count.
 func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
@@ -337,44 +371,62 @@ func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
 	return false
 }
 
-// apply decides op o on doc (changing doc when it succeeds).
-func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity, size *sizer) outcome {
+// apply decides op o on doc (changing doc when it succeeds) into o.out. The decision is
+// written in place, field by field: returned by value, the outcomes and results made apply's
+// frame a kilobyte, deep in the request's call chain, and the goroutine's stack grew for it.
+func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) {
+	out := &o.out
+	*out = outcome{}
 	e, ok := doc.Rooms[o.room]
+	var old *roomEntry // the room's entry, for the document's size (shardedit.go)
+	if ok {
+		old = &e
+	}
 	live := ok && m.live(e, now)
 	mine := live && e.Hash.equal(o.hash)
 	switch o.kind {
 	case opCampaign:
 		if mine { // this campaign's own earlier write did land
-			return outcome{res: m.leaderResult(o.room, e, o.token)}
+			m.setLeader(&out.res, o.room, &e, o.token)
+			return
 		}
 		if live {
-			return outcome{refused: true, res: Result{RoomID: o.room, Status: StatusFollower, Leader: e.leader(),
-				RetryAfter: m.retryAfter(e, now)}}
+			out.refused = true
+			out.res.RoomID, out.res.Status, out.res.RetryAfter = o.room, StatusFollower, m.retryAfter(e, now)
+			e.setLeader(&out.res.Leader)
+			return
 		}
 		ne := roomEntry{Candidate: o.candidate, Metadata: o.metadata, Term: nextTerm(doc.Floor, m.clock.Now()),
 			ExpiresMs: now.Add(o.ttl).UnixMilli(), TTLSec: int64(o.ttl / time.Second), Hash: o.hash}
-		if err := m.admit(o.room, ne, doc, now, caps, size); err != nil {
-			return outcome{refused: true, err: err}
+		if err := m.admit(o.room, &ne, old, doc, now, caps); err != nil {
+			out.refused, out.err = true, err
+			return
 		}
 		doc.Floor = ne.Term
-		size.put(doc, o.room, ne)
-		return outcome{changed: true, res: m.leaderResult(o.room, ne, o.token)}
+		doc.put(o.room, ne, old)
+		out.changed = true
+		m.setLeader(&out.res, o.room, &ne, o.token)
 	case opRenew:
 		if !mine {
-			return outcome{refused: true, err: m.notCurrent(live)}
+			out.refused, out.err = true, m.notCurrent(live)
+			return
 		}
-		e.ExpiresMs, e.TTLSec = now.Add(o.ttl).UnixMilli(), int64(o.ttl/time.Second)
-		size.put(doc, o.room, e)
-		return outcome{changed: true, res: m.leaderResult(o.room, e, o.token)}
+		ne := e
+		ne.ExpiresMs, ne.TTLSec = now.Add(o.ttl).UnixMilli(), int64(o.ttl/time.Second)
+		doc.put(o.room, ne, old)
+		out.changed = true
+		m.setLeader(&out.res, o.room, &ne, o.token)
 	default: // opResign
 		if !mine {
 			if o.resigned != 0 && !(ok && e.Hash.equal(o.hash)) {
-				return outcome{prev: o.resigned}
+				out.prev = o.resigned
+				return
 			}
-			return outcome{refused: true, err: m.notCurrent(live)}
+			out.refused, out.err = true, m.notCurrent(live)
+			return
 		}
-		size.remove(doc, o.room)
-		return outcome{changed: true, prev: e.Term}
+		doc.remove(o.room)
+		out.changed, out.prev = true, e.Term
 	}
 }
 
@@ -385,14 +437,16 @@ func (m *Manager) notCurrent(live bool) error {
 	return ErrVacant
 }
 
-func (m *Manager) leaderResult(room string, e roomEntry, token string) Result {
-	ttl := time.Duration(e.TTLSec) * time.Second
-	return Result{RoomID: room, Status: StatusLeader, Leader: e.leader(), Token: token, RenewAfter: ttl / 2}
+// setLeader makes r the answer to the leader of room e, who holds token.
+func (m *Manager) setLeader(r *Result, room string, e *roomEntry, token string) {
+	r.RoomID, r.Status, r.Token = room, StatusLeader, token
+	r.RenewAfter = time.Duration(e.TTLSec) * time.Second / 2
+	e.setLeader(&r.Leader)
 }
 
 // admit checks an activation against the shard's byte budget and the active-room limit.
-func (m *Manager) admit(room string, e roomEntry, doc *shardDoc, now time.Time, caps *capacity, size *sizer) error {
-	if size.after(doc, room, e) > m.maxShardBytes {
+func (m *Manager) admit(room string, e, old *roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
+	if doc.sizeWith(room, e, old) > m.maxShardBytes {
 		return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
 	}
 	if caps == nil { // no limit
@@ -424,39 +478,6 @@ func (m *Manager) earliest(doc *shardDoc, now time.Time, caps *capacity) time.Du
 type capacity struct {
 	active   int
 	firstEnd time.Time
-}
-
-// sizer tracks the encoded size of a document being changed, so that the byte budget is
-// checked without encoding the whole shard for every op. It encodes the document once, on the
-// first activation of an attempt; entry sizes are exact, the total may count one comma too many.
-type sizer struct {
-	known bool
-	n     int
-}
-
-func (s *sizer) after(doc *shardDoc, room string, e roomEntry) int {
-	if !s.known {
-		s.n, s.known = len(doc.encode()), true
-	}
-	n := s.n + entrySize(room, e)
-	if old, ok := doc.Rooms[room]; ok {
-		n -= entrySize(room, old)
-	}
-	return n
-}
-
-func (s *sizer) put(doc *shardDoc, room string, e roomEntry) {
-	if s.known {
-		s.n = s.after(doc, room, e)
-	}
-	doc.Rooms[room] = e
-}
-
-func (s *sizer) remove(doc *shardDoc, room string) {
-	if old, ok := doc.Rooms[room]; ok && s.known {
-		s.n -= entrySize(room, old)
-	}
-	delete(doc.Rooms, room)
 }
 
 // pause waits a short, jittered, growing time before a retry, so that writers that collided do

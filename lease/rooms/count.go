@@ -18,34 +18,74 @@ import (
 // the index and reads only the shards that changed and are not being written here — other
 // processes' activations, renewals and resignations — on every count on stores with an
 // activation lock, else when the last refresh is older than the maximum age.
+//
+// It is an array by shard number, not a map: a count and a refresh walk every shard on every
+// activation, and maps made them a fifth of the engine's work per operation. It refers to the
+// documents themselves, which are never changed once written or read (a write changes a
+// copy), and sums up a document's rooms only when a count first needs it: most documents
+// written (renewals) are replaced before any count looks at them.
 type activeIndex struct {
 	mu       sync.Mutex
 	listedAt time.Duration // Clock.Monotonic of the last listing
 	listed   bool
-	shards   map[int]indexedShard
-	// writing holds the rooms' ends of the document each shard's write in flight is writing:
-	// one write per shard at a time (the shard queue's holder).
-	writing map[int][]time.Time
+	// shards holds what the index knows of each shard below the Manager's shard count.
+	shards []indexedShard
 	// recorded numbers the index's changes, so that a refresh keeps what was recorded after
 	// it began.
 	recorded uint64
 }
 
 type indexedShard struct {
-	ver  lease.Version
-	ends []time.Time // expires_at + max clock skew of every room of the shard
-	seq  uint64      // activeIndex.recorded when it was recorded
+	known  bool // the shard was stored when last read, listed or written
+	ver    lease.Version
+	stored docEnds
+	seq    uint64 // activeIndex.recorded when it was recorded
+	// writing tells that this Manager's write to the shard is in flight, of the document
+	// written: one write per shard at a time (the shard queue's holder).
+	writing bool
+	written docEnds
 }
 
-// begin announces that this Manager is writing a document whose rooms end at ends to shard
-// index; record or abort ends it.
-func (x *activeIndex) begin(index int, ends []time.Time) {
+// docEnds is a shard document as the count sees it: when its rooms stop counting (expires_at
+// plus the maximum clock skew). How many rooms it has and the earliest end are summed up once,
+// by the first count: until that end every room counts, and a count walks no rooms.
+type docEnds struct {
+	doc    *shardDoc // nil: no document
+	summed bool
+	n      int
+	first  time.Time // the earliest end; zero when there are no rooms
+}
+
+// liveAt returns how many rooms of the document are live at now (their end is after it), and
+// the first of their ends.
+func (e *docEnds) liveAt(now time.Time, skew time.Duration) (n int, first time.Time) {
+	if e.doc == nil {
+		return 0, time.Time{}
+	}
+	if !e.summed {
+		for _, r := range e.doc.Rooms {
+			e.first = earlier(e.first, r.expiresAt().Add(skew))
+		}
+		e.n, e.summed = len(e.doc.Rooms), true
+	}
+	if e.n == 0 || now.Before(e.first) {
+		return e.n, e.first
+	}
+	for _, r := range e.doc.Rooms {
+		if end := r.expiresAt().Add(skew); now.Before(end) {
+			n, first = n+1, earlier(first, end)
+		}
+	}
+	return n, first
+}
+
+// begin announces that this Manager is writing doc to shard index; record or abort ends it.
+// doc must not change afterwards.
+func (x *activeIndex) begin(index int, doc *shardDoc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.writing == nil {
-		x.writing = map[int][]time.Time{}
-	}
-	x.writing[index] = ends
+	s := &x.shards[index]
+	s.writing, s.written = true, docEnds{doc: doc}
 }
 
 // abort ends a write that failed: the index keeps the shard's last known state, and the next
@@ -53,43 +93,34 @@ func (x *activeIndex) begin(index int, ends []time.Time) {
 func (x *activeIndex) abort(index int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	delete(x.writing, index)
+	s := &x.shards[index]
+	s.writing, s.written = false, docEnds{}
 }
 
-// record keeps the state of a shard the Manager read or wrote at ver, unless the index already
-// holds a later version (a listing taken while the write was in flight), and ends the shard's
-// write. Version 0 (a write applied whose version is unknown) replaces the entry, so that the
-// next refresh reads the shard.
-func (x *activeIndex) record(index int, ver lease.Version, ends []time.Time) {
+// record ends the shard's write, which stored the document announced by begin at ver, and
+// keeps it unless the index already holds a later version (a listing taken while the write was
+// in flight). Version 0 (a write applied whose version is unknown) replaces the entry, so that
+// the next refresh reads the shard.
+func (x *activeIndex) record(index int, ver lease.Version) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	delete(x.writing, index)
-	if x.shards == nil {
-		x.shards = map[int]indexedShard{}
-	}
-	if cur, ok := x.shards[index]; ok && ver != 0 && cur.ver > ver {
+	s := &x.shards[index]
+	written := s.written
+	s.writing, s.written = false, docEnds{}
+	if s.known && ver != 0 && s.ver > ver {
 		return
 	}
 	x.recorded++
-	x.shards[index] = indexedShard{ver: ver, ends: ends, seq: x.recorded}
-}
-
-func (m *Manager) ends(doc *shardDoc) []time.Time {
-	out := make([]time.Time, 0, len(doc.Rooms))
-	for _, e := range doc.Rooms {
-		out = append(out, e.expiresAt().Add(m.skew))
-	}
-	return out
+	s.known, s.ver, s.stored, s.seq = true, ver, written, x.recorded
 }
 
 // refreshCount brings the index up to date for a count: on stores that lock activations across
 // processes on every count (the lock is what makes the count exact there), on others when the
 // last refresh is older than the maximum count age.
 func (m *Manager) refreshCount(ctx context.Context, skip int) error {
-	_, locks := m.store.(ActivationLocker)
 	x := &m.index
 	x.mu.Lock()
-	fresh := x.listed && !locks && m.clock.Monotonic()-x.listedAt < m.countMaxAge
+	fresh := x.listed && !m.locks && m.clock.Monotonic()-x.listedAt < m.countMaxAge
 	x.mu.Unlock()
 	if fresh {
 		return nil
@@ -103,38 +134,27 @@ func (m *Manager) refreshCount(ctx context.Context, skip int) error {
 // countOthers counts the live rooms of every shard but index, from the index as it stands: the
 // caller refreshed it (refreshCount) and holds the Manager's decision lock, so that no other
 // activation of this Manager is decided between the count and the begin of its write.
-func (x *activeIndex) countOthers(index int, now time.Time) *capacity {
+func (x *activeIndex) countOthers(index int, now time.Time, skew time.Duration) capacity {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	c := &capacity{}
-	for i, s := range x.shards {
-		if i == index {
+	var c capacity
+	for i := range x.shards {
+		s := &x.shards[i]
+		if i == index || !(s.known || s.writing) {
 			continue
 		}
-		n, first := liveEnds(s.ends, now)
-		if w, ok := x.writing[i]; ok {
-			wn, wfirst := liveEnds(w, now)
+		var n int
+		var first time.Time
+		if s.known {
+			n, first = s.stored.liveAt(now, skew)
+		}
+		if s.writing {
+			wn, wfirst := s.written.liveAt(now, skew)
 			n, first = max(n, wn), earlier(first, wfirst)
 		}
 		c.active, c.firstEnd = c.active+n, earlier(c.firstEnd, first)
 	}
-	for i, w := range x.writing {
-		if _, ok := x.shards[i]; !ok && i != index { // a shard this Manager is creating
-			n, first := liveEnds(w, now)
-			c.active, c.firstEnd = c.active+n, earlier(c.firstEnd, first)
-		}
-	}
 	return c
-}
-
-// liveEnds returns how many of ends are after now, and the first of those.
-func liveEnds(ends []time.Time, now time.Time) (n int, first time.Time) {
-	for _, end := range ends {
-		if now.Before(end) {
-			n, first = n+1, earlier(first, end)
-		}
-	}
-	return n, first
 }
 
 // earlier returns the earlier of two times, the zero time standing for none.
@@ -145,92 +165,164 @@ func earlier(a, b time.Time) time.Time {
 	return a
 }
 
+// shardListing is one refresh's view of the store: the versions of the namespace's shards by
+// index, and the shards it read again. Listings are reused (listings): a refresh runs on every
+// activation, and a kilobyte-sized array on the stack made the request's goroutine grow its
+// stack.
+type shardListing struct {
+	versions [MaxShards]lease.Version
+	// listed tells which shards the store holds: a version of 0 is none, except from a
+	// ShardVersionLister, which may list any value for a stored shard.
+	listed [MaxShards]bool
+	// outside holds the shards the store listed at indexes no Manager uses (< 0, ≥ MaxShards).
+	outside []int
+	read    []int
+	fresh   []freshShard
+}
+
+type freshShard struct {
+	index int
+	ver   lease.Version
+	doc   *shardDoc
+}
+
+var listings = sync.Pool{New: func() any { return new(shardListing) }}
+
 // refresh brings the index up to the store's shards, skipping shard skip (the caller counts it
 // from its own document) and the shards this Manager is writing (counted from the written
 // document until the write ends). Only shards whose version changed since the index saw them are
-// decoded — and, on stores that list versions alone (ShardVersionLister), read — so that a
-// count costs about one shard read however many rooms are active, while the other shards stay
-// unchanged.
+// decoded — and, on stores that list versions alone (ShardVersionReader, ShardVersionLister),
+// read — so that a count costs about one shard read however many rooms are active, while the
+// other shards stay unchanged.
 func (m *Manager) refresh(ctx context.Context, skip int) error {
 	started := m.clock.Monotonic()
 	x := &m.index
 	x.mu.Lock()
 	since := x.recorded
 	x.mu.Unlock()
-	// changed picks, among the listed versions, the shards to read: those neither skipped,
-	// being written here, nor already known at that version.
-	changed := func(versions map[int]lease.Version) map[int]bool {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		out := map[int]bool{}
-		for i, ver := range versions {
-			_, writing := x.writing[i]
-			if s, ok := x.shards[i]; i != skip && !writing && (!ok || s.ver != ver) {
-				out[i] = true
-			}
-		}
-		return out
-	}
+	l := listings.Get().(*shardListing)
+	defer listings.Put(l)
+	// Cleared in place: an array literal assigned is a temporary of its size on the stack.
+	clear(l.listed[:])
+	l.outside, l.read, l.fresh = l.outside[:0], l.read[:0], l.fresh[:0]
+	defer func() { clear(l.fresh) }() // the pool must not keep documents alive
 
-	fresh := map[int]indexedShard{}
-	if lister, ok := m.store.(ShardVersionLister); ok {
-		versions, err := lister.ShardVersions(ctx, m.ns)
+	var docs []Shard // from ListShards: the documents come with the listing
+	switch {
+	case m.reader != nil:
+		if err := m.reader.ReadShardVersions(ctx, m.ns, &l.versions); err != nil {
+			return err
+		}
+		for i, v := range &l.versions {
+			l.listed[i] = v != 0
+		}
+	case m.lister != nil:
+		versions, err := m.lister.ShardVersions(ctx, m.ns)
 		if err != nil {
 			return err
 		}
-		for i := range changed(versions) {
-			doc, ver, err := m.load(ctx, ShardKey{Namespace: m.ns, Index: i})
-			if err != nil {
-				return err
-			}
-			if ver != 0 { // 0: removed since the listing
-				fresh[i] = indexedShard{ver: ver, ends: m.ends(doc)}
+		clear(l.versions[:])
+		for i, v := range versions {
+			l.list(i, v)
+		}
+	default:
+		var err error
+		if docs, err = m.store.ListShards(ctx, m.ns); err != nil {
+			return err
+		}
+		clear(l.versions[:])
+		for _, s := range docs {
+			l.list(s.Index, s.Version)
+		}
+	}
+	m.changedShards(l, skip)
+	for _, i := range l.read {
+		key := ShardKey{Namespace: m.ns, Index: i}
+		var doc *shardDoc
+		var ver lease.Version
+		var err error
+		removed := false
+		if docs == nil {
+			doc, ver, err = m.load(ctx, key)
+			removed = ver == 0 // since the listing: nothing to count
+		} else {
+			s := listedShard(docs, i)
+			ver = s.Version
+			if doc, err = decodeShard(s.Data, key, m.shards); err != nil {
+				err = m.placed(err, i)
 			}
 		}
-		x.merge(versions, fresh, started, since)
-		return nil
-	}
-	shards, err := m.store.ListShards(ctx, m.ns)
-	if err != nil {
-		return err
-	}
-	versions := make(map[int]lease.Version, len(shards))
-	for _, s := range shards {
-		versions[s.Index] = s.Version
-	}
-	read := changed(versions)
-	for _, s := range shards {
-		if !read[s.Index] {
-			continue
-		}
-		doc, err := decodeShard(s.Data, ShardKey{Namespace: m.ns, Index: s.Index}, m.shards, m.where(s.Index))
 		if err != nil {
 			return err
 		}
-		fresh[s.Index] = indexedShard{ver: s.Version, ends: m.ends(doc)}
+		// A shard at an index past the Manager's shard count decodes only without rooms (its
+		// rooms would hash below the count): it has none to count.
+		if i < m.shards && !removed {
+			l.fresh = append(l.fresh, freshShard{index: i, ver: ver, doc: doc})
+		}
 	}
-	x.merge(versions, fresh, started, since)
+	x.merge(l, started, since)
 	return nil
 }
 
-// merge installs a refresh taken at started, when the index's record count was since: the
-// shards listed in versions, with the documents read into fresh; the others are gone. What this
-// Manager recorded after the refresh began (a later version, or a shard it created) is kept. It
-// changes the index in place: on most refreshes nothing changed.
-func (x *activeIndex) merge(versions map[int]lease.Version, fresh map[int]indexedShard, started time.Duration, since uint64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.shards == nil {
-		x.shards = map[int]indexedShard{}
+// list records a listed shard; one at an index no Manager uses is only read (l.outside).
+func (l *shardListing) list(i int, v lease.Version) {
+	if i < 0 || i >= MaxShards {
+		l.outside = append(l.outside, i)
+		return
 	}
-	for i, f := range fresh {
-		if cur, have := x.shards[i]; !have || cur.ver <= f.ver { // else written here since
-			x.shards[i] = f
+	l.versions[i], l.listed[i] = v, true
+}
+
+// listedShard is shard i of a listing of documents.
+func listedShard(docs []Shard, i int) Shard {
+	for _, s := range docs {
+		if s.Index == i {
+			return s
 		}
 	}
-	for i, cur := range x.shards {
-		if _, listed := versions[i]; !listed && cur.seq <= since { // gone, and not created here since
-			delete(x.shards, i)
+	return Shard{}
+}
+
+// changedShards picks, among the listed shards, the ones to read into l.read: those neither
+// skipped, being written here, nor already known at their version — and every listed shard at
+// an index past the Manager's shard count, which is read only to fail the count if it is not
+// a shard of this configuration.
+func (m *Manager) changedShards(l *shardListing, skip int) {
+	x := &m.index
+	x.mu.Lock()
+	for i := range x.shards {
+		if !l.listed[i] || i == skip {
+			continue
+		}
+		if s := &x.shards[i]; !s.writing && (!s.known || s.ver != l.versions[i]) {
+			l.read = append(l.read, i)
+		}
+	}
+	x.mu.Unlock()
+	for i := m.shards; i < MaxShards; i++ {
+		if l.listed[i] {
+			l.read = append(l.read, i)
+		}
+	}
+	l.read = append(l.read, l.outside...)
+}
+
+// merge installs a refresh taken at started, when the index's record count was since: the
+// shards listed in l, with the documents read into l.fresh; the others are gone. What this
+// Manager recorded after the refresh began (a later version, or a shard it created) is kept. It
+// changes the index in place: on most refreshes nothing changed.
+func (x *activeIndex) merge(l *shardListing, started time.Duration, since uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, f := range l.fresh {
+		if s := &x.shards[f.index]; !s.known || s.ver <= f.ver { // else written here since
+			s.known, s.ver, s.stored, s.seq = true, f.ver, docEnds{doc: f.doc}, 0
+		}
+	}
+	for i := range x.shards {
+		if s := &x.shards[i]; s.known && !l.listed[i] && s.seq <= since { // gone, and not created here since
+			s.known, s.ver, s.stored, s.seq = false, 0, docEnds{}, 0
 		}
 	}
 	x.listed, x.listedAt = true, started

@@ -3,7 +3,7 @@ package rooms
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 )
 
 // activationGate lets a Manager's activations run side by side while the store's activation lock
@@ -26,27 +26,46 @@ type activationGate struct {
 	unlock  func()
 }
 
-// enter admits one activation of m, taking the store's activation lock if no other activation
-// of m holds it, and returns the function (safe to call more than once) that lets it go.
-func (m *Manager) enterActivations(ctx context.Context) (func(), error) {
+// gatePass is one batch's passage through its Manager's activation gate, let go once: by the
+// first of the activating write's WrittenVisible and the end of the batch.
+type gatePass struct {
+	gate *activationGate
+	left atomic.Bool
+}
+
+// leave lets the gate go the first time it is called.
+func (p *gatePass) leave() {
+	if p.left.CompareAndSwap(false, true) {
+		p.gate.leave()
+	}
+}
+
+// gone reports whether the pass has let the gate go.
+func (p *gatePass) gone() bool { return p.left.Load() }
+
+// enterActivations admits one activation of m, taking the store's activation lock if no other
+// activation of m holds it, and makes p the pass that lets it go.
+func (m *Manager) enterActivations(ctx context.Context, p *gatePass) error {
 	g := &m.gate
 	select {
 	case g.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	defer func() { <-g.sem }()
 	if g.holders == 0 {
 		if l, ok := m.store.(ActivationLocker); ok {
 			unlock, err := l.LockActivations(ctx, m.ns)
 			if err != nil {
-				return nil, fmt.Errorf("lock activations: %w", err)
+				return fmt.Errorf("lock activations: %w", err)
 			}
 			g.unlock = unlock
 		}
 	}
 	g.holders++
-	return sync.OnceFunc(g.leave), nil
+	p.gate = g
+	p.left.Store(false)
+	return nil
 }
 
 // leave ends one activation; the last one releases the store's lock.

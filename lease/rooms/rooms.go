@@ -82,6 +82,14 @@ type Manager struct {
 	countMaxAge   time.Duration
 	clock         lease.Clock
 
+	// The store's optional interfaces, asserted once.
+	locks  bool // ActivationLocker
+	reader ShardVersionReader
+	lister ShardVersionLister
+	// mem is the store when it is a *MemoryStore: documents go to it and come back as they
+	// are, never encoded or decoded (memory.go). A wrapper of one is a Store like any other.
+	mem *MemoryStore
+
 	queues []*shardQueue
 	// gate holds the store's activation lock while any activation of this Manager is in
 	// flight; decide serialises the activations' counts and decisions (gate.go).
@@ -113,6 +121,11 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
+	_, m.locks = store.(ActivationLocker)
+	m.reader, _ = store.(ShardVersionReader)
+	m.lister, _ = store.(ShardVersionLister)
+	m.mem, _ = store.(*MemoryStore)
+	m.index.shards = make([]indexedShard, m.shards)
 	m.queues = make([]*shardQueue, m.shards)
 	for i := range m.queues {
 		m.queues[i] = &shardQueue{key: ShardKey{Namespace: namespace, Index: i}, sem: make(chan struct{}, 1)}
@@ -146,12 +159,15 @@ func (m *Manager) Campaign(ctx context.Context, roomID, candidateID string, ttl 
 	if err := errors.Join(ValidateRoomID(roomID), ValidateCandidateID(candidateID), ValidateMetadata(metadata), ValidateTTL(ttl)); err != nil {
 		return Result{}, m.wrap("campaign", roomID, firstError(err))
 	}
-	token, hash := newToken()
-	o := &op{kind: opCampaign, room: roomID, candidate: candidateID, metadata: metadata, ttl: ttl, token: token, hash: hash}
+	o := newOp()
+	o.token, o.hash = newToken()
+	o.kind, o.room, o.candidate, o.metadata, o.ttl = opCampaign, roomID, candidateID, metadata, ttl
 	if err := m.submit(ctx, o); err != nil {
 		return Result{}, m.wrap("campaign", roomID, err)
 	}
-	return o.res, m.wrap("campaign", roomID, o.err)
+	res, err := o.res, o.err
+	o.recycle()
+	return res, m.wrap("campaign", roomID, err)
 }
 
 // Renew extends the caller's term for ttl from now (which may shorten it), keeping the term. It
@@ -165,11 +181,14 @@ func (m *Manager) Renew(ctx context.Context, roomID, token string, ttl time.Dura
 	if err != nil {
 		return Result{}, m.wrap("renew", roomID, err)
 	}
-	o := &op{kind: opRenew, room: roomID, ttl: ttl, token: token, hash: hash}
+	o := newOp()
+	o.kind, o.room, o.ttl, o.token, o.hash = opRenew, roomID, ttl, token, hash
 	if err := m.submit(ctx, o); err != nil {
 		return Result{}, m.wrap("renew", roomID, err)
 	}
-	return o.res, m.wrap("renew", roomID, o.err)
+	res, err := o.res, o.err
+	o.recycle()
+	return res, m.wrap("renew", roomID, err)
 }
 
 // Resign ends the caller's term at once and returns it; the room becomes vacant and its next
@@ -179,11 +198,14 @@ func (m *Manager) Resign(ctx context.Context, roomID, token string) (previousTer
 	if err != nil {
 		return 0, m.wrap("resign", roomID, err)
 	}
-	o := &op{kind: opResign, room: roomID, token: token, hash: hash}
+	o := newOp()
+	o.kind, o.room, o.token, o.hash = opResign, roomID, token, hash
 	if err := m.submit(ctx, o); err != nil {
 		return 0, m.wrap("resign", roomID, err)
 	}
-	return o.prev, m.wrap("resign", roomID, o.err)
+	prev, err := o.prev, o.err
+	o.recycle()
+	return prev, m.wrap("resign", roomID, err)
 }
 
 // Status reads the room. An unknown room is vacant, not an error; nothing is ever written.
@@ -243,23 +265,43 @@ func (m *Manager) retryAfter(e roomEntry, now time.Time) time.Duration {
 
 // load reads and decodes a shard; a missing shard is a new, empty one at version 0 (never
 // written: the first write creates it).
+// The document it returns may be shared (the memory store's): it is never changed, only
+// cloned.
 func (m *Manager) load(ctx context.Context, key ShardKey) (*shardDoc, lease.Version, error) {
-	data, ver, err := m.store.LoadShard(ctx, key)
-	if errors.Is(err, lease.ErrNotFound) {
+	var doc *shardDoc
+	var data []byte
+	var ver lease.Version
+	var err error
+	if m.mem != nil {
+		doc, data, ver, err = m.mem.loadDoc(key)
+	} else {
+		data, ver, err = m.store.LoadShard(ctx, key)
+	}
+	switch {
+	case errors.Is(err, lease.ErrNotFound):
 		return newShard(key, m.shards, m.clock.Now()), 0, nil
+	case err != nil:
+		return nil, 0, err
+	case doc != nil:
+		// Written by a Manager, maybe one configured otherwise.
+		err = checkShardHeader(doc, key, m.shards)
+	default:
+		doc, err = decodeShard(data, key, m.shards)
 	}
 	if err != nil {
-		return nil, 0, err
-	}
-	doc, err := decodeShard(data, key, m.shards, m.where(key.Index))
-	if err != nil {
-		return nil, 0, err
+		return nil, 0, m.placed(err, key.Index)
 	}
 	return doc, ver, nil
 }
 
-func (m *Manager) where(index int) string {
-	return fmt.Sprintf("shard %d of rooms namespace %q in the %s", index, m.ns, m.store.Describe())
+// placed names shard index as the place of a *lease.CorruptError found in it: the name is
+// only made for an error.
+func (m *Manager) placed(err error, index int) error {
+	var ce *lease.CorruptError
+	if errors.As(err, &ce) && ce.Where == "" {
+		ce.Where = fmt.Sprintf("shard %d of rooms namespace %q in the %s", index, m.ns, m.store.Describe())
+	}
+	return err
 }
 
 func (m *Manager) wrap(op, roomID string, err error) error {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"time"
 
@@ -29,6 +28,13 @@ type shardDoc struct {
 	Floor uint64 `json:"floor"`
 	// Rooms holds the rooms that may still be live; expired ones are dropped by the next write.
 	Rooms map[string]roomEntry `json:"rooms"`
+
+	// size is the length of the document's encoding, when sized; expiresLow is at most the
+	// earliest expires_at of its rooms (Unix ms), when bounded (shardedit.go).
+	size       int
+	sized      bool
+	expiresLow int64
+	bounded    bool
 }
 
 // roomEntry is the stored state of one room's current (or last, not yet collected) term.
@@ -62,8 +68,15 @@ func (h *tokenHash) UnmarshalText(b []byte) error {
 func (e roomEntry) expiresAt() time.Time { return time.UnixMilli(e.ExpiresMs).UTC() }
 
 func (e roomEntry) leader() Leader {
-	return Leader{CandidateID: e.Candidate, Metadata: e.Metadata, Term: e.Term, ExpiresAt: e.expiresAt(),
-		TTL: time.Duration(e.TTLSec) * time.Second}
+	var l Leader
+	e.setLeader(&l)
+	return l
+}
+
+// setLeader makes l the public state of e's term.
+func (e *roomEntry) setLeader(l *Leader) {
+	l.CandidateID, l.Metadata, l.Term = e.Candidate, e.Metadata, e.Term
+	l.ExpiresAt, l.TTL = e.expiresAt(), time.Duration(e.TTLSec)*time.Second
 }
 
 // nextTerm is the term a new leader in a shard whose floor is floor gets at wall-clock time now:
@@ -125,27 +138,20 @@ func entrySize(id string, e roomEntry) int {
 	return buf.Len() // the two newlines stand for the colon and the comma
 }
 
-// decodeShard parses and checks a stored shard. Anything wrong is a *lease.CorruptError: nothing
-// is written over a shard this version cannot fully understand.
-func decodeShard(data []byte, key ShardKey, shards int, where string) (*shardDoc, error) {
+// decodeShard parses and checks a stored shard. Anything wrong is a *lease.CorruptError (its
+// Where left to the caller, Manager.placed): nothing is written over a shard this version
+// cannot fully understand.
+func decodeShard(data []byte, key ShardKey, shards int) (*shardDoc, error) {
 	corrupt := func(field, value, reason string) error {
-		return &lease.CorruptError{Where: where, Field: field, Value: value, Reason: reason}
+		return &lease.CorruptError{Field: field, Value: value, Reason: reason}
 	}
 	var d shardDoc
 	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, &lease.CorruptError{Where: where, Reason: fmt.Sprintf(
+		return nil, &lease.CorruptError{Reason: fmt.Sprintf(
 			"not a rooms shard (%v); repair it or remove the namespace's shards", err)}
 	}
-	switch {
-	case d.Schema != shardSchema:
-		return nil, corrupt("schema", fmt.Sprint(d.Schema), fmt.Sprintf("this version reads schema %d only; upgrade lfp-swarm-lease", shardSchema))
-	case d.Namespace != key.Namespace:
-		return nil, corrupt("ns", d.Namespace, fmt.Sprintf("the shard belongs to another namespace than %q", key.Namespace))
-	case d.Index != key.Index:
-		return nil, corrupt("shard", fmt.Sprint(d.Index), fmt.Sprintf("stored as shard %d", key.Index))
-	case d.Shards != shards:
-		return nil, corrupt("shards", fmt.Sprint(d.Shards), fmt.Sprintf(
-			"the namespace was created with %d shards but this server is configured with %d; every server of a namespace must use the same shard count", d.Shards, shards))
+	if err := checkShardHeader(&d, key, shards); err != nil {
+		return nil, err
 	}
 	if d.Rooms == nil {
 		d.Rooms = map[string]roomEntry{}
@@ -168,10 +174,35 @@ func decodeShard(data []byte, key ShardKey, shards int, where string) (*shardDoc
 	return &d, nil
 }
 
+// checkShardHeader checks that d is a shard of this version, namespace, index and shard count.
+func checkShardHeader(d *shardDoc, key ShardKey, shards int) error {
+	corrupt := func(field, value, reason string) error {
+		return &lease.CorruptError{Field: field, Value: value, Reason: reason}
+	}
+	switch {
+	case d.Schema != shardSchema:
+		return corrupt("schema", fmt.Sprint(d.Schema), fmt.Sprintf("this version reads schema %d only; upgrade lfp-swarm-lease", shardSchema))
+	case d.Namespace != key.Namespace:
+		return corrupt("ns", d.Namespace, fmt.Sprintf("the shard belongs to another namespace than %q", key.Namespace))
+	case d.Index != key.Index:
+		return corrupt("shard", fmt.Sprint(d.Index), fmt.Sprintf("stored as shard %d", key.Index))
+	case d.Shards != shards:
+		return corrupt("shards", fmt.Sprint(d.Shards), fmt.Sprintf(
+			"the namespace was created with %d shards but this server is configured with %d; every server of a namespace must use the same shard count", d.Shards, shards))
+	}
+	return nil
+}
+
 // shardIndex maps a room id to its shard: FNV-1a 64 of the id modulo the shard count. The
 // mapping is part of the stored layout and must never change.
 func shardIndex(roomID string, shards int) int {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(roomID))
-	return int(h.Sum64() % uint64(shards))
+	// FNV-1a by hand: hash/fnv's hasher and the []byte of the id cost two allocations per
+	// operation.
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for i := 0; i < len(roomID); i++ {
+		h ^= uint64(roomID[i])
+		h *= prime64
+	}
+	return int(h % uint64(shards))
 }

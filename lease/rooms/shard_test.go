@@ -3,6 +3,8 @@ package rooms
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +38,7 @@ func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
 	if strings.Contains(string(a), `\u003c`) {
 		t.Fatal("HTML escaping costs bytes and is not wanted")
 	}
-	back, err := decodeShard(a, key, 8, "test")
+	back, err := decodeShard(a, key, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,28 +47,67 @@ func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
 	}
 }
 
-func TestSizerTracksTheEncodedSize(t *testing.T) {
+// TestSizeTracksTheEncoding: a document's remembered size is its encoding's exact length
+// through puts (new rooms, replaced rooms, the first room), removals (down to none) and
+// clones, whether it was measured before the changes or after.
+func TestSizeTracksTheEncoding(t *testing.T) {
 	key := ShardKey{Namespace: "ns", Index: 0}
-	d := testDoc(t, key, 1, 3)
-	s := &sizer{}
-	ids := []string{}
-	for id := range d.Rooms {
-		ids = append(ids, id)
-	}
-	extra := testDoc(t, key, 1, 4)
-	for id, e := range extra.Rooms {
-		if s.after(d, id, e) < len(d.encode())+entrySize(id, e)-1 {
-			t.Fatal("after underestimates")
+	check := func(d *shardDoc, when string) {
+		t.Helper()
+		if got, want := d.encodedSize(), len(d.encode()); got != want {
+			t.Fatalf("%s: size %d, the encoding has %d bytes", when, got, want)
 		}
-		s.put(d, id, e)
 	}
-	s.remove(d, ids[0])
-	e := d.Rooms[ids[1]]
-	e.TTLSec = 300
-	s.put(d, ids[1], e)
-	if got, want := s.n, len(d.encode()); got < want || got > want+1 {
-		t.Fatalf("sizer says %d bytes, the encoding has %d", got, want)
+	extra := testDoc(t, key, 1, 4) // metadata that needs escaping, in all but the first
+	for _, measured := range []bool{true, false} {
+		d := newShard(key, 1, time.UnixMicro(1_700_000_000_000_000))
+		if measured {
+			check(d, "empty")
+		}
+		var ids []string
+		for id, e := range extra.Rooms {
+			if want := len(withRoom(d, id, e).encode()); d.sized && d.sizeWith(id, &e, nil) != want {
+				t.Fatalf("size with room %d: %d, want %d", len(ids), d.sizeWith(id, &e, nil), want)
+			}
+			putRoom(d, id, e)
+			ids = append(ids, id)
+		}
+		check(d, "after four puts")
+		for i, id := range ids { // renewals: only numbers change, whatever the metadata
+			e := d.Rooms[id]
+			e.ExpiresMs = []int64{5, -12, 1_700_000_123_456, 99}[i]
+			e.TTLSec, e.Term = []int64{5, 30, 300, 12}[i], []uint64{1, 12345, 9, 1 << 60}[i]
+			putRoom(d, id, e)
+			check(d, fmt.Sprintf("after renewal %d", i+1))
+		}
+		d = d.clone()
+		e := d.Rooms[ids[1]]
+		e.TTLSec, e.Metadata = 300, ""
+		putRoom(d, ids[1], e)
+		check(d, "after a replacement")
+		for i, id := range ids {
+			d.remove(id)
+			check(d, fmt.Sprintf("after %d removals", i+1))
+		}
+		d.remove(ids[0]) // gone already
+		check(d, "after removing a missing room")
 	}
+}
+
+// putRoom sets room id of d to e, looking up its entry as the engine does.
+func putRoom(d *shardDoc, id string, e roomEntry) {
+	if old, ok := d.Rooms[id]; ok {
+		d.put(id, e, &old)
+		return
+	}
+	d.put(id, e, nil)
+}
+
+// withRoom is a copy of d with room id set to e.
+func withRoom(d *shardDoc, id string, e roomEntry) *shardDoc {
+	c := d.clone()
+	c.Rooms[id] = e
+	return c
 }
 
 func TestDecodeRefusesWhatItCannotTrust(t *testing.T) {
@@ -97,13 +138,13 @@ func TestDecodeRefusesWhatItCannotTrust(t *testing.T) {
 		d := good.clone()
 		mutate(d)
 		var ce *lease.CorruptError
-		if _, err := decodeShard(d.encode(), key, 4, "test"); !errors.As(err, &ce) {
+		if _, err := decodeShard(d.encode(), key, 4); !errors.As(err, &ce) {
 			t.Errorf("%s: %v, want a *lease.CorruptError", name, err)
 		}
 	}
 	for _, bad := range []string{`{`, `[]`, `{"schema":1,"ns":"ns","shard":1,"shards":4,"floor":1,"rooms":{"` + someID + `":{"c":"a","t":1,"e":1,"l":30,"h":"xx"}}}`} {
 		var ce *lease.CorruptError
-		if _, err := decodeShard([]byte(bad), key, 4, "test"); !errors.As(err, &ce) {
+		if _, err := decodeShard([]byte(bad), key, 4); !errors.As(err, &ce) {
 			t.Errorf("%.40s: %v, want a *lease.CorruptError", bad, err)
 		}
 	}
@@ -290,5 +331,19 @@ func TestTooManyConflicts(t *testing.T) {
 	_, err = m.Renew(ctx, room, res.Token, MinTTL)
 	if !errors.Is(err, ErrTooManyConflicts) || !errors.Is(err, lease.ErrTooManyConflicts) || !strings.Contains(err.Error(), "3 attempts") {
 		t.Fatalf("renew against endless conflicts: %v", err)
+	}
+}
+
+// TestShardIndexIsFNV1a: the shard of a room is FNV-1a 64 of its id modulo the shard count —
+// the stored layout, which must never change.
+func TestShardIndexIsFNV1a(t *testing.T) {
+	for _, id := range []string{"", "a", "room-0001", strings.Repeat("Zz9_-", 13), NewRoomID(), NewRoomID()} {
+		h := fnv.New64a()
+		h.Write([]byte(id))
+		for _, shards := range []int{1, 7, 64, MaxShards} {
+			if got, want := shardIndex(id, shards), int(h.Sum64()%uint64(shards)); got != want {
+				t.Errorf("room %q of %d shards: shard %d, want %d", id, shards, got, want)
+			}
+		}
 	}
 }

@@ -74,6 +74,18 @@ type ShardVersionLister interface {
 	ShardVersions(ctx context.Context, namespace string) (map[int]lease.Version, error)
 }
 
+// ShardVersionReader is implemented by stores that can copy the versions of a namespace's shards
+// into an array the caller owns, which a Manager prefers to ShardVersionLister: the active-room
+// count lists the versions on every activation, and a map made for each listing cost more than
+// the comparison it serves.
+type ShardVersionReader interface {
+	// ReadShardVersions sets versions[i] to the version of shard i of namespace — the version
+	// LoadShard would return, or any other non-zero value when it cannot be told cheaply (the
+	// shard is then read) — and to 0 when shard i is not stored. A shard stored at an index
+	// outside the array is an error.
+	ReadShardVersions(ctx context.Context, namespace string, versions *[MaxShards]lease.Version) error
+}
+
 // ShardNotifier is implemented by stores that can tell promptly when a shard may have changed.
 // Notifications are hints: a missed or spurious one is harmless because consumers also poll.
 type ShardNotifier interface {

@@ -1,9 +1,6 @@
 package rooms
 
-import (
-	"context"
-	"sync"
-)
+import "context"
 
 // A Manager holds the activation lock from its count of the active rooms until the activating
 // write can be seen by every other count. A store whose write becomes visible before it is
@@ -15,9 +12,10 @@ import (
 
 type visibleKey struct{}
 
-// withVisible returns ctx carrying fn, which WrittenVisible calls at most once.
+// withVisible returns ctx carrying fn, which WrittenVisible calls; fn must be safe to call
+// more than once.
 func withVisible(ctx context.Context, fn func()) context.Context {
-	return context.WithValue(ctx, visibleKey{}, sync.OnceFunc(fn))
+	return context.WithValue(ctx, visibleKey{}, fn)
 }
 
 // WrittenVisible is called by a Store's UpdateShard once the new document can be read by every

@@ -1,0 +1,100 @@
+package rooms
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// A document being changed for a write remembers two things about itself, kept through every
+// change made by put and remove, so that an operation costs no walk of the whole shard:
+//
+//   - The length of its encoding, once known — encoded for a write, or measured by the first
+//     activation that needs it: a shard's byte budget is checked on every activation, against
+//     the size the document would have with the new room.
+//   - A time before which none of its rooms expires, once collect has walked them: garbage
+//     collection runs on every attempt, and walks the rooms again only once that time has come.
+
+// setSize records that the document's encoding is n bytes long. Only the Manager's own copy
+// of a document, changed for a write and not written yet, is ever sized: documents that other
+// goroutines may read are never written to (the count's index, which may already hold the
+// copy, reads its rooms alone).
+func (d *shardDoc) setSize(n int) { d.size, d.sized = n, true }
+
+// encodedSize returns the length of the document's encoding, encoding it once if unknown.
+func (d *shardDoc) encodedSize() int {
+	if !d.sized {
+		d.setSize(len(d.encode()))
+	}
+	return d.size
+}
+
+// sizeWith returns the length of the document's encoding with room id set to *e. old is the
+// room's entry in the document, nil when it has none: the caller has looked it up already.
+func (d *shardDoc) sizeWith(id string, e, old *roomEntry) int {
+	if old != nil && old.Candidate == e.Candidate && old.Metadata == e.Metadata {
+		// A renewal: only the numbers change (the hash is always 43 characters), and numbers
+		// are written in decimal whatever else needs escaping.
+		return d.encodedSize() + numbersWidth(e) - numbersWidth(old)
+	}
+	n := d.encodedSize() + entrySize(id, *e) - 1 // entrySize counts a comma
+	switch {
+	case old != nil:
+		n -= entrySize(id, *old) - 1
+	case len(d.Rooms) > 0:
+		n++ // the comma between it and the others
+	}
+	return n
+}
+
+// numbersWidth is how many characters the numbers of a room's entry take.
+func numbersWidth(e *roomEntry) int {
+	var b [20]byte
+	return len(strconv.AppendUint(b[:0], e.Term, 10)) + len(strconv.AppendInt(b[:0], e.ExpiresMs, 10)) +
+		len(strconv.AppendInt(b[:0], e.TTLSec, 10))
+}
+
+// put sets room id to e; old is its entry in the document, nil when it has none (as for
+// sizeWith).
+func (d *shardDoc) put(id string, e roomEntry, old *roomEntry) {
+	if d.sized {
+		d.size = d.sizeWith(id, &e, old)
+	}
+	if d.bounded { // a renewal's earlier expiry stays a bound, only a lower one than needed
+		d.expiresLow = min(d.expiresLow, e.ExpiresMs)
+	}
+	d.Rooms[id] = e
+}
+
+// remove drops room id (the expiry bound stays one).
+func (d *shardDoc) remove(id string) {
+	old, ok := d.Rooms[id]
+	if !ok {
+		return
+	}
+	if d.sized {
+		d.size -= entrySize(id, old) - 1
+		if len(d.Rooms) > 1 {
+			d.size-- // its comma
+		}
+	}
+	delete(d.Rooms, id)
+}
+
+// collect drops the rooms whose lease has ended at now by the Manager's rule (Manager.live).
+// It walks the rooms only when the earliest expiry it knows may have passed, and then learns
+// the exact earliest expiry of the rooms that stay.
+func (m *Manager) collect(doc *shardDoc, now time.Time) {
+	if doc.bounded && m.live(roomEntry{ExpiresMs: doc.expiresLow}, now) {
+		return // every room expires at expiresLow or later: all are live
+	}
+	low := int64(math.MaxInt64)
+	for id, e := range doc.Rooms {
+		if !m.live(e, now) {
+			doc.remove(id)
+		} else {
+			low = min(low, e.ExpiresMs)
+		}
+	}
+	doc.expiresLow, doc.bounded = low, true
+}
