@@ -18,15 +18,31 @@ var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); retur
 
 // marshalJSON is the API's JSON encoder: encodeFast, else huma's default.
 func marshalJSON(w io.Writer, v any) error {
-	bp := encodeBuffers.Get().(*[]byte)
-	defer encodeBuffers.Put(bp)
-	if b, ok := encodeFast((*bp)[:0], v); ok {
-		*bp = b
-		_, err := w.Write(b)
+	if ok, err := writeFast(w, v); ok {
 		return err
 	}
 	return defaultJSONMarshal(w, v)
 }
+
+// writeFast writes v's encodeFast encoding to w if it has one, and reports whether it had. It
+// keeps no reference to v, which can then stay on its caller's stack.
+func writeFast(w io.Writer, v any) (bool, error) {
+	bp := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(bp)
+	b, ok := encodeFast((*bp)[:0], v)
+	if !ok {
+		return false, nil
+	}
+	if cap(b) <= maxPooledAnswer {
+		*bp = b
+	}
+	_, err := w.Write(b)
+	return true, err
+}
+
+// maxPooledAnswer bounds the buffers kept for reuse: a campaign answer with the longest plain
+// metadata fits.
+const maxPooledAnswer = 4 << 10
 
 // encodeFast appends v's encoding to b if v is an answer it knows and every string of it is
 // plain; ok is false otherwise (b is then to be discarded).
