@@ -134,8 +134,11 @@ type TTL struct {
 func (TTL) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeInteger} }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (t *TTL) UnmarshalJSON(b []byte) error {
-	f, err := strconv.ParseFloat(string(b), 64)
+func (t *TTL) UnmarshalJSON(b []byte) error { return t.parse(string(b)) }
+
+// parse sets t from the JSON number text.
+func (t *TTL) parse(text string) error {
+	f, err := strconv.ParseFloat(text, 64)
 	if err != nil {
 		return errors.New("want an integer") // exactFields names the field
 	}
@@ -233,56 +236,56 @@ func fieldNamed(name string) requestField {
 // reset and setField implement fieldDecoder (fastjson.go) with the fields of UnmarshalJSON.
 func (r *CampaignRequest) reset() { *r = CampaignRequest{} }
 
-func (r *CampaignRequest) setField(f requestField, tok jsontext.Token) bool {
+func (r *CampaignRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
 	switch f {
 	case candidateIDField:
-		return setString(&r.CandidateID, tok)
+		return setString(&r.CandidateID, kind, text)
 	case ttlSecondsField:
-		return setTTL(&r.TTLSeconds, tok)
+		return setTTL(&r.TTLSeconds, kind, text)
 	case metadataField:
 		r.Metadata = new(string)
-		return setString(r.Metadata, tok)
+		return setString(r.Metadata, kind, text)
 	}
 	return false
 }
 
 func (r *RenewRequest) reset() { *r = RenewRequest{} }
 
-func (r *RenewRequest) setField(f requestField, tok jsontext.Token) bool {
+func (r *RenewRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
 	switch f {
 	case leaderTokenField:
-		return setString(&r.LeaderToken, tok)
+		return setString(&r.LeaderToken, kind, text)
 	case ttlSecondsField:
-		return setTTL(&r.TTLSeconds, tok)
+		return setTTL(&r.TTLSeconds, kind, text)
 	}
 	return false
 }
 
 func (r *ResignRequest) reset() { *r = ResignRequest{} }
 
-func (r *ResignRequest) setField(f requestField, tok jsontext.Token) bool {
+func (r *ResignRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
 	if f != leaderTokenField {
 		return false
 	}
-	return setString(&r.LeaderToken, tok)
+	return setString(&r.LeaderToken, kind, text)
 }
 
-// setString sets a string field from a JSON string token.
-func setString(dst *string, tok jsontext.Token) bool {
-	if tok.Kind() != '"' {
+// setString sets a string field from a JSON string.
+func setString(dst *string, kind jsontext.Kind, text string) bool {
+	if kind != '"' {
 		return false
 	}
-	*dst = tok.String()
+	*dst = text
 	return true
 }
 
-// setTTL sets ttl_seconds from a JSON number token, as TTL.UnmarshalJSON does.
-func setTTL(dst **TTL, tok jsontext.Token) bool {
-	if tok.Kind() != '0' {
+// setTTL sets ttl_seconds from a JSON number, as TTL.UnmarshalJSON does.
+func setTTL(dst **TTL, kind jsontext.Kind, text string) bool {
+	if kind != '0' {
 		return false
 	}
 	t := new(TTL)
-	if t.UnmarshalJSON([]byte(tok.String())) != nil {
+	if t.parse(text) != nil {
 		return false
 	}
 	*dst = t

@@ -158,7 +158,7 @@ func readFast(w http.ResponseWriter, r *http.Request, op electionOp, in *fastInp
 	}
 	if n == len(data) {
 		err = nil // the EOF that came with the last bytes
-		if decodePlain(data, op, in) {
+		if decodeInput(data, op, in) {
 			_ = r.Body.Close() // as huma closes a body it read
 			return nil
 		}
@@ -170,10 +170,10 @@ func readFast(w http.ResponseWriter, r *http.Request, op electionOp, in *fastInp
 	return replayedBody{io.MultiReader(bytes.NewReader(bytes.Clone(data[:n])), rest), r.Body}
 }
 
-// decodePlain decodes data into op's request in in if it is plainly valid: decodeFast takes it
+// decodeInput decodes data into op's request in in if it is plainly valid: decodeFast takes it
 // (huma's decoding takes it alike), and huma's validation of the contract's schema passes, which
 // beyond decodeFast's types only wants ttl_seconds to be an integer.
-func decodePlain(data []byte, op electionOp, in *fastInput) bool {
+func decodeInput(data []byte, op electionOp, in *fastInput) bool {
 	switch op {
 	case opCampaign:
 		return decodeFast(data, &in.campaign) && in.campaign.TTLSeconds.integer()

@@ -31,16 +31,26 @@ var fastDecoders = sync.Pool{New: func() any { return &fastDecoder{dec: jsontext
 var noInput = bytes.NewReader(nil)
 
 // fieldDecoder is implemented by request bodies that decodeFast can fill: setField sets the
-// field f from a JSON string or number token (null is absent and never passed) and reports
-// whether it could; any other field or kind sends the body to the strict path.
+// field f from a JSON string ('"', text unquoted) or number ('0', its text) — null is absent and
+// never passed — and reports whether it could; any other field or kind sends the body to the
+// strict path.
 type fieldDecoder interface {
 	reset()
-	setField(f requestField, tok jsontext.Token) bool
+	setField(f requestField, kind jsontext.Kind, text string) bool
 }
 
 // decodeFast decodes data into v — a *any or a fieldDecoder — if it can do so exactly as
-// decodeStrict's strict path would, and reports whether it did.
+// decodeStrict's strict path would, and reports whether it did. A plain body (plainjson.go) is
+// not even tokenised.
 func decodeFast(data []byte, v any) bool {
+	if fv, ok := v.(fieldDecoder); ok && decodePlain(data, fv) {
+		return true
+	}
+	return decodeTokens(data, v)
+}
+
+// decodeTokens is decodeFast by jsontext's tokens.
+func decodeTokens(data []byte, v any) bool {
 	fd := fastDecoders.Get().(*fastDecoder)
 	fd.src = *bytes.NewBuffer(data)
 	dec := fd.dec
@@ -137,10 +147,10 @@ func readFields(dec *jsontext.Decoder, v fieldDecoder) bool {
 		if err != nil {
 			return false
 		}
-		switch tok.Kind() {
+		switch kind := tok.Kind(); kind {
 		case 'n': // null is absent
 		case '"', '0':
-			if f == unknownField || !v.setField(f, tok) {
+			if f == unknownField || !v.setField(f, kind, tok.String()) {
 				return false
 			}
 		default:
