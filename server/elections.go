@@ -391,7 +391,7 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, requestID strin
 		return fail(http.StatusForbidden, "forbidden", "public elections are disabled on this server",
 			"the operator turned the elections API off", 0)
 	}
-	if op.budgeted() {
+	if op.budgeted() && e.admission.limited() { // unlimited: no client key to work out
 		if ok, retry := e.admission.allow(clientKey(r, e.opts.TrustedProxies), time.Now()); !ok {
 			return fail(http.StatusTooManyRequests, "rate_limited", "too many room creations and campaigns from this client",
 				fmt.Sprintf("the budget is %d per minute per client; retry after the Retry-After delay", e.opts.AdmissionPerMinute), retry)
