@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// The answers of campaign, renew and resign are most of what the elections API writes;
+// The answers of campaign, renew, resign and status are most of what the elections API writes;
 // encoding/json spends a reflection walk and a buffer on each. encodeFast appends them by hand
 // — byte for byte what encoding/json's Encoder (HTML escaping off, as huma's JSON format)
 // writes, newline included — as long as every string is printable ASCII without a quote or a
@@ -56,6 +56,10 @@ func encodeFast(b []byte, v any) (_ []byte, ok bool) {
 		return appendResignResult(b, v)
 	case ResignResult:
 		return appendResignResult(b, &v)
+	case *ElectionStatus:
+		return appendElectionStatus(b, v)
+	case ElectionStatus:
+		return appendElectionStatus(b, &v)
 	}
 	return b, false
 }
@@ -66,17 +70,8 @@ func appendCampaignResult(b []byte, r *CampaignResult) ([]byte, bool) {
 	b, ok = appendPlain(b, r.Status, ok)
 	b = append(b, `,"election_id":`...)
 	b, ok = appendPlain(b, r.ElectionID, ok)
-	b = append(b, `,"leader":{"candidate_id":`...)
-	b, ok = appendPlain(b, r.Leader.CandidateID, ok)
-	if r.Leader.Metadata != "" {
-		b = append(b, `,"metadata":`...)
-		b, ok = appendPlain(b, r.Leader.Metadata, ok)
-	}
-	b = append(b, `,"term":`...)
-	b = strconv.AppendUint(b, r.Leader.Term, 10)
-	b = append(b, `,"expires_at":`...)
-	b, ok = appendPlain(b, r.Leader.ExpiresAt, ok)
-	b = append(b, '}')
+	b = append(b, `,"leader":`...)
+	b, ok = appendLeader(b, &r.Leader, ok)
 	if r.LeaderToken != "" {
 		b = append(b, `,"leader_token":`...)
 		b, ok = appendPlain(b, r.LeaderToken, ok)
@@ -101,6 +96,35 @@ func appendResignResult(b []byte, r *ResignResult) ([]byte, bool) {
 	b = append(b, `,"previous_term":`...)
 	b = strconv.AppendUint(b, r.PreviousTerm, 10)
 	return append(b, "}\n"...), ok
+}
+
+func appendElectionStatus(b []byte, st *ElectionStatus) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"election_id":`...)
+	b, ok = appendPlain(b, st.ElectionID, ok)
+	b = append(b, `,"status":`...)
+	b, ok = appendPlain(b, st.Status, ok)
+	if st.Leader != nil {
+		b = append(b, `,"leader":`...)
+		b, ok = appendLeader(b, st.Leader, ok)
+	}
+	b = append(b, `,"retry_after_ms":`...)
+	b = strconv.AppendInt(b, st.RetryAfterMS, 10)
+	return append(b, "}\n"...), ok
+}
+
+func appendLeader(b []byte, l *ElectionLeader, ok bool) ([]byte, bool) {
+	b = append(b, `{"candidate_id":`...)
+	b, ok = appendPlain(b, l.CandidateID, ok)
+	if l.Metadata != "" {
+		b = append(b, `,"metadata":`...)
+		b, ok = appendPlain(b, l.Metadata, ok)
+	}
+	b = append(b, `,"term":`...)
+	b = strconv.AppendUint(b, l.Term, 10)
+	b = append(b, `,"expires_at":`...)
+	b, ok = appendPlain(b, l.ExpiresAt, ok)
+	return append(b, '}'), ok
 }
 
 // appendPlain appends s quoted if it needs no escaping; ok turns false (and stays) otherwise.
