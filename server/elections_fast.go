@@ -156,8 +156,8 @@ func readFast(w http.ResponseWriter, r *http.Request, op electionOp, in *fastInp
 		k, err = r.Body.Read(data[n:])
 		n += k
 	}
-	if n == len(data) {
-		err = nil // the EOF that came with the last bytes
+	if n == len(data) && (err == nil || err == io.EOF) { // the EOF that may come with the last bytes
+		err = nil
 		if decodeInput(data, op, in) {
 			_ = r.Body.Close() // as huma closes a body it read
 			return nil

@@ -490,27 +490,34 @@ func TestFastPathAnswersAsHumaAtTheGate(t *testing.T) {
 	})
 }
 
+// serveInProcess serves the request req makes on ps, in process, and returns the answer's status,
+// headers and body, normalized.
+func (ps *pairServer) serveInProcess(req *http.Request) string {
+	w := httptest.NewRecorder()
+	ps.s.Handler().ServeHTTP(w, req)
+	res := w.Result()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\r\n", res.StatusCode)
+	_ = res.Header.Write(&b)
+	b.WriteString("\r\n" + w.Body.String())
+	return ps.normalize(roomOf(req.URL.Path), b.String())
+}
+
+// postInProcess is serveInProcess of a POST of body to the room's operation op.
+func (ps *pairServer) postInProcess(op, contentType string, body io.Reader) string {
+	req := httptest.NewRequest(http.MethodPost, "/elections/"+diffRoom+"/"+op, body)
+	req.Header.Set("Content-Type", contentType)
+	return ps.serveInProcess(req)
+}
+
 // FuzzFastPathAnswersAsHuma sends arbitrary bodies, with JSON's canonical or another content
 // type, to campaign, renew and resign of a room that has a leader, on both servers (in process),
 // and compares status, headers and body. The bodies hold no real token (see fakeToken): the
 // leader stays, and renewals with its token are TestFastPathAnswersAsHuma's.
 func FuzzFastPathAnswersAsHuma(f *testing.F) {
 	p := newFastPair(f, Options{Elections: &ElectionsOptions{AdmissionPerMinute: -1}}, false)
-	do := func(ps *pairServer, op, contentType string, body []byte) string {
-		target := "/elections/" + diffRoom + "/" + op
-		req := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(body))
-		req.Header.Set("Content-Type", contentType)
-		w := httptest.NewRecorder()
-		ps.s.Handler().ServeHTTP(w, req)
-		res := w.Result()
-		var b strings.Builder
-		fmt.Fprintf(&b, "%d\r\n", res.StatusCode)
-		_ = res.Header.Write(&b)
-		b.WriteString("\r\n" + w.Body.String())
-		return ps.normalize(diffRoom, b.String())
-	}
 	for _, ps := range []*pairServer{p.fast, p.huma} {
-		if answer := do(ps, "campaign", "application/json", []byte(`{"candidate_id":"holder","ttl_seconds":300}`)); !strings.HasPrefix(answer, "200") {
+		if answer := ps.postInProcess("campaign", "application/json", strings.NewReader(`{"candidate_id":"holder","ttl_seconds":300}`)); !strings.HasPrefix(answer, "200") {
 			f.Fatalf("campaign: %s", answer)
 		}
 	}
@@ -526,11 +533,70 @@ func FuzzFastPathAnswersAsHuma(f *testing.F) {
 		if otherType {
 			contentType = "application/json; charset=utf-8"
 		}
-		fast, huma := do(p.fast, name, contentType, body), do(p.huma, name, contentType, body)
+		fast := p.fast.postInProcess(name, contentType, bytes.NewReader(body))
+		huma := p.huma.postInProcess(name, contentType, bytes.NewReader(body))
 		if fast != huma {
 			t.Fatalf("%s %q: the answers differ\nfast path: %q\nhuma:      %q", name, body, fast, huma)
 		}
 	})
+}
+
+// brokenBody yields its bytes, the last of them with err, and then io.EOF, as a connection's
+// reader does after it reported an error once: whoever read the error has to keep it.
+type brokenBody struct {
+	data []byte
+	err  error
+}
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	n := copy(p, b.data)
+	b.data = b.data[n:]
+	if len(b.data) == 0 {
+		err := b.err
+		b.err = io.EOF
+		return n, err
+	}
+	return n, nil
+}
+
+// timeoutError is a read deadline's error.
+type timeoutError struct{}
+
+func (timeoutError) Error() string { return "i/o timeout" }
+func (timeoutError) Timeout() bool { return true }
+
+// TestFastPathLeavesBrokenBodiesToHuma: a body whose reading fails — cut short, timed out,
+// failing with its last bytes — is answered by huma, with the same error as if it had read it
+// first.
+func TestFastPathLeavesBrokenBodiesToHuma(t *testing.T) {
+	p := newFastPair(t, Options{Elections: &ElectionsOptions{AdmissionPerMinute: -1}}, false)
+	body := `{"candidate_id":"a","ttl_seconds":30}`
+	for _, c := range []struct {
+		name string
+		read string // of body, before the error
+		err  error
+	}{
+		{"cut short", body[:10], io.ErrUnexpectedEOF},
+		{"timed out", body[:10], timeoutError{}},
+		{"nothing read", "", timeoutError{}},
+		{"failing with the last bytes", body, errors.New("connection reset")},
+		{"whole, then EOF", body, io.EOF},
+	} {
+		var answers [2]string
+		routed := p.fast.routed.Load()
+		for i, ps := range []*pairServer{p.fast, p.huma} {
+			req := httptest.NewRequest(http.MethodPost, "/elections/"+diffRoom+"/campaign", &brokenBody{data: []byte(c.read), err: c.err})
+			req.Header.Set("Content-Type", "application/json")
+			req.ContentLength = int64(len(body))
+			answers[i] = ps.serveInProcess(req)
+		}
+		if answers[0] != answers[1] {
+			t.Errorf("%s: the answers differ\nfast path: %q\nhuma:      %q", c.name, answers[0], answers[1])
+		}
+		if viaRouter, broken := p.fast.routed.Load() > routed, c.err != io.EOF; viaRouter != broken {
+			t.Errorf("%s: served by the router: %v, want %v", c.name, viaRouter, broken)
+		}
+	}
 }
 
 // rewindBody is a request body that can be read again.

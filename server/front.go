@@ -10,9 +10,9 @@ import (
 // ID too — and then lets the elections fast path (elections_fast.go) serve it if it can; every
 // other request goes to the router, with its ID in its context for the router's handlers.
 //
-// The fast path exists because the router's way costs more than the engine: chi's route
-// context and path values, the ID's context, huma's reflection over inputs and outputs and its
-// second decoding of the body, each an allocation or several on every request.
+// The fast path exists because the router's way cost about as much CPU as the engine itself:
+// chi's route context and path values, the ID's context, huma's reflection over inputs and
+// outputs and its second decoding of the body, each an allocation or several on every request.
 type front struct {
 	// withCORS wraps dispatch.
 	cors http.Handler
