@@ -33,11 +33,14 @@ func newAdmission(perMinute, maxClients int, proxies []netip.Prefix) (*admission
 	return &admission{perMinute: perMinute, proxies: proxies, clients: clients}, nil
 }
 
+// limited reports whether clients have a budget at all.
+func (a *admission) limited() bool { return a.perMinute > 0 }
+
 // allow spends one request of client's budget at now. When the budget is spent it returns how
 // long until one request is available again, rounded up to whole seconds (the unit of
 // Retry-After) and at least one second.
 func (a *admission) allow(client string, now time.Time) (ok bool, retryAfter time.Duration) {
-	if a.perMinute <= 0 {
+	if !a.limited() {
 		return true, 0
 	}
 	a.mu.Lock()

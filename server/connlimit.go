@@ -102,7 +102,7 @@ const (
 )
 
 // waitQueue holds waiting connections by class, each class in the order they began to wait.
-type waitQueue [waitClasses]list.List
+type waitQueue [waitClasses]connList
 
 // victim is the connection to shed first at now, or nil when none waits: a stalled fresh one
 // (no complete request within freshGrace: a slowloris, or a connection opened and left), an
@@ -116,34 +116,24 @@ func (q *waitQueue) victim(now time.Time) *trackedConn {
 	if q == nil { // a client none of whose connections waits
 		return nil
 	}
-	fresh := q[waitFresh].Front()
-	if fresh != nil && now.Sub(fresh.Value.(*trackedConn).waitingFrom) >= freshGrace {
-		return fresh.Value.(*trackedConn)
+	fresh := q[waitFresh].front()
+	if fresh != nil && now.Sub(fresh.waitingFrom) >= freshGrace {
+		return fresh
 	}
-	for _, e := range []*list.Element{q[waitOnce].Back(), fresh, q[waitReused].Back()} {
-		if e != nil {
-			return e.Value.(*trackedConn)
+	for _, c := range []*trackedConn{q[waitOnce].back(), fresh, q[waitReused].back()} {
+		if c != nil {
+			return c
 		}
 	}
 	return nil
-}
-
-// empty reports whether no connection waits.
-func (q *waitQueue) empty() bool {
-	for i := range q {
-		if q[i].Len() > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // waitedSince returns the connections that began to wait before t.
 func (q *waitQueue) waitedSince(t time.Time) []*trackedConn {
 	var out []*trackedConn
 	for i := range q {
-		for e := q[i].Front(); e != nil && e.Value.(*trackedConn).waitingFrom.Before(t); e = e.Next() {
-			out = append(out, e.Value.(*trackedConn))
+		for c := q[i].front(); c != nil && c.waitingFrom.Before(t); c = q[i].next(c) {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -159,7 +149,9 @@ type connLimiter struct {
 	mu      sync.Mutex
 	open    int
 	perAddr map[string]int
-	waiting waitQueue
+	waiting waitQueue // on the connections' limiterLink
+	// byAddr are the waiting connections of each client with open connections, on their
+	// clientLink; a client's queue goes with its last connection.
 	byAddr  map[string]*waitQueue
 	streams list.List // of *trackedConn carrying an SSE or watch stream, oldest first
 }
@@ -167,6 +159,15 @@ type connLimiter struct {
 func newConnLimiter(maxConns, perClient int, proxies []netip.Prefix, metrics *Metrics) *connLimiter {
 	return &connLimiter{max: maxConns, perClient: perClient, proxies: proxies, metrics: metrics, now: time.Now,
 		perAddr: map[string]int{}, byAddr: map[string]*waitQueue{}}
+}
+
+// clientQueue is a new client's waitQueue.
+func clientQueue() *waitQueue {
+	q := new(waitQueue)
+	for i := range q {
+		q[i].link = clientLink
+	}
+	return q
 }
 
 // trackedConn is an accepted connection under the limiter's accounting.
@@ -179,10 +180,10 @@ type trackedConn struct {
 	released    bool
 	requests    int
 	waitingFrom time.Time
-	elem        *list.Element // in limiter.waiting, while waiting
-	addrElem    *list.Element // in limiter.byAddr[client], while waiting
-	class       waitClass
-	streamElem  *list.Element // in limiter.streams, while it carries a stream
+	// links are its places in limiter.waiting and limiter.byAddr[client], while waiting.
+	links      [connLinks]connLink
+	class      waitClass
+	streamElem *list.Element // in limiter.streams, while it carries a stream
 
 	closeOnce sync.Once
 	closeErr  error
@@ -397,6 +398,7 @@ func (l *connLimiter) releaseLocked(c *trackedConn) {
 	if c.client != "" {
 		if l.perAddr[c.client]--; l.perAddr[c.client] <= 0 {
 			delete(l.perAddr, c.client)
+			delete(l.byAddr, c.client)
 		}
 	}
 }
@@ -404,28 +406,22 @@ func (l *connLimiter) releaseLocked(c *trackedConn) {
 func (l *connLimiter) waitLocked(c *trackedConn, now time.Time) {
 	c.class = min(waitClass(c.requests), waitReused)
 	c.waitingFrom = now
-	c.elem = l.waiting[c.class].PushBack(c)
+	l.waiting[c.class].pushBack(c)
 	if c.client != "" {
 		q := l.byAddr[c.client]
 		if q == nil {
-			q = new(waitQueue)
+			q = clientQueue()
 			l.byAddr[c.client] = q
 		}
-		c.addrElem = q[c.class].PushBack(c)
+		q[c.class].pushBack(c)
 	}
 }
 
 func (l *connLimiter) unwaitLocked(c *trackedConn) {
-	if c.elem != nil {
-		l.waiting[c.class].Remove(c.elem)
-		c.elem = nil
+	if c.links[limiterLink].queued {
+		l.waiting[c.class].remove(c)
 	}
-	if c.addrElem != nil {
-		q := l.byAddr[c.client]
-		q[c.class].Remove(c.addrElem)
-		c.addrElem = nil
-		if q.empty() {
-			delete(l.byAddr, c.client)
-		}
+	if c.links[clientLink].queued {
+		l.byAddr[c.client][c.class].remove(c)
 	}
 }

@@ -175,3 +175,24 @@ func TestConnLimiterShedsStreamsLast(t *testing.T) {
 		t.Fatalf("only busy connections left: admitted %v, busy closed %v, %d streams", tc != nil, busyConn.closed, c.l.streams.Len())
 	}
 }
+
+// TestConnLimiterRequestsAllocateNothing: a connection that serves a request and waits again
+// costs the limiter no allocation (it waits in two queues after every request), and a client's
+// queue goes when its last connection closes.
+func TestConnLimiterRequestsAllocateNothing(t *testing.T) {
+	c := newTestLimiter(8, 8)
+	tc, _ := c.admit(t, 0, "192.0.2.1:1000")
+	other, _ := c.admit(t, 0, "192.0.2.1:1001")
+	c.serveRequests(tc, 3)
+	if allocs := testing.AllocsPerRun(100, func() { c.serveRequests(tc, 1) }); allocs != 0 {
+		t.Errorf("a request: %v allocations, want 0", allocs)
+	}
+	if v := c.l.byAddr[tc.client].victim(c.now); v != other {
+		t.Errorf("the client's victim: %v, want the fresh connection", v)
+	}
+	_ = tc.Close()
+	_ = other.Close()
+	if len(c.l.byAddr) != 0 || len(c.l.perAddr) != 0 || c.l.waiting.victim(c.now) != nil {
+		t.Errorf("after the client's connections closed: %d client queues, %d client counts", len(c.l.byAddr), len(c.l.perAddr))
+	}
+}

@@ -125,23 +125,32 @@ type ResignRequest struct {
 type TTL struct {
 	seconds int64
 	valid   bool
+	// whole: a whole number, as the contract's schema (an integer) wants; huma refuses a
+	// fractional one (422) before the engine sees it, and so the fast path leaves it to huma.
+	whole bool
 }
 
 // Schema implements huma.SchemaProvider: on the wire, an integer.
 func (TTL) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeInteger} }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (t *TTL) UnmarshalJSON(b []byte) error {
-	f, err := strconv.ParseFloat(string(b), 64)
+func (t *TTL) UnmarshalJSON(b []byte) error { return t.parse(string(b)) }
+
+// parse sets t from the JSON number text.
+func (t *TTL) parse(text string) error {
+	f, err := strconv.ParseFloat(text, 64)
 	if err != nil {
 		return errors.New("want an integer") // exactFields names the field
 	}
-	*t = TTL{}
-	if f == math.Trunc(f) && f >= 0 && f <= 1e6 {
+	*t = TTL{whole: f == math.Trunc(f)}
+	if t.whole && f >= 0 && f <= 1e6 {
 		t.seconds, t.valid = int64(f), true
 	}
 	return nil
 }
+
+// integer: t is absent, null or a whole number, which the contract's schema takes.
+func (t *TTL) integer() bool { return t == nil || t.whole }
 
 // duration is the requested TTL, or the contract's default when absent; invalid values give a
 // duration the engine refuses.
@@ -197,59 +206,86 @@ func (r *ResignRequest) UnmarshalJSON(b []byte) error {
 	return exactFields(b, map[string]any{"leader_token": &r.LeaderToken})
 }
 
+// requestField is a field of the request bodies, by its exact wire name (fieldNamed).
+type requestField uint8
+
+const (
+	unknownField requestField = iota
+	candidateIDField
+	ttlSecondsField
+	metadataField
+	leaderTokenField
+)
+
+// fieldNamed is the request field of that exact wire name. (A switch on the name, so that
+// reading a name costs no allocation.)
+func fieldNamed(name string) requestField {
+	switch name {
+	case "candidate_id":
+		return candidateIDField
+	case "ttl_seconds":
+		return ttlSecondsField
+	case "metadata":
+		return metadataField
+	case "leader_token":
+		return leaderTokenField
+	}
+	return unknownField
+}
+
 // reset and setField implement fieldDecoder (fastjson.go) with the fields of UnmarshalJSON.
 func (r *CampaignRequest) reset() { *r = CampaignRequest{} }
 
-func (r *CampaignRequest) setField(name string, tok jsontext.Token) bool {
-	switch name {
-	case "candidate_id":
-		return setString(&r.CandidateID, tok)
-	case "ttl_seconds":
-		return setTTL(&r.TTLSeconds, tok)
-	case "metadata":
+func (r *CampaignRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
+	switch f {
+	case candidateIDField:
+		return setString(&r.CandidateID, kind, text)
+	case ttlSecondsField:
+		return setTTL(&r.TTLSeconds, kind, text)
+	case metadataField:
 		r.Metadata = new(string)
-		return setString(r.Metadata, tok)
+		return setString(r.Metadata, kind, text)
 	}
 	return false
 }
 
 func (r *RenewRequest) reset() { *r = RenewRequest{} }
 
-func (r *RenewRequest) setField(name string, tok jsontext.Token) bool {
-	switch name {
-	case "leader_token":
-		return setString(&r.LeaderToken, tok)
-	case "ttl_seconds":
-		return setTTL(&r.TTLSeconds, tok)
+func (r *RenewRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
+	switch f {
+	case leaderTokenField:
+		return setString(&r.LeaderToken, kind, text)
+	case ttlSecondsField:
+		return setTTL(&r.TTLSeconds, kind, text)
 	}
 	return false
 }
 
 func (r *ResignRequest) reset() { *r = ResignRequest{} }
 
-func (r *ResignRequest) setField(name string, tok jsontext.Token) bool {
-	if name != "leader_token" {
+func (r *ResignRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
+	if f != leaderTokenField {
 		return false
 	}
-	return setString(&r.LeaderToken, tok)
+	return setString(&r.LeaderToken, kind, text)
 }
 
-// setString sets a string field from a JSON string token.
-func setString(dst *string, tok jsontext.Token) bool {
-	if tok.Kind() != '"' {
+// setString sets a string field from a JSON string.
+func setString(dst *string, kind jsontext.Kind, text string) bool {
+	if kind != '"' {
 		return false
 	}
-	*dst = tok.String()
+	*dst = text
 	return true
 }
 
-// setTTL sets ttl_seconds from a JSON number token, as TTL.UnmarshalJSON does.
-func setTTL(dst **TTL, tok jsontext.Token) bool {
-	if tok.Kind() != '0' {
+// setTTL sets ttl_seconds from a JSON number, as TTL.UnmarshalJSON does.
+func setTTL(dst **TTL, kind jsontext.Kind, text string) bool {
+	if kind != '0' {
 		return false
 	}
 	t := new(TTL)
-	if t.UnmarshalJSON([]byte(tok.String())) != nil {
+	if t.parse(text) != nil {
 		return false
 	}
 	*dst = t
@@ -308,13 +344,16 @@ type createdOutput struct {
 
 // elections serves the elections API.
 type elections struct {
-	opts      ElectionsOptions
-	admission *admission
-	watches   *roomWatches
-	metrics   *Metrics
-	log       *slog.Logger
-	keepAlive time.Duration
-	closing   <-chan struct{}
+	opts ElectionsOptions
+	// fastBodyMax bounds the bodies the fast path reads: the constant fastBodyMax, or the
+	// server's body limit where that is lower.
+	fastBodyMax int64
+	admission   *admission
+	watches     *roomWatches
+	metrics     *Metrics
+	log         *slog.Logger
+	keepAlive   time.Duration
+	closing     <-chan struct{}
 }
 
 // electionOp names an elections endpoint for the gate and the metrics.
@@ -336,12 +375,12 @@ func (op electionOp) budgeted() bool { return op == opCreate || op == opCampaign
 func (op electionOp) hasBody() bool { return op == opCampaign || op == opRenew || op == opResign }
 
 // gate runs the checks that precede the body, in the contract's order: disabled (403), budget
-// (429), room id (400), content type (415). It writes the error and returns false when one
-// fails.
-func (e *elections) gate(w http.ResponseWriter, r *http.Request, op electionOp, roomID string) bool {
+// (429), room id (400), content type (415). It writes the error of the request requestID and
+// returns false when one fails.
+func (e *elections) gate(w http.ResponseWriter, r *http.Request, requestID string, op electionOp, roomID string) bool {
 	fail := func(status int, code, msg, details string, retry time.Duration) bool {
 		e.metrics.electionRequest(string(op), code)
-		body := NewError(r.Context(), status, code, msg, details)
+		body := newError(requestID, status, code, msg, details)
 		if retry > 0 {
 			body.retry(retry)
 		}
@@ -352,7 +391,7 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, op electionOp, 
 		return fail(http.StatusForbidden, "forbidden", "public elections are disabled on this server",
 			"the operator turned the elections API off", 0)
 	}
-	if op.budgeted() {
+	if op.budgeted() && e.admission.limited() { // unlimited: no client key to work out
 		if ok, retry := e.admission.allow(clientKey(r, e.opts.TrustedProxies), time.Now()); !ok {
 			return fail(http.StatusTooManyRequests, "rate_limited", "too many room creations and campaigns from this client",
 				fmt.Sprintf("the budget is %d per minute per client; retry after the Retry-After delay", e.opts.AdmissionPerMinute), retry)
@@ -386,7 +425,7 @@ func (e *elections) hgate(op electionOp) func(huma.Context, func(huma.Context)) 
 		r, w := humachi.Unwrap(ctx)
 		// chi's own parameter: huma's Param reads Request.PathValue, which chi does not fill for
 		// every route shape.
-		if e.gate(w, r, op, chi.URLParam(r, "id")) {
+		if e.gate(w, r, RequestID(r.Context()), op, chi.URLParam(r, "id")) {
 			next(ctx)
 		}
 	}
@@ -400,6 +439,7 @@ func (s *Server) registerElections(e *elections) {
 		return huma.Operation{
 			OperationID: string(id) + "Election", Method: method, Path: path, Tags: tags, Summary: summary,
 			Description: desc, DefaultStatus: status, Errors: errs, Middlewares: huma.Middlewares{e.hgate(id)},
+			BodyReadTimeout: bodyReadTimeout,
 		}
 	}
 	huma.Register(api, op(opCreate, http.MethodPost, "/elections", "Create a room",
@@ -417,12 +457,7 @@ func (s *Server) registerElections(e *elections) {
 		"Always 200 for a valid id: an unknown room is vacant. Never returns the token. Not rate-limited.",
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusServiceUnavailable),
 		func(ctx context.Context, in *electionPath) (*bodyOutput[ElectionStatus], error) {
-			st, err := e.opts.Rooms.Status(ctx, in.ID)
-			if err != nil {
-				return nil, e.fail(ctx, opStatus, err)
-			}
-			e.metrics.electionRequest(string(opStatus), "ok")
-			return noStore(statusBody(st)), nil
+			return answer(e.status(ctx, RequestID(ctx), in.ID))
 		})
 	huma.Register(api, op(opCampaign, http.MethodPost, "/elections/{id}/campaign", "Campaign for a room's leadership",
 		"The first live campaign wins a new term and a leader token; everyone else — the live leader campaigning again included — "+
@@ -430,17 +465,7 @@ func (s *Server) registerElections(e *elections) {
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable),
 		func(ctx context.Context, in *campaignInput) (*bodyOutput[CampaignResult], error) {
-			ttl := in.Body.TTLSeconds.duration()
-			var metadata string
-			if in.Body.Metadata != nil {
-				metadata = *in.Body.Metadata
-			}
-			res, err := e.opts.Rooms.Campaign(ctx, in.ID, in.Body.CandidateID, ttl, metadata)
-			if err != nil {
-				return nil, e.fail(ctx, opCampaign, err)
-			}
-			e.metrics.electionRequest(string(opCampaign), string(res.Status))
-			return noStore(campaignBody(res)), nil
+			return answer(e.campaign(ctx, RequestID(ctx), in.ID, &in.Body))
 		})
 	huma.Register(api, op(opRenew, http.MethodPost, "/elections/{id}/renew", "Renew a term",
 		"Extends the caller's term for ttl_seconds from now (default 30; it may shorten the lease), keeping the term. "+
@@ -448,75 +473,118 @@ func (s *Server) registerElections(e *elections) {
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
 		func(ctx context.Context, in *renewInput) (*bodyOutput[CampaignResult], error) {
-			res, err := e.opts.Rooms.Renew(ctx, in.ID, in.Body.LeaderToken, in.Body.TTLSeconds.duration())
-			if err != nil {
-				return nil, e.fail(ctx, opRenew, err)
-			}
-			e.metrics.electionRequest(string(opRenew), "ok")
-			return noStore(campaignBody(res)), nil
+			return answer(e.renew(ctx, RequestID(ctx), in.ID, &in.Body))
 		})
 	huma.Register(api, op(opResign, http.MethodPost, "/elections/{id}/resign", "Resign a term",
 		"Ends the caller's term at once; the room is vacant and its next term is higher. Errors as for renew. Never rate-limited.",
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
 		func(ctx context.Context, in *resignInput) (*bodyOutput[ResignResult], error) {
-			prev, err := e.opts.Rooms.Resign(ctx, in.ID, in.Body.LeaderToken)
-			if err != nil {
-				return nil, e.fail(ctx, opResign, err)
-			}
-			e.metrics.electionRequest(string(opResign), "ok")
-			return noStore(ResignResult{ElectionID: in.ID, Status: string(rooms.StatusVacant), PreviousTerm: prev}), nil
+			return answer(e.resign(ctx, RequestID(ctx), in.ID, &in.Body))
 		})
 	s.router.Get("/elections/{id}/watch", e.serveWatch)
 	s.documentWatch()
 }
 
-// fail maps an engine error to the contract's status and code.
-func (e *elections) fail(ctx context.Context, op electionOp, err error) error {
+// The operations behind status, campaign, renew and resign, for huma's handlers and the fast
+// path alike: each calls the engine and counts its outcome; an engine error comes back as the
+// ErrorBody of the request requestID.
+
+func (e *elections) status(ctx context.Context, requestID, roomID string) (ElectionStatus, *ErrorBody) {
+	st, err := e.opts.Rooms.Status(ctx, roomID)
+	if err != nil {
+		return ElectionStatus{}, e.fail(requestID, opStatus, err)
+	}
+	e.metrics.electionRequest(string(opStatus), "ok")
+	return statusBody(st), nil
+}
+
+func (e *elections) campaign(ctx context.Context, requestID, roomID string, in *CampaignRequest) (CampaignResult, *ErrorBody) {
+	var metadata string
+	if in.Metadata != nil {
+		metadata = *in.Metadata
+	}
+	res, err := e.opts.Rooms.Campaign(ctx, roomID, in.CandidateID, in.TTLSeconds.duration(), metadata)
+	if err != nil {
+		return CampaignResult{}, e.fail(requestID, opCampaign, err)
+	}
+	e.metrics.electionRequest(string(opCampaign), string(res.Status))
+	return campaignBody(res), nil
+}
+
+func (e *elections) renew(ctx context.Context, requestID, roomID string, in *RenewRequest) (CampaignResult, *ErrorBody) {
+	res, err := e.opts.Rooms.Renew(ctx, roomID, in.LeaderToken, in.TTLSeconds.duration())
+	if err != nil {
+		return CampaignResult{}, e.fail(requestID, opRenew, err)
+	}
+	e.metrics.electionRequest(string(opRenew), "ok")
+	return campaignBody(res), nil
+}
+
+func (e *elections) resign(ctx context.Context, requestID, roomID string, in *ResignRequest) (ResignResult, *ErrorBody) {
+	prev, err := e.opts.Rooms.Resign(ctx, roomID, in.LeaderToken)
+	if err != nil {
+		return ResignResult{}, e.fail(requestID, opResign, err)
+	}
+	e.metrics.electionRequest(string(opResign), "ok")
+	return ResignResult{ElectionID: roomID, Status: string(rooms.StatusVacant), PreviousTerm: prev}, nil
+}
+
+// answer is an operation's outcome as a huma handler returns it. (A nil *ErrorBody must not
+// become a non-nil error.)
+func answer[T any](body T, fail *ErrorBody) (*bodyOutput[T], error) {
+	if fail != nil {
+		return nil, fail
+	}
+	return noStore(body), nil
+}
+
+// fail maps an engine error of the request requestID to the contract's status and code.
+func (e *elections) fail(requestID string, op electionOp, err error) *ErrorBody {
 	var body *ErrorBody
 	var capacity *rooms.CapacityError
 	switch {
 	case errors.Is(err, rooms.ErrInvalidTTL):
-		body = NewError(ctx, http.StatusBadRequest, "invalid_ttl", "invalid ttl_seconds", "ttl_seconds must be a whole number from 5 to 300")
+		body = newError(requestID, http.StatusBadRequest, "invalid_ttl", "invalid ttl_seconds", "ttl_seconds must be a whole number from 5 to 300")
 	case errors.Is(err, rooms.ErrInvalidRoomID):
-		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "invalid election id", "the election id must be 8 to 64 letters, digits, '_' or '-'")
+		body = newError(requestID, http.StatusBadRequest, "invalid_input", "invalid election id", "the election id must be 8 to 64 letters, digits, '_' or '-'")
 	case errors.Is(err, rooms.ErrInvalidCandidate):
-		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "invalid candidate_id", "candidate_id is required: 1 to 64 letters, digits, '.', '_', ':', '@' or '-'")
+		body = newError(requestID, http.StatusBadRequest, "invalid_input", "invalid candidate_id", "candidate_id is required: 1 to 64 letters, digits, '.', '_', ':', '@' or '-'")
 	case errors.Is(err, rooms.ErrInvalidMetadata):
-		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "invalid metadata", "metadata must be valid UTF-8 of at most 1024 characters")
+		body = newError(requestID, http.StatusBadRequest, "invalid_input", "invalid metadata", "metadata must be valid UTF-8 of at most 1024 characters")
 	case errors.Is(err, rooms.ErrInvalidToken):
-		body = NewError(ctx, http.StatusBadRequest, "invalid_input", "malformed leader_token", "leader_token must be the 43-character token a winning campaign returned")
+		body = newError(requestID, http.StatusBadRequest, "invalid_input", "malformed leader_token", "leader_token must be the 43-character token a winning campaign returned")
 	case errors.Is(err, rooms.ErrVacant):
-		body = NewError(ctx, http.StatusNotFound, "lease_not_current", "no current lease", "the room is vacant or the lease expired; campaign again")
+		body = newError(requestID, http.StatusNotFound, "lease_not_current", "no current lease", "the room is vacant or the lease expired; campaign again")
 	case errors.Is(err, rooms.ErrNotCurrent):
-		body = NewError(ctx, http.StatusBadRequest, "lease_not_current", "the lease is not current", "another term holds the room; campaign again")
+		body = newError(requestID, http.StatusBadRequest, "lease_not_current", "the lease is not current", "another term holds the room; campaign again")
 	case errors.As(err, &capacity):
-		body = NewError(ctx, http.StatusConflict, "capacity_exceeded", "too many active rooms", capacityDetails(capacity))
+		body = newError(requestID, http.StatusConflict, "capacity_exceeded", "too many active rooms", capacityDetails(capacity))
 		body.retry(capacity.RetryAfter)
 	case errors.Is(err, context.Canceled):
-		body = NewError(ctx, 499, "canceled", "the request was canceled", "")
+		body = newError(requestID, 499, "canceled", "the request was canceled", "")
 	case errors.Is(err, lease.ErrStoreFull):
 		// Nothing partial was written; the store takes writes again once space returns.
-		body = NewError(ctx, http.StatusServiceUnavailable, "unavailable", "the election store is out of space", lease.ErrorKind(err))
+		body = newError(requestID, http.StatusServiceUnavailable, "unavailable", "the election store is out of space", lease.ErrorKind(err))
 		body.retry(retryAfter)
 	case errors.Is(err, lease.ErrPermission):
 		// An operator has to fix the store's files (the log names them); retrying is harmless.
-		body = NewError(ctx, http.StatusServiceUnavailable, "unavailable", "the election store refuses access to its files", lease.ErrorKind(err))
+		body = newError(requestID, http.StatusServiceUnavailable, "unavailable", "the election store refuses access to its files", lease.ErrorKind(err))
 		body.retry(retryAfter)
 	case errors.Is(err, lease.ErrUnavailable), errors.Is(err, lease.ErrNoQuorum), errors.Is(err, lease.ErrNotManager),
 		errors.Is(err, lease.ErrTooManyConflicts), errors.Is(err, lease.ErrAmbiguous), errors.Is(err, context.DeadlineExceeded):
 		// Store trouble: the outcome is unknown or the store is away; a retry is safe (a
 		// campaign that did win is answered as a follower seeing itself).
-		body = NewError(ctx, http.StatusServiceUnavailable, "unavailable", "the election store is unavailable", lease.ErrorKind(err))
+		body = newError(requestID, http.StatusServiceUnavailable, "unavailable", "the election store is unavailable", lease.ErrorKind(err))
 		body.retry(time.Second)
 	default:
 		// Corrupt shards and anything unexpected: no internals in the body; the log has them.
-		body = NewError(ctx, http.StatusInternalServerError, "internal_error", "internal error", "see the server log for "+RequestID(ctx))
+		body = newError(requestID, http.StatusInternalServerError, "internal_error", "internal error", "see the server log for "+requestID)
 	}
 	if body.status >= 500 {
 		// Engine and store errors name rooms and stores, never tokens (only hashes reach the
 		// engine's documents, and errors carry no document).
-		e.log.Warn("elections: request failed", "operation", string(op), "request_id", RequestID(ctx), "status", body.status, "err", err)
+		e.log.Warn("elections: request failed", "operation", string(op), "request_id", requestID, "status", body.status, "err", err)
 	}
 	e.metrics.electionRequest(string(op), body.Code)
 	return body

@@ -259,7 +259,7 @@ func watchFrame(o observed) []byte {
 // store fails, the server shuts down or the stream's lifetime ends.
 func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if !e.gate(w, r, opWatch, id) || headStream(w, r) {
+	if !e.gate(w, r, RequestID(r.Context()), opWatch, id) || headStream(w, r) {
 		return
 	}
 	ctx := r.Context()
@@ -279,10 +279,10 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	select {
 	case first = <-sub.ch:
 	case <-sub.ended:
-		e.writeFail(w, ctx, sub.cause)
+		writeErrorBody(w, e.fail(RequestID(ctx), opWatch, sub.cause))
 		return
 	case <-wait.C:
-		e.writeFail(w, ctx, fmt.Errorf("no read of the room within %v: %w", firstReadWait, lease.ErrUnavailable))
+		writeErrorBody(w, e.fail(RequestID(ctx), opWatch, fmt.Errorf("no read of the room within %v: %w", firstReadWait, lease.ErrUnavailable)))
 		return
 	case <-ctx.Done():
 		return
@@ -322,15 +322,6 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// writeFail answers a watch that could not start with the error's status and code.
-func (e *elections) writeFail(w http.ResponseWriter, ctx context.Context, err error) {
-	var body *ErrorBody
-	if !errors.As(e.fail(ctx, opWatch, err), &body) {
-		return
-	}
-	writeErrorBody(w, body)
 }
 
 // writeFrame writes one SSE frame and flushes it, within sseWriteTimeout.

@@ -17,30 +17,48 @@ import (
 // a type it does not know, an unknown field, trailing data — returns false, and the strict path
 // decodes it again, so that every refusal keeps its words.
 
-// fastDecoders are reused: a jsontext.Decoder is a few kilobytes of state.
-var fastDecoders = sync.Pool{New: func() any { return jsontext.NewDecoder(noInput) }}
+// fastDecoder is a reusable jsontext.Decoder (a few kilobytes of state) with the Buffer it reads
+// the body from, in place: jsontext reads a *bytes.Buffer's bytes without copying them.
+type fastDecoder struct {
+	dec *jsontext.Decoder
+	src bytes.Buffer
+}
+
+var fastDecoders = sync.Pool{New: func() any { return &fastDecoder{dec: jsontext.NewDecoder(noInput)} }}
 
 // noInput is what a pooled decoder reads from: nothing, so that it keeps no body alive. It is
 // never read (Reset only stores it), so sharing it is safe.
 var noInput = bytes.NewReader(nil)
 
 // fieldDecoder is implemented by request bodies that decodeFast can fill: setField sets the
-// field of that exact wire name from a JSON string or number token (null is absent and never
-// passed) and reports whether it could; any other field or kind sends the body to the strict
-// path.
+// field f from a JSON string ('"', text unquoted) or number ('0', its text) — null is absent and
+// never passed — and reports whether it could; any other field or kind sends the body to the
+// strict path.
 type fieldDecoder interface {
 	reset()
-	setField(name string, tok jsontext.Token) bool
+	setField(f requestField, kind jsontext.Kind, text string) bool
 }
 
 // decodeFast decodes data into v — a *any or a fieldDecoder — if it can do so exactly as
-// decodeStrict's strict path would, and reports whether it did.
+// decodeStrict's strict path would, and reports whether it did. A plain body (plainjson.go) is
+// not even tokenised.
 func decodeFast(data []byte, v any) bool {
-	dec := fastDecoders.Get().(*jsontext.Decoder)
-	dec.Reset(bytes.NewBuffer(data)) // a Buffer is read in place, not copied
+	if fv, ok := v.(fieldDecoder); ok && decodePlain(data, fv) {
+		return true
+	}
+	return decodeTokens(data, v)
+}
+
+// decodeTokens is decodeFast by jsontext's tokens.
+func decodeTokens(data []byte, v any) bool {
+	fd := fastDecoders.Get().(*fastDecoder)
+	fd.src = *bytes.NewBuffer(data)
+	dec := fd.dec
+	dec.Reset(&fd.src)
 	defer func() {
 		dec.Reset(noInput)
-		fastDecoders.Put(dec)
+		fd.src = bytes.Buffer{}
+		fastDecoders.Put(fd)
 	}()
 	var ok bool
 	switch v := v.(type) {
@@ -124,15 +142,15 @@ func readFields(dec *jsontext.Decoder, v fieldDecoder) bool {
 		if err != nil {
 			return false
 		}
-		key := name.String() // before the next read voids the token
+		f := fieldNamed(name.String()) // before the next read voids the token
 		tok, err := dec.ReadToken()
 		if err != nil {
 			return false
 		}
-		switch tok.Kind() {
+		switch kind := tok.Kind(); kind {
 		case 'n': // null is absent
 		case '"', '0':
-			if !v.setField(key, tok) {
+			if f == unknownField || !v.setField(f, kind, tok.String()) {
 				return false
 			}
 		default:

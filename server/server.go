@@ -62,6 +62,7 @@ type Options struct {
 type Server struct {
 	opts      Options
 	router    chi.Router
+	handler   *front
 	api       huma.API
 	hub       *hub
 	elections *elections
@@ -111,7 +112,8 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics)}
 
 	r := chi.NewRouter()
-	r.Use(withRequestID, withCORS(opts.CORSAllowedOrigins), recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
+	// The request's ID and CORS come first, in the front (front.go).
+	r.Use(recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
 	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
 	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -149,6 +151,7 @@ func New(opts Options) (*Server, error) {
 	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
 	r.Get("/", http.RedirectHandler("/docs/", http.StatusFound).ServeHTTP) // a browser pointed at the server lands on the docs
 	r.Method(http.MethodGet, "/docs/*", docs)
+	s.handler = newFront(opts.CORSAllowedOrigins, s.elections, r)
 	return s, nil
 }
 
@@ -166,7 +169,7 @@ func newAPI(r chi.Router) huma.API {
 }
 
 // Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.router }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics returns the server's metrics.
 func (s *Server) Metrics() *Metrics { return s.opts.Metrics }
@@ -205,7 +208,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	limiter := newConnLimiter(s.opts.MaxConnections, s.opts.MaxConnectionsPerClient, proxies, s.opts.Metrics)
 	ln = &limitedListener{Listener: ln, limiter: limiter}
 	srv := &http.Server{
-		Handler:           s.router,
+		Handler:           s.handler,
 		ConnState:         limiter.connState,
 		ConnContext:       withConn,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -241,6 +244,6 @@ func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
 		return nil, err
 	}
 	s.health = watchStoreHealth(o.Rooms.Store(), s.opts.Metrics.storeDamage, s.opts.Logger)
-	return &elections{opts: o, admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
+	return &elections{opts: o, fastBodyMax: min(fastBodyMax, s.opts.MaxBodyBytes), admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
 		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
 }
