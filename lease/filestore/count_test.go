@@ -35,6 +35,12 @@ func (s *countingStore) ShardVersions(ctx context.Context, namespace string) (ma
 	return s.Store.ShardVersions(ctx, namespace)
 }
 
+// ReadShardVersions is counted too: the engine prefers it, and the embedded Store's would not be.
+func (s *countingStore) ReadShardVersions(ctx context.Context, namespace string, versions *[rooms.MaxShards]lease.Version) error {
+	s.versions.Add(1)
+	return s.Store.ReadShardVersions(ctx, namespace, versions)
+}
+
 func (s *countingStore) reset() { s.loads.Store(0); s.lists.Store(0); s.versions.Store(0) }
 
 // TestCapacityRefusalReadsOneShard: with every shard holding active rooms, a campaign for a
@@ -67,8 +73,8 @@ func TestCapacityRefusalReadsOneShard(t *testing.T) {
 		}
 		// Up to two counts: a refusal decided on the remembered document is decided again on a
 		// fresh read.
-		if counted.lists.Load() != 0 || counted.versions.Load() > 2 || counted.loads.Load() != want {
-			t.Fatalf("a refused campaign: %d listings of every shard, %d version listings, %d shard reads; want 0, at most 2, %d",
+		if counted.lists.Load() != 0 || counted.versions.Load() < 1 || counted.versions.Load() > 2 || counted.loads.Load() != want {
+			t.Fatalf("a refused campaign: %d listings of every shard, %d version listings, %d shard reads; want 0, 1 or 2, %d",
 				counted.lists.Load(), counted.versions.Load(), counted.loads.Load(), want)
 		}
 	}

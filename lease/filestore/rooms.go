@@ -27,6 +27,7 @@ var (
 	_ rooms.ActivationLocker   = (*Store)(nil)
 	_ rooms.ShardNotifier      = (*Store)(nil)
 	_ rooms.ShardVersionLister = (*Store)(nil)
+	_ rooms.ShardVersionReader = (*Store)(nil)
 )
 
 // roomsSchema is the version of the shard file's envelope.
@@ -209,35 +210,46 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 	return out, nil
 }
 
-// ShardVersions implements rooms.ShardVersionLister from the namespace's version table
-// (versions.go) and, for a shard known to exist (shardset.go) that the table does not know, the
-// slots' header lines alone: the higher version either header announces. When that is a write
-// cut short the engine reads the shard and finds the version that holds; it never takes an
-// unchanged shard for a changed one's old state, because every write raises the version in the
-// header it writes first. It lists the directory only the first time it is asked about a
-// namespace.
-func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]lease.Version, error) {
-	if err := s.namespaces.validate(namespace); err != nil {
+// ShardVersions implements rooms.ShardVersionLister: ReadShardVersions' versions, the shards
+// stored by index.
+func (s *Store) ShardVersions(ctx context.Context, namespace string) (map[int]lease.Version, error) {
+	versions := new([rooms.MaxShards]lease.Version)
+	if err := s.ReadShardVersions(ctx, namespace, versions); err != nil {
 		return nil, err
+	}
+	out := map[int]lease.Version{}
+	for i, v := range versions {
+		if v != 0 {
+			out[i] = v
+		}
+	}
+	return out, nil
+}
+
+// ReadShardVersions implements rooms.ShardVersionReader from the namespace's version table
+// (versions.go) and, for a shard known to exist (shardset.go) that the table does not know, the
+// slots' header lines alone: the higher version either header announces; 0 for a shard not
+// stored. When that is a write cut short the engine reads the shard and finds the version that
+// holds; it never takes an unchanged shard for a changed one's old state, because every write
+// raises the version in the header it writes first. It lists the directory only the first time
+// it is asked about a namespace, and fills the caller's array rather than a map: the count asks
+// on every activation.
+func (s *Store) ReadShardVersions(_ context.Context, namespace string, versions *[rooms.MaxShards]lease.Version) error {
+	if err := s.namespaces.validate(namespace); err != nil {
+		return err
 	}
 	known, err := s.knownShards(namespace)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	announced := versionTables.Get().(*versionTable)
 	defer versionTables.Put(announced)
 	if err := s.announcedVersions(namespace, announced); err != nil {
-		return nil, err
+		return err
 	}
-	// Sized for every shard up front: grown entry by entry, the map was rehashed several times on
-	// every activation's count.
-	out := make(map[int]lease.Version, rooms.MaxShards)
 	for i := range rooms.MaxShards {
-		if v := announced.version(i); v != 0 { // versions.go
-			out[i] = lease.Version(v)
-			continue
-		}
-		if !known[i] {
+		versions[i] = lease.Version(announced.version(i)) // versions.go
+		if versions[i] != 0 || !known[i] {
 			continue
 		}
 		s.slots.headerListings.Add(1)
@@ -246,7 +258,7 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 		for slot := range slotNames {
 			v, err := s.headerVersion(s.slotPath(key, slot))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			top = max(top, v)
 		}
@@ -254,9 +266,9 @@ func (s *Store) ShardVersions(_ context.Context, namespace string) (map[int]leas
 			s.forgetShard(key)
 			continue
 		}
-		out[i] = lease.Version(top)
+		versions[i] = lease.Version(top)
 	}
-	return out, nil
+	return nil
 }
 
 // shardIndexes lists the shards of namespace that have a slot file.

@@ -2,9 +2,14 @@ package filestore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms/roomstest"
@@ -53,4 +58,71 @@ func TestShardVersionsFromTheTable(t *testing.T) {
 			t.Errorf("shard %d: listed at %d, loads at %d (%v)", i, v, loaded, err)
 		}
 	}
+}
+
+// TestReadShardVersionsListsIntoTheArray: ReadShardVersions sets every shard's version — from the
+// table, from the slots' header lines for a shard the table has no entry for (a table lost with
+// a power cut) — as ShardVersions lists it and LoadShard reads it, and 0 for every shard not
+// stored, whatever the array held before.
+func TestReadShardVersionsListsIntoTheArray(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	stored := []int{0, 2, 3, 7}
+	for _, i := range stored {
+		writeShard(t, s, rooms.ShardKey{Namespace: "read", Index: i}, 2)
+	}
+	table := filepath.Join(dir, "read.rooms.versions")
+	f, err := os.OpenFile(table, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, 8), 3*8); err != nil { // shard 3's entry, cleared
+		t.Fatal(err)
+	}
+	f.Close()
+
+	var versions [rooms.MaxShards]lease.Version
+	for i := range versions {
+		versions[i] = 1 // left from an earlier listing
+	}
+	before := filestore.HeaderListings(s)
+	if err := s.ReadShardVersions(ctx, "read", &versions); err != nil {
+		t.Fatal(err)
+	}
+	if n := filestore.HeaderListings(s) - before; n != 1 {
+		t.Errorf("%d shards listed from their headers, want 1 (shard 3)", n)
+	}
+	listed, err := s.ShardVersions(ctx, "read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != len(stored) {
+		t.Errorf("ShardVersions lists %v, want shards %v", listed, stored)
+	}
+	for i, v := range versions {
+		_, loaded, err := s.LoadShard(ctx, rooms.ShardKey{Namespace: "read", Index: i})
+		if errors.Is(err, lease.ErrNotFound) {
+			loaded, err = 0, nil
+		}
+		if err != nil || v != loaded || v != listed[i] {
+			t.Errorf("shard %d: read %d, listed %d, loads at %d (%v)", i, v, listed[i], loaded, err)
+		}
+	}
+}
+
+// writeShard creates shard key and writes it writes more times, and returns its version.
+func writeShard(t *testing.T, s *filestore.Store, key rooms.ShardKey, writes int) lease.Version {
+	t.Helper()
+	ctx := t.Context()
+	ver, err := s.CreateShard(ctx, key, []byte(`{"n":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= writes; n++ {
+		if ver, err = s.UpdateShard(ctx, key, fmt.Appendf(nil, `{"n":%d}`, n), ver); err != nil {
+			t.Fatalf("shard %d, write %d: %v", key.Index, n, err)
+		}
+	}
+	return ver
 }
