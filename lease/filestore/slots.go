@@ -123,7 +123,7 @@ func readSlot(path string) (slot, error) {
 // when the slot is missing or its header unreadable. It may name a write cut short; only
 // readSlot tells a whole slot.
 func (s *Store) headerVersion(path string) (uint64, error) {
-	f, err := openRaw(path, os.O_RDONLY, 0)
+	f, err := openNoAtime(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -157,9 +157,10 @@ type heldSlot struct {
 	opened uint64
 }
 
-// openSlot opens the slot at path for writing: nil when it does not exist.
+// openSlot opens the slot at path for writing: nil when it does not exist. The write reads the
+// slot's header through it first, leaving its access time (openNoAtime).
 func (s *Store) openSlot(path string) (*heldSlot, error) {
-	raw, err := openRaw(path, os.O_RDWR, 0) // rawfile_unix.go: an open without the poller's calls
+	raw, err := openNoAtime(path, os.O_RDWR, 0) // rawfile_unix.go: an open without the poller's calls
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -72,7 +72,7 @@ var versionTables = sync.Pool{New: func() any { return new(versionTable) }}
 func (s *Store) announcedVersions(namespace string, t *versionTable) error {
 	*t = versionTable{}
 	path := s.versionTablePath(namespace)
-	f, err := openRaw(path, os.O_RDONLY, 0)
+	f, err := openNoAtime(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) { // nothing announced yet
 		return nil
 	}
