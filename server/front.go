@@ -14,7 +14,7 @@ import (
 // chi's route context and path values, the ID's context, huma's reflection over inputs and
 // outputs and its second decoding of the body, each an allocation or several on every request.
 type front struct {
-	// withCORS wraps dispatch.
+	// cors is dispatch behind the CORS handling (withCORS).
 	cors http.Handler
 	// fast serves the hot elections operations; nil without the elections API.
 	fast *elections
