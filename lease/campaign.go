@@ -116,7 +116,9 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 	var lastErr string
 	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
 	for ctx.Err() == nil {
-		res, err := e.TryAcquire(ctx)
+		// Blind where the store allows it: the term starts once the write is confirmed, a
+		// request sooner than if it waited to learn its version (the first renewal reads).
+		res, err := e.tryAcquire(ctx, blind)
 		switch {
 		case ctx.Err() != nil:
 			// Shut down while trying: if the attempt won (or may have), hand the term back at

@@ -124,8 +124,14 @@ func (e *Election) Destroy(ctx context.Context) error {
 // won a term that has ended since, and Current is the holder the retry found. Such a term
 // grants nothing, since its winner never learnt of it.
 func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
+	return e.tryAcquire(ctx, readBack)
+}
+
+// tryAcquire is TryAcquire with the write mode of its write: a Campaign's acquisitions write
+// blind where the store allows it (BlindUpdater), one-shot calls read back.
+func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireResult, error) {
 	var result TryAcquireResult
-	err := e.mutate(ctx, "try-acquire", func(cur Record, ver Version, now time.Time) (Record, error) {
+	err := e.mutate(ctx, "try-acquire", mode, func(cur Record, ver Version, now time.Time) (Record, error) {
 		if cur.Held() && !e.id.holds(cur) && !e.expired(cur, ver) {
 			result.Current = e.snapshot(cur, ver)
 			return Record{}, errHeld
@@ -154,7 +160,7 @@ func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 // holds the lease with exactly that fence. A renewal keeps the fence.
 func (e *Election) Renew(ctx context.Context, fence uint64) (Grant, error) {
 	var grant Grant
-	err := e.mutate(ctx, "renew", func(cur Record, _ Version, now time.Time) (Record, error) {
+	err := e.mutate(ctx, "renew", readBack, func(cur Record, _ Version, now time.Time) (Record, error) {
 		if err := e.checkHolder(cur, fence); err != nil {
 			return Record{}, err
 		}
@@ -170,7 +176,7 @@ func (e *Election) Renew(ctx context.Context, fence uint64) (Grant, error) {
 // fails with ErrNotHolder unless this identity holds the lease with exactly that fence. The
 // fence counter stays: the next term gets fence+1.
 func (e *Election) Release(ctx context.Context, fence uint64) error {
-	return e.mutate(ctx, "release", func(cur Record, _ Version, now time.Time) (Record, error) {
+	return e.mutate(ctx, "release", readBack, func(cur Record, _ Version, now time.Time) (Record, error) {
 		if err := e.checkHolder(cur, fence); err != nil {
 			return Record{}, err
 		}
@@ -204,6 +210,17 @@ func (e *Election) stamp(rec *Record, now time.Time) {
 // decideFunc computes the record to write from the current one, or refuses with an error.
 type decideFunc func(cur Record, ver Version, now time.Time) (Record, error)
 
+// writeMode says whether a mutation's conditional write must learn the version it creates.
+type writeMode int
+
+const (
+	// readBack: the write returns its version (Store.Update), so that the next mutation of this
+	// contender can write on it without reading first.
+	readBack writeMode = iota
+	// blind: the write may leave its version unknown (BlindUpdater), one store request sooner.
+	blind
+)
+
 // mutate runs one compare-and-swap mutation: read (creating the record if missing), decide,
 // write conditionally on the version read. Conflicts are retried up to maxCASRetries times with a
 // short jittered pause; an ambiguous write is resolved by reading again. On success, won (if
@@ -217,7 +234,7 @@ type decideFunc func(cur Record, ver Version, now time.Time) (Record, error)
 // A write whose outcome stayed unknown may still land, before or after a later read of this
 // call: the call then never reports a plain refusal or a plain conflict, only an error that also
 // wraps ErrAmbiguous (see unresolvedWrites).
-func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won func(Grant)) (err error) {
+func (e *Election) mutate(ctx context.Context, op string, mode writeMode, decide decideFunc, won func(Grant)) (err error) {
 	var unresolved unresolvedWrites
 	defer func() { err = unresolved.qualify(err) }()
 	finish := func(g Grant, err error) error {
@@ -228,7 +245,7 @@ func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won
 	}
 	if op != "try-acquire" {
 		if cur, ver, ok := e.lastWrite(); ok {
-			if g, done, err := e.attempt(ctx, op, cur, ver, true, decide, &unresolved); done {
+			if g, done, err := e.attempt(ctx, op, mode, cur, ver, true, decide, &unresolved); done {
 				return finish(g, err)
 			}
 		}
@@ -255,7 +272,7 @@ func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won
 			e.remember(cur, ver)
 			return finish(e.grant(w.rec, ver, w.start), nil)
 		}
-		if g, done, err := e.attempt(ctx, op, cur, ver, false, decide, &unresolved); done {
+		if g, done, err := e.attempt(ctx, op, mode, cur, ver, false, decide, &unresolved); done {
 			return finish(g, err)
 		}
 	}
@@ -265,7 +282,7 @@ func (e *Election) mutate(ctx context.Context, op string, decide decideFunc, won
 // caller should read again and retry: a conflict, a vanished record, a write whose outcome its
 // read-back could not settle (added to unresolved), or — for a record taken from memory
 // (fromMemory) — any refusal.
-func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Version, fromMemory bool, decide decideFunc, unresolved *unresolvedWrites) (g Grant, done bool, err error) {
+func (e *Election) attempt(ctx context.Context, op string, mode writeMode, cur Record, ver Version, fromMemory bool, decide decideFunc, unresolved *unresolvedWrites) (g Grant, done bool, err error) {
 	// The write's start bounds the holder's deadline: whatever the store does afterwards, the
 	// lease cannot be valid for longer than TTL from here.
 	start := e.clock.Monotonic()
@@ -284,6 +301,8 @@ func (e *Election) attempt(ctx context.Context, op string, cur Record, ver Versi
 		if errors.Is(err, ErrExists) { // another contender created it first: read it
 			err = ErrConflict
 		}
+	} else if bu, ok := e.store.(BlindUpdater); ok && mode == blind {
+		newVer, err = bu.UpdateBlind(ctx, rec, ver)
 	} else {
 		newVer, err = e.store.Update(ctx, rec, ver)
 	}

@@ -45,7 +45,10 @@ type cachedSpec struct {
 	spec    swarm.ServiceSpec
 }
 
-var _ lease.Store = (*Store)(nil)
+var (
+	_ lease.Store        = (*Store)(nil)
+	_ lease.BlindUpdater = (*Store)(nil)
+)
 
 // New returns a store that uses docker, which must talk to a Swarm manager.
 func New(docker *client.Client) *Store {
@@ -139,10 +142,21 @@ func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Ver
 		})
 }
 
+// UpdateBlind implements lease.BlindUpdater: Update without the read-back, one request sooner.
+// A confirmed write leaves its version unknown (0) and the anchor's cached spec is dropped, so
+// that the next write reads first.
+func (s *Store) UpdateBlind(ctx context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
+	name := AnchorName(rec.Namespace)
+	return s.updateLabels(ctx, name, expected,
+		func() error { _, _, err := s.Load(ctx, rec.Namespace); return err },
+		func(labels map[string]string) map[string]string { return encode(rec, labels) },
+		nil)
+}
+
 // updateLabels is the conditional, label-only update of service name that anchors and room
 // shards share. reload reads the service through the store (refreshing the spec cache) when the
 // cache does not hold version expected; relabel rewrites the labels (keeping others); ours tells
-// whether labels read back are this write's.
+// whether labels read back are this write's — nil for a blind write, which is not read back.
 func (s *Store) updateLabels(ctx context.Context, name string, expected lease.Version, reload func() error,
 	relabel func(map[string]string) map[string]string, ours func(map[string]string) bool) (lease.Version, error) {
 	cached, ok := s.cached(name)
@@ -170,6 +184,10 @@ func (s *Store) updateLabels(ctx context.Context, name string, expected lease.Ve
 	if err != nil {
 		s.forget(name)
 		return 0, wrap("update", name, s.conflictOrResent(ctx, sent, classify(err, true)))
+	}
+	if ours == nil {
+		s.forget(name) // the cached spec is of the version this write replaced
+		return 0, nil
 	}
 	return s.readBack(ctx, name, cached.id, ours)
 }
