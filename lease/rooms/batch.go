@@ -364,7 +364,7 @@ func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
 		if o.kind != opCampaign {
 			continue
 		}
-		if e, ok := doc.Rooms[o.room]; !ok || !m.live(e, now) {
+		if e, ok := doc.Rooms.get(o.room); !ok || !m.live(e, now) {
 			return true
 		}
 	}
@@ -377,7 +377,7 @@ func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
 func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) {
 	out := &o.out
 	*out = outcome{}
-	e, ok := doc.Rooms[o.room]
+	e, ok := doc.Rooms.get(o.room)
 	var old *roomEntry // the room's entry, for the document's size (shardedit.go)
 	if ok {
 		old = &e
@@ -453,7 +453,7 @@ func (m *Manager) admit(room string, e, old *roomEntry, doc *shardDoc, now time.
 		return nil
 	}
 	// collect has left only live rooms in doc, and room is not among them.
-	if active := caps.active + len(doc.Rooms); active >= m.maxActive {
+	if active := caps.active + doc.Rooms.len(); active >= m.maxActive {
 		return &CapacityError{cause: ErrCapacity, Active: active, Max: m.maxActive, RetryAfter: m.earliest(doc, now, caps)}
 	}
 	return nil
@@ -466,8 +466,8 @@ func (m *Manager) earliest(doc *shardDoc, now time.Time, caps *capacity) time.Du
 	if caps != nil {
 		first = caps.firstEnd
 	}
-	for _, e := range doc.Rooms {
-		if end := e.expiresAt().Add(m.skew); first.IsZero() || end.Before(first) {
+	for _, r := range doc.Rooms.slots {
+		if end := r.entry.expiresAt().Add(m.skew); first.IsZero() || end.Before(first) {
 			first = end
 		}
 	}

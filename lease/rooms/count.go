@@ -63,16 +63,16 @@ func (e *docEnds) liveAt(now time.Time, skew time.Duration) (n int, first time.T
 		return 0, time.Time{}
 	}
 	if !e.summed {
-		for _, r := range e.doc.Rooms {
-			e.first = earlier(e.first, r.expiresAt().Add(skew))
+		for _, r := range e.doc.Rooms.slots {
+			e.first = earlier(e.first, r.entry.expiresAt().Add(skew))
 		}
-		e.n, e.summed = len(e.doc.Rooms), true
+		e.n, e.summed = e.doc.Rooms.len(), true
 	}
 	if e.n == 0 || now.Before(e.first) {
 		return e.n, e.first
 	}
-	for _, r := range e.doc.Rooms {
-		if end := r.expiresAt().Add(skew); now.Before(end) {
+	for _, r := range e.doc.Rooms.slots {
+		if end := r.entry.expiresAt().Add(skew); now.Before(end) {
 			n, first = n+1, earlier(first, end)
 		}
 	}

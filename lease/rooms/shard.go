@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -27,7 +26,7 @@ type shardDoc struct {
 	// of the shard.
 	Floor uint64 `json:"floor"`
 	// Rooms holds the rooms that may still be live; expired ones are dropped by the next write.
-	Rooms map[string]roomEntry `json:"rooms"`
+	Rooms roomSet `json:"rooms"`
 
 	// size is the length of the document's encoding, when sized; expiresLow is at most the
 	// earliest expires_at of its rooms (Unix ms), when bounded (shardedit.go).
@@ -95,15 +94,13 @@ func nextTerm(floor uint64, now time.Time) uint64 {
 // above the old ones as long as N + L ≤ T (docs/rooms.md, docs/safety.md §2).
 func newShard(key ShardKey, shards int, now time.Time) *shardDoc {
 	return &shardDoc{Schema: shardSchema, Namespace: key.Namespace, Index: key.Index, Shards: shards,
-		Floor: uint64(max(now.UnixMicro(), 0)), Rooms: map[string]roomEntry{}}
+		Floor: uint64(max(now.UnixMicro(), 0))}
 }
 
+// clone returns a copy of d to change for a write: d itself may be shared.
 func (d *shardDoc) clone() *shardDoc {
 	c := *d
-	c.Rooms = maps.Clone(d.Rooms)
-	if c.Rooms == nil {
-		c.Rooms = map[string]roomEntry{}
-	}
+	c.Rooms = d.Rooms.clone()
 	return &c
 }
 
@@ -112,7 +109,7 @@ func (d *shardDoc) clone() *shardDoc {
 // unknown write outcome is recognised on read-back.
 func (d *shardDoc) encode() []byte {
 	// About 200 bytes a room and 100 around them: one allocation for most documents.
-	if b, ok := appendShard(make([]byte, 0, 128+224*len(d.Rooms)), d); ok { // shardjson.go
+	if b, ok := appendShard(make([]byte, 0, 128+224*d.Rooms.len()), d); ok { // shardjson.go
 		return b
 	}
 	var buf bytes.Buffer
@@ -153,10 +150,8 @@ func decodeShard(data []byte, key ShardKey, shards int) (*shardDoc, error) {
 	if err := checkShardHeader(&d, key, shards); err != nil {
 		return nil, err
 	}
-	if d.Rooms == nil {
-		d.Rooms = map[string]roomEntry{}
-	}
-	for id, e := range d.Rooms {
+	for _, r := range d.Rooms.slots {
+		id, e := r.id, r.entry
 		field := "room " + id
 		switch {
 		case ValidateRoomID(id) != nil || shardIndex(id, shards) != key.Index:
