@@ -118,22 +118,36 @@ func (m *Manager) submit(ctx context.Context, o *op) error {
 			return nil
 		default:
 		}
+		// A free queue is taken without waiting, and then without asking ctx for its Done
+		// channel: a request's context makes that channel when first asked, an allocation on
+		// every operation for a wait that most never need.
+		select {
+		case q.sem <- struct{}{}:
+			m.hold(q)
+			continue
+		default:
+		}
 		select {
 		case <-o.done:
 			return nil
 		case q.sem <- struct{}{}:
-			// A previous holder has finished: o is either done or still queued, and then this
-			// batch takes it.
-			if batch := q.take(); len(batch) > 0 {
-				m.flush(q, batch)
-				clear(batch) // no op outlives its answer in the spare storage
-			}
-			<-q.sem
+			m.hold(q)
 		case <-ctx.Done():
 			q.remove(o)
 			return ctx.Err()
 		}
 	}
+}
+
+// hold runs the queue's batch while holding its sem, which the caller has just taken: a
+// previous holder has finished, so the caller's op is either done or still queued, and then
+// this batch takes it.
+func (m *Manager) hold(q *shardQueue) {
+	if batch := q.take(); len(batch) > 0 {
+		m.flush(q, batch)
+		clear(batch) // no op outlives its answer in the spare storage
+	}
+	<-q.sem
 }
 
 // take empties the queue, finishing ops whose caller has gone: a campaign nobody waits for
