@@ -99,9 +99,24 @@ func newShard(key ShardKey, shards int, now time.Time) *shardDoc {
 
 // clone returns a copy of d to change for a write: d itself may be shared.
 func (d *shardDoc) clone() *shardDoc {
+	if d.Rooms.len() <= 1 {
+		s := &smallShard{doc: *d}
+		s.doc.Rooms.slots = s.room[:copy(s.room[:], d.Rooms.slots)]
+		return &s.doc
+	}
 	c := *d
 	c.Rooms = d.Rooms.clone()
 	return &c
+}
+
+// smallShard is the copy of a document of one room or none, and the storage of its rooms, made
+// at once: most shards hold one room or none (a namespace has more shards than live rooms
+// until it is busy), and so one allocation of a write is saved, and a campaign in an empty
+// shard needs none for its room. A room added beyond the one moves the rooms out, as append
+// does.
+type smallShard struct {
+	doc  shardDoc
+	room [1]roomSlot
 }
 
 // encode returns the document's canonical bytes: map keys sorted, no HTML escaping (it would

@@ -348,3 +348,32 @@ func TestShardIndexIsFNV1a(t *testing.T) {
 		}
 	}
 }
+
+// TestCloneSharesNothing: a document's copy — of no room, one (kept with the copy) or several —
+// can have rooms put, changed and removed without the original changing, and the other way
+// round: documents are shared once written, and every write changes a copy.
+func TestCloneSharesNothing(t *testing.T) {
+	key := ShardKey{Namespace: "ns", Index: 0}
+	for n := range 4 {
+		orig := testDoc(t, key, 1, n)
+		before := string(orig.encode())
+		c := orig.clone()
+		for id, e := range orig.Rooms.all() {
+			e.Term++
+			putRoom(c, id, e) // changed in place in the copy's storage
+		}
+		putRoom(c, "room-new-0001", roomEntry{Candidate: "c", Term: 1, ExpiresMs: 5, TTLSec: 5})
+		putRoom(c, "room-new-0002", roomEntry{Candidate: "c", Term: 1, ExpiresMs: 5, TTLSec: 5})
+		if got := string(orig.encode()); got != before {
+			t.Fatalf("%d rooms: changing the copy changed the original:\n%s\n%s", n, before, got)
+		}
+		copied := string(c.encode())
+		for id := range orig.Rooms.all() {
+			orig.remove(id)
+		}
+		putRoom(orig, "room-new-0001", roomEntry{Candidate: "o", Term: 9, ExpiresMs: 9, TTLSec: 9})
+		if got := string(c.encode()); got != copied {
+			t.Fatalf("%d rooms: changing the original changed the copy:\n%s\n%s", n, copied, got)
+		}
+	}
+}
