@@ -181,7 +181,11 @@ type trackedConn struct {
 	requests    int
 	waitingFrom time.Time
 	// links are its places in limiter.waiting and limiter.byAddr[client], while waiting.
-	links      [connLinks]connLink
+	links [connLinks]connLink
+	// queue is limiter.byAddr[client], found once: a connection waits again after every
+	// request, and the map's lookup hashed the client's address each time it began and ended
+	// to wait. The client's queue lives as long as any of its connections is open.
+	queue      *waitQueue
 	class      waitClass
 	streamElem *list.Element // in limiter.streams, while it carries a stream
 
@@ -408,12 +412,14 @@ func (l *connLimiter) waitLocked(c *trackedConn, now time.Time) {
 	c.waitingFrom = now
 	l.waiting[c.class].pushBack(c)
 	if c.client != "" {
-		q := l.byAddr[c.client]
-		if q == nil {
-			q = clientQueue()
-			l.byAddr[c.client] = q
+		if c.queue == nil {
+			c.queue = l.byAddr[c.client]
+			if c.queue == nil {
+				c.queue = clientQueue()
+				l.byAddr[c.client] = c.queue
+			}
 		}
-		q[c.class].pushBack(c)
+		c.queue[c.class].pushBack(c)
 	}
 }
 
@@ -422,6 +428,6 @@ func (l *connLimiter) unwaitLocked(c *trackedConn) {
 		l.waiting[c.class].remove(c)
 	}
 	if c.links[clientLink].queued {
-		l.byAddr[c.client][c.class].remove(c)
+		c.queue[c.class].remove(c)
 	}
 }

@@ -597,9 +597,6 @@ func capacityDetails(c *rooms.CapacityError) string {
 	return fmt.Sprintf("%d of %d rooms are active; retry later", c.Active, c.Max)
 }
 
-// wireTime is the contract's timestamp: RFC 3339, UTC, milliseconds, "Z".
-func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 func leaderBody(l rooms.Leader) ElectionLeader {
 	return ElectionLeader{CandidateID: l.CandidateID, Metadata: l.Metadata, Term: l.Term, ExpiresAt: wireTime(l.ExpiresAt)}
 }

@@ -118,22 +118,36 @@ func (m *Manager) submit(ctx context.Context, o *op) error {
 			return nil
 		default:
 		}
+		// A free queue is taken without waiting, and then without asking ctx for its Done
+		// channel: a request's context makes that channel when first asked, an allocation on
+		// every operation for a wait that most never need.
+		select {
+		case q.sem <- struct{}{}:
+			m.hold(q)
+			continue
+		default:
+		}
 		select {
 		case <-o.done:
 			return nil
 		case q.sem <- struct{}{}:
-			// A previous holder has finished: o is either done or still queued, and then this
-			// batch takes it.
-			if batch := q.take(); len(batch) > 0 {
-				m.flush(q, batch)
-				clear(batch) // no op outlives its answer in the spare storage
-			}
-			<-q.sem
+			m.hold(q)
 		case <-ctx.Done():
 			q.remove(o)
 			return ctx.Err()
 		}
 	}
+}
+
+// hold runs the queue's batch while holding its sem, which the caller has just taken: a
+// previous holder has finished, so the caller's op is either done or still queued, and then
+// this batch takes it.
+func (m *Manager) hold(q *shardQueue) {
+	if batch := q.take(); len(batch) > 0 {
+		m.flush(q, batch)
+		clear(batch) // no op outlives its answer in the spare storage
+	}
+	<-q.sem
 }
 
 // take empties the queue, finishing ops whose caller has gone: a campaign nobody waits for
@@ -364,7 +378,7 @@ func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
 		if o.kind != opCampaign {
 			continue
 		}
-		if e, ok := doc.Rooms[o.room]; !ok || !m.live(e, now) {
+		if e, ok := doc.Rooms.get(o.room); !ok || !m.live(e, now) {
 			return true
 		}
 	}
@@ -377,7 +391,7 @@ func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
 func (m *Manager) apply(o *op, doc *shardDoc, now time.Time, caps *capacity) {
 	out := &o.out
 	*out = outcome{}
-	e, ok := doc.Rooms[o.room]
+	e, ok := doc.Rooms.get(o.room)
 	var old *roomEntry // the room's entry, for the document's size (shardedit.go)
 	if ok {
 		old = &e
@@ -453,7 +467,7 @@ func (m *Manager) admit(room string, e, old *roomEntry, doc *shardDoc, now time.
 		return nil
 	}
 	// collect has left only live rooms in doc, and room is not among them.
-	if active := caps.active + len(doc.Rooms); active >= m.maxActive {
+	if active := caps.active + doc.Rooms.len(); active >= m.maxActive {
 		return &CapacityError{cause: ErrCapacity, Active: active, Max: m.maxActive, RetryAfter: m.earliest(doc, now, caps)}
 	}
 	return nil
@@ -466,8 +480,8 @@ func (m *Manager) earliest(doc *shardDoc, now time.Time, caps *capacity) time.Du
 	if caps != nil {
 		first = caps.firstEnd
 	}
-	for _, e := range doc.Rooms {
-		if end := e.expiresAt().Add(m.skew); first.IsZero() || end.Before(first) {
+	for _, r := range doc.Rooms.slots {
+		if end := r.entry.expiresAt().Add(m.skew); first.IsZero() || end.Before(first) {
 			first = end
 		}
 	}

@@ -3,6 +3,7 @@ package rooms
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -48,35 +49,61 @@ type indexedShard struct {
 
 // docEnds is a shard document as the count sees it: when its rooms stop counting (expires_at
 // plus the maximum clock skew). How many rooms it has and the earliest end are summed up once,
-// by the first count: until that end every room counts, and a count walks no rooms.
+// by the first count: until that end every room counts, and a count walks no rooms. Ends are
+// Unix nanoseconds: a count looks at every shard on every activation, and comparing times cost
+// it more than the rest of its work.
 type docEnds struct {
 	doc    *shardDoc // nil: no document
 	summed bool
 	n      int
-	first  time.Time // the earliest end; zero when there are no rooms
+	first  int64 // the earliest end; noEnd when there are no rooms
 }
 
+// noEnd is the end of no room: after every other.
+const noEnd = math.MaxInt64
+
 // liveAt returns how many rooms of the document are live at now (their end is after it), and
-// the first of their ends.
-func (e *docEnds) liveAt(now time.Time, skew time.Duration) (n int, first time.Time) {
-	if e.doc == nil {
-		return 0, time.Time{}
-	}
-	if !e.summed {
-		for _, r := range e.doc.Rooms {
-			e.first = earlier(e.first, r.expiresAt().Add(skew))
-		}
-		e.n, e.summed = len(e.doc.Rooms), true
-	}
-	if e.n == 0 || now.Before(e.first) {
+// the first of their ends; now and skew in nanoseconds.
+func (e *docEnds) liveAt(now, skew int64) (n int, first int64) {
+	if e.summed && now < e.first { // every room counts (or there are none)
 		return e.n, e.first
 	}
-	for _, r := range e.doc.Rooms {
-		if end := r.expiresAt().Add(skew); now.Before(end) {
-			n, first = n+1, earlier(first, end)
+	return e.walk(now, skew)
+}
+
+// walk is liveAt for a document not summed up yet, or whose first room has ended.
+func (e *docEnds) walk(now, skew int64) (n int, first int64) {
+	if !e.summed {
+		e.first = noEnd
+		if e.doc != nil {
+			for _, r := range e.doc.Rooms.slots {
+				e.first = min(e.first, endNanos(r.entry, skew))
+			}
+			e.n = e.doc.Rooms.len()
+		}
+		e.summed = true
+		if now < e.first {
+			return e.n, e.first
+		}
+	}
+	first = noEnd
+	for _, r := range e.doc.Rooms.slots {
+		if end := endNanos(r.entry, skew); now < end {
+			n, first = n+1, min(first, end)
 		}
 	}
 	return n, first
+}
+
+// endNanos is when room e stops counting, in Unix nanoseconds: its expiry plus skew, the moment
+// Manager.live turns false. Expiries past the nanoseconds' range (year 2262) end there: after
+// any now.
+func endNanos(e roomEntry, skew int64) int64 {
+	const maxMs = (noEnd - 1) / int64(time.Millisecond)
+	if e.ExpiresMs >= maxMs-skew/int64(time.Millisecond)-1 {
+		return noEnd - 1
+	}
+	return max(e.ExpiresMs, math.MinInt64/int64(time.Millisecond)+1)*int64(time.Millisecond) + skew
 }
 
 // begin announces that this Manager is writing doc to shard index; record or abort ends it.
@@ -135,34 +162,30 @@ func (m *Manager) refreshCount(ctx context.Context, skip int) error {
 // caller refreshed it (refreshCount) and holds the Manager's decision lock, so that no other
 // activation of this Manager is decided between the count and the begin of its write.
 func (x *activeIndex) countOthers(index int, now time.Time, skew time.Duration) capacity {
+	at, sk := now.UnixNano(), skew.Nanoseconds()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var c capacity
+	active, firstEnd := 0, int64(noEnd)
 	for i := range x.shards {
 		s := &x.shards[i]
 		if i == index || !(s.known || s.writing) {
 			continue
 		}
-		var n int
-		var first time.Time
+		n, first := 0, int64(noEnd)
 		if s.known {
-			n, first = s.stored.liveAt(now, skew)
+			n, first = s.stored.liveAt(at, sk)
 		}
 		if s.writing {
-			wn, wfirst := s.written.liveAt(now, skew)
-			n, first = max(n, wn), earlier(first, wfirst)
+			wn, wfirst := s.written.liveAt(at, sk)
+			n, first = max(n, wn), min(first, wfirst)
 		}
-		c.active, c.firstEnd = c.active+n, earlier(c.firstEnd, first)
+		active, firstEnd = active+n, min(firstEnd, first)
+	}
+	c := capacity{active: active}
+	if firstEnd != noEnd {
+		c.firstEnd = time.Unix(0, firstEnd)
 	}
 	return c
-}
-
-// earlier returns the earlier of two times, the zero time standing for none.
-func earlier(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
 }
 
 // shardListing is one refresh's view of the store: the versions of the namespace's shards by

@@ -350,7 +350,7 @@ func (m *Manager) Statuses(ctx context.Context, roomIDs []string) (map[string]Ro
 
 // stateOf is a room's public state in doc at now.
 func (m *Manager) stateOf(doc *shardDoc, roomID string, now time.Time) RoomState {
-	e, ok := doc.Rooms[roomID]
+	e, ok := doc.Rooms.get(roomID)
 	if !ok || !m.live(e, now) {
 		return RoomState{RoomID: roomID, Status: StatusVacant}
 	}

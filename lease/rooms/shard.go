@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -27,7 +26,7 @@ type shardDoc struct {
 	// of the shard.
 	Floor uint64 `json:"floor"`
 	// Rooms holds the rooms that may still be live; expired ones are dropped by the next write.
-	Rooms map[string]roomEntry `json:"rooms"`
+	Rooms roomSet `json:"rooms"`
 
 	// size is the length of the document's encoding, when sized; expiresLow is at most the
 	// earliest expires_at of its rooms (Unix ms), when bounded (shardedit.go).
@@ -95,16 +94,29 @@ func nextTerm(floor uint64, now time.Time) uint64 {
 // above the old ones as long as N + L ≤ T (docs/rooms.md, docs/safety.md §2).
 func newShard(key ShardKey, shards int, now time.Time) *shardDoc {
 	return &shardDoc{Schema: shardSchema, Namespace: key.Namespace, Index: key.Index, Shards: shards,
-		Floor: uint64(max(now.UnixMicro(), 0)), Rooms: map[string]roomEntry{}}
+		Floor: uint64(max(now.UnixMicro(), 0))}
 }
 
+// clone returns a copy of d to change for a write: d itself may be shared.
 func (d *shardDoc) clone() *shardDoc {
-	c := *d
-	c.Rooms = maps.Clone(d.Rooms)
-	if c.Rooms == nil {
-		c.Rooms = map[string]roomEntry{}
+	if d.Rooms.len() <= 1 {
+		s := &smallShard{doc: *d}
+		s.doc.Rooms.slots = s.room[:copy(s.room[:], d.Rooms.slots)]
+		return &s.doc
 	}
+	c := *d
+	c.Rooms = d.Rooms.clone()
 	return &c
+}
+
+// smallShard is the copy of a document of one room or none, and the storage of its rooms, made
+// at once: most shards hold one room or none (a namespace has more shards than live rooms
+// until it is busy), and so one allocation of a write is saved, and a campaign in an empty
+// shard needs none for its room. A room added beyond the one moves the rooms out, as append
+// does.
+type smallShard struct {
+	doc  shardDoc
+	room [1]roomSlot
 }
 
 // encode returns the document's canonical bytes: map keys sorted, no HTML escaping (it would
@@ -112,7 +124,7 @@ func (d *shardDoc) clone() *shardDoc {
 // unknown write outcome is recognised on read-back.
 func (d *shardDoc) encode() []byte {
 	// About 200 bytes a room and 100 around them: one allocation for most documents.
-	if b, ok := appendShard(make([]byte, 0, 128+224*len(d.Rooms)), d); ok { // shardjson.go
+	if b, ok := appendShard(make([]byte, 0, 128+224*d.Rooms.len()), d); ok { // shardjson.go
 		return b
 	}
 	var buf bytes.Buffer
@@ -153,10 +165,8 @@ func decodeShard(data []byte, key ShardKey, shards int) (*shardDoc, error) {
 	if err := checkShardHeader(&d, key, shards); err != nil {
 		return nil, err
 	}
-	if d.Rooms == nil {
-		d.Rooms = map[string]roomEntry{}
-	}
-	for id, e := range d.Rooms {
+	for _, r := range d.Rooms.slots {
+		id, e := r.id, r.entry
 		field := "room " + id
 		switch {
 		case ValidateRoomID(id) != nil || shardIndex(id, shards) != key.Index:

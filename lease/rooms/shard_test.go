@@ -15,15 +15,15 @@ import (
 func testDoc(t *testing.T, key ShardKey, shards int, n int) *shardDoc {
 	t.Helper()
 	d := newShard(key, shards, time.UnixMicro(1_700_000_000_000_000))
-	for len(d.Rooms) < n {
+	for d.Rooms.len() < n {
 		id := NewRoomID()
 		if shardIndex(id, shards) != key.Index {
 			continue
 		}
 		_, h := newToken()
 		d.Floor++
-		d.Rooms[id] = roomEntry{Candidate: "cand", Metadata: strings.Repeat("<é>", len(d.Rooms)), Term: d.Floor,
-			ExpiresMs: 1_700_000_030_000, TTLSec: 30, Hash: h}
+		d.Rooms.set(id, roomEntry{Candidate: "cand", Metadata: strings.Repeat("<é>", d.Rooms.len()), Term: d.Floor,
+			ExpiresMs: 1_700_000_030_000, TTLSec: 30, Hash: h})
 	}
 	return d
 }
@@ -65,7 +65,7 @@ func TestSizeTracksTheEncoding(t *testing.T) {
 			check(d, "empty")
 		}
 		var ids []string
-		for id, e := range extra.Rooms {
+		for id, e := range extra.Rooms.all() {
 			if want := len(withRoom(d, id, e).encode()); d.sized && d.sizeWith(id, &e, nil) != want {
 				t.Fatalf("size with room %d: %d, want %d", len(ids), d.sizeWith(id, &e, nil), want)
 			}
@@ -74,14 +74,14 @@ func TestSizeTracksTheEncoding(t *testing.T) {
 		}
 		check(d, "after four puts")
 		for i, id := range ids { // renewals: only numbers change, whatever the metadata
-			e := d.Rooms[id]
+			e, _ := d.Rooms.get(id)
 			e.ExpiresMs = []int64{5, -12, 1_700_000_123_456, 99}[i]
 			e.TTLSec, e.Term = []int64{5, 30, 300, 12}[i], []uint64{1, 12345, 9, 1 << 60}[i]
 			putRoom(d, id, e)
 			check(d, fmt.Sprintf("after renewal %d", i+1))
 		}
 		d = d.clone()
-		e := d.Rooms[ids[1]]
+		e, _ := d.Rooms.get(ids[1])
 		e.TTLSec, e.Metadata = 300, ""
 		putRoom(d, ids[1], e)
 		check(d, "after a replacement")
@@ -96,7 +96,7 @@ func TestSizeTracksTheEncoding(t *testing.T) {
 
 // putRoom sets room id of d to e, looking up its entry as the engine does.
 func putRoom(d *shardDoc, id string, e roomEntry) {
-	if old, ok := d.Rooms[id]; ok {
+	if old, ok := d.Rooms.get(id); ok {
 		d.put(id, e, &old)
 		return
 	}
@@ -106,7 +106,7 @@ func putRoom(d *shardDoc, id string, e roomEntry) {
 // withRoom is a copy of d with room id set to e.
 func withRoom(d *shardDoc, id string, e roomEntry) *shardDoc {
 	c := d.clone()
-	c.Rooms[id] = e
+	c.Rooms.set(id, e)
 	return c
 }
 
@@ -114,7 +114,7 @@ func TestDecodeRefusesWhatItCannotTrust(t *testing.T) {
 	key := ShardKey{Namespace: "ns", Index: 1}
 	good := testDoc(t, key, 4, 2)
 	var someID string
-	for id := range good.Rooms {
+	for id := range good.Rooms.all() {
 		someID = id
 	}
 	for name, mutate := range map[string]func(d *shardDoc){
@@ -122,14 +122,15 @@ func TestDecodeRefusesWhatItCannotTrust(t *testing.T) {
 		"namespace":  func(d *shardDoc) { d.Namespace = "other" },
 		"index":      func(d *shardDoc) { d.Index = 2 },
 		"shards":     func(d *shardDoc) { d.Shards = 8 },
-		"term>floor": func(d *shardDoc) { e := d.Rooms[someID]; e.Term = d.Floor + 1; d.Rooms[someID] = e },
-		"term 0":     func(d *shardDoc) { e := d.Rooms[someID]; e.Term = 0; d.Rooms[someID] = e },
-		"ttl":        func(d *shardDoc) { e := d.Rooms[someID]; e.TTLSec = 1; d.Rooms[someID] = e },
-		"candidate":  func(d *shardDoc) { e := d.Rooms[someID]; e.Candidate = "a/b"; d.Rooms[someID] = e },
+		"term>floor": func(d *shardDoc) { e, _ := d.Rooms.get(someID); e.Term = d.Floor + 1; d.Rooms.set(someID, e) },
+		"term 0":     func(d *shardDoc) { e, _ := d.Rooms.get(someID); e.Term = 0; d.Rooms.set(someID, e) },
+		"ttl":        func(d *shardDoc) { e, _ := d.Rooms.get(someID); e.TTLSec = 1; d.Rooms.set(someID, e) },
+		"candidate":  func(d *shardDoc) { e, _ := d.Rooms.get(someID); e.Candidate = "a/b"; d.Rooms.set(someID, e) },
 		"wrong shard": func(d *shardDoc) {
 			for {
 				if id := NewRoomID(); shardIndex(id, 4) != key.Index {
-					d.Rooms[id] = d.Rooms[someID]
+					e, _ := d.Rooms.get(someID)
+					d.Rooms.set(id, e)
 					return
 				}
 			}
@@ -344,6 +345,35 @@ func TestShardIndexIsFNV1a(t *testing.T) {
 			if got, want := shardIndex(id, shards), int(h.Sum64()%uint64(shards)); got != want {
 				t.Errorf("room %q of %d shards: shard %d, want %d", id, shards, got, want)
 			}
+		}
+	}
+}
+
+// TestCloneSharesNothing: a document's copy — of no room, one (kept with the copy) or several —
+// can have rooms put, changed and removed without the original changing, and the other way
+// round: documents are shared once written, and every write changes a copy.
+func TestCloneSharesNothing(t *testing.T) {
+	key := ShardKey{Namespace: "ns", Index: 0}
+	for n := range 4 {
+		orig := testDoc(t, key, 1, n)
+		before := string(orig.encode())
+		c := orig.clone()
+		for id, e := range orig.Rooms.all() {
+			e.Term++
+			putRoom(c, id, e) // changed in place in the copy's storage
+		}
+		putRoom(c, "room-new-0001", roomEntry{Candidate: "c", Term: 1, ExpiresMs: 5, TTLSec: 5})
+		putRoom(c, "room-new-0002", roomEntry{Candidate: "c", Term: 1, ExpiresMs: 5, TTLSec: 5})
+		if got := string(orig.encode()); got != before {
+			t.Fatalf("%d rooms: changing the copy changed the original:\n%s\n%s", n, before, got)
+		}
+		copied := string(c.encode())
+		for id := range orig.Rooms.all() {
+			orig.remove(id)
+		}
+		putRoom(orig, "room-new-0001", roomEntry{Candidate: "o", Term: 9, ExpiresMs: 9, TTLSec: 9})
+		if got := string(c.encode()); got != copied {
+			t.Fatalf("%d rooms: changing the original changed the copy:\n%s\n%s", n, copied, got)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func (d *shardDoc) sizeWith(id string, e, old *roomEntry) int {
 	switch {
 	case old != nil:
 		n -= entrySize(id, *old) - 1
-	case len(d.Rooms) > 0:
+	case d.Rooms.len() > 0:
 		n++ // the comma between it and the others
 	}
 	return n
@@ -63,22 +63,28 @@ func (d *shardDoc) put(id string, e roomEntry, old *roomEntry) {
 	if d.bounded { // a renewal's earlier expiry stays a bound, only a lower one than needed
 		d.expiresLow = min(d.expiresLow, e.ExpiresMs)
 	}
-	d.Rooms[id] = e
+	d.Rooms.set(id, e)
 }
 
 // remove drops room id (the expiry bound stays one).
 func (d *shardDoc) remove(id string) {
-	old, ok := d.Rooms[id]
+	old, ok := d.Rooms.get(id)
 	if !ok {
 		return
 	}
+	d.unsize(id, old, d.Rooms.len())
+	d.Rooms.delete(id)
+}
+
+// unsize takes room id, whose entry is old, out of the remembered size, when there is one; n
+// is how many rooms the document holds before it goes.
+func (d *shardDoc) unsize(id string, old roomEntry, n int) {
 	if d.sized {
 		d.size -= entrySize(id, old) - 1
-		if len(d.Rooms) > 1 {
+		if n > 1 {
 			d.size-- // its comma
 		}
 	}
-	delete(d.Rooms, id)
 }
 
 // collect drops the rooms whose lease has ended at now by the Manager's rule (Manager.live).
@@ -89,12 +95,19 @@ func (m *Manager) collect(doc *shardDoc, now time.Time) {
 		return // every room expires at expiresLow or later: all are live
 	}
 	low := int64(math.MaxInt64)
-	for id, e := range doc.Rooms {
-		if !m.live(e, now) {
-			doc.remove(id)
-		} else {
-			low = min(low, e.ExpiresMs)
+	n := doc.Rooms.len()
+	// Filtered in place: doc is the Manager's own copy, its storage shared with no other.
+	kept := doc.Rooms.slots[:0]
+	for _, r := range doc.Rooms.slots {
+		if m.live(r.entry, now) {
+			kept = append(kept, r)
+			low = min(low, r.entry.ExpiresMs)
+			continue
 		}
+		doc.unsize(r.id, r.entry, n)
+		n--
 	}
+	clear(doc.Rooms.slots[len(kept):]) // no dropped room stays reachable
+	doc.Rooms.slots = kept
 	doc.expiresLow, doc.bounded = low, true
 }

@@ -26,16 +26,16 @@ func TestCollectDropsExactlyTheEndedRooms(t *testing.T) {
 		}
 		for step := range 400 {
 			want := map[string]bool{}
-			for id, e := range doc.Rooms {
+			for id, e := range doc.Rooms.all() {
 				if m.live(e, now) {
 					want[id] = true
 				}
 			}
 			m.collect(doc, now)
-			if len(doc.Rooms) != len(want) {
-				t.Fatalf("skew %v, step %d: %d rooms after collect, want %d", skew, step, len(doc.Rooms), len(want))
+			if doc.Rooms.len() != len(want) {
+				t.Fatalf("skew %v, step %d: %d rooms after collect, want %d", skew, step, doc.Rooms.len(), len(want))
 			}
-			for id := range doc.Rooms {
+			for id := range doc.Rooms.all() {
 				if !want[id] {
 					t.Fatalf("skew %v, step %d: room %s ended but was kept", skew, step, id)
 				}

@@ -2,7 +2,6 @@ package rooms
 
 import (
 	"encoding/base64"
-	"slices"
 	"strconv"
 )
 
@@ -26,21 +25,12 @@ func appendShard(b []byte, d *shardDoc) (_ []byte, ok bool) {
 	b = strconv.AppendInt(b, int64(d.Shards), 10)
 	b = append(b, `,"floor":`...)
 	b = strconv.AppendUint(b, d.Floor, 10)
-	b = append(b, `,"rooms":`...)
-	if d.Rooms == nil {
-		return append(b, "null}"...), ok
-	}
-	b = append(b, '{')
-	ids := make([]string, 0, len(d.Rooms))
-	for id := range d.Rooms {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for i, id := range ids {
+	b = append(b, `,"rooms":{`...)
+	for i, r := range d.Rooms.slots { // in id order
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b, ok = appendEntry(b, id, d.Rooms[id], ok)
+		b, ok = appendEntry(b, r.id, r.entry, ok)
 	}
 	return append(b, "}}"...), ok
 }
