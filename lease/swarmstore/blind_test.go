@@ -3,8 +3,6 @@ package swarmstore_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,17 +15,8 @@ import (
 // the write is in the store, and it is as conditional as Update.
 func TestBlindUpdateIsOneRequest(t *testing.T) {
 	ctx := context.Background()
-	var reads, writes atomic.Int64
-	s := newStoreWithTransport(t, func(base http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodGet || r.Method == http.MethodHead {
-				reads.Add(1)
-			} else {
-				writes.Add(1)
-			}
-			return base.RoundTrip(r)
-		})
-	})
+	var counts requestCounts
+	s := newCountingStore(t, &counts)
 	ns := leasetest.Namespace(t)
 	t.Cleanup(func() { _ = s.Delete(context.Background(), ns) })
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -41,13 +30,13 @@ func TestBlindUpdateIsOneRequest(t *testing.T) {
 	}
 	held := lease.Record{Namespace: ns, HolderID: "a", Fence: 8, AcquiredAt: now, RenewedAt: now,
 		ExpiresAt: now.Add(time.Minute), TTL: time.Minute}
-	reads.Store(0)
-	writes.Store(0)
+	counts.reads.Store(0)
+	counts.writes.Store(0)
 	got, err := s.UpdateBlind(ctx, held, ver)
 	if err != nil || got != 0 {
 		t.Fatalf("blind update: version %d, %v; want 0 (unknown), nil", got, err)
 	}
-	if r, w := reads.Load(), writes.Load(); r != 0 || w != 1 {
+	if r, w := counts.reads.Load(), counts.writes.Load(); r != 0 || w != 1 {
 		t.Fatalf("blind update: %d reads, %d writes; want 0 and 1", r, w)
 	}
 	back, backVer, err := s.Load(ctx, ns)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,4 +57,23 @@ func newStoreWithTransport(t testing.TB, wrap func(base http.RoundTripper) http.
 		base.CloseIdleConnections() // Close does not reach a transport it did not build
 	})
 	return swarmstore.New(docker)
+}
+
+// requestCounts counts a store's Docker API requests at the HTTP transport: reads (GET, HEAD)
+// and writes (every other method).
+type requestCounts struct{ reads, writes atomic.Int64 }
+
+// newCountingStore connects to the test Swarm like newStore, counting its requests in c.
+func newCountingStore(t testing.TB, c *requestCounts) *swarmstore.Store {
+	t.Helper()
+	return newStoreWithTransport(t, func(base http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				c.reads.Add(1)
+			} else {
+				c.writes.Add(1)
+			}
+			return base.RoundTrip(r)
+		})
+	})
 }
