@@ -57,3 +57,22 @@ func SlotLength(t testing.TB, file []byte, i int) int {
 	}
 	return len(line) + 1 + h.length
 }
+
+// OnRecordFlush makes fn run before every flush of an election slot written in place, until
+// the test ends.
+func OnRecordFlush(t testing.TB, fn func(path string)) {
+	t.Helper()
+	recordFlushHook = fn
+	t.Cleanup(func() { recordFlushHook = nil })
+}
+
+// ElectionLocked reports whether another open file description holds the lock of s's election
+// namespace.
+func ElectionLocked(t testing.TB, s *Store, namespace string) bool {
+	t.Helper()
+	free, err := tryLockedPath(s.lockPath(namespace), func() error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return !free
+}

@@ -193,6 +193,9 @@ func (s *Store) Update(_ context.Context, rec lease.Record, expected lease.Versi
 		return 0, err
 	}
 	var ver lease.Version
+	var pending *unflushedSlot
+	// A record that holds nothing is flushed after the lock goes (record.go, "A release").
+	flushUnlocked := !rec.Held()
 	err := s.locked(rec.Namespace, func() error {
 		r, err := s.readLocked(rec.Namespace)
 		if err != nil {
@@ -203,8 +206,15 @@ func (s *Store) Update(_ context.Context, rec lease.Record, expected lease.Versi
 			return fmt.Errorf("file store: %q: version %d, expected %d: %w", rec.Namespace, cur, expected, lease.ErrConflict)
 		}
 		ver = nextVersion(cur)
-		return s.writeRecord(r, fileRecordOf(rec, uint64(ver), uint64(cur)))
+		pending, err = s.writeRecordUnflushed(r, fileRecordOf(rec, uint64(ver), uint64(cur)))
+		if err != nil || flushUnlocked {
+			return err
+		}
+		return pending.flush()
 	})
+	if err == nil && flushUnlocked {
+		err = pending.flush()
+	}
 	return ver, err
 }
 

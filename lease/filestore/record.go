@@ -32,6 +32,13 @@ import (
 //     data (fdatasync: the size never changes, so no metadata needs a journal commit). Readers
 //     take the whole slot with the higher version; a write cut short leaves a slot whose header
 //     does not match its content, and the other slot still holds the last acknowledged record.
+//   - A release — a record that holds nothing — lets the lock go before its flush, and Update
+//     returns after it. Nobody acts on such a record but to write the next one, whose own flush
+//     makes it durable too (fdatasync flushes every write to the file, whichever process made
+//     it), so a successor's acquisition overlaps the release's flush, and a handover waits for
+//     one flush instead of two. A release lost to a power loss leaves the term it ended held
+//     until its deadline; when the successor's unflushed slot reached the disk without it, the
+//     other slot is not the version the current one names, and the repair below applies.
 //   - A new file, a record that outgrows its slots, and the first write over a format-1 file
 //     write the whole file beside and rename it into place, both slots holding the new record.
 //   - Under the election's lock, where no write is in progress, a slot that does not hold what
@@ -200,37 +207,71 @@ func recordSlotSize(n int) int {
 // and makes it durable: in place into the slot that does not hold r's record when the file is of
 // format 2 and fr fits, else as a whole new file of format 2 (renamed into place).
 func (s *Store) writeRecord(r recordRead, fr fileRecord) error {
-	slot, err := encodeRecordSlot(fr)
+	pending, err := s.writeRecordUnflushed(r, fr)
 	if err != nil {
 		return err
+	}
+	return pending.flush()
+}
+
+// writeRecordUnflushed is writeRecord up to the flush of a slot written in place, which it
+// leaves to the caller (pending.flush; a nil pending needs none: a whole new file is durable
+// once renamed into place).
+func (s *Store) writeRecordUnflushed(r recordRead, fr fileRecord) (*unflushedSlot, error) {
+	slot, err := encodeRecordSlot(fr)
+	if err != nil {
+		return nil, err
 	}
 	path := s.path(fr.Namespace)
 	if r.slotSize == 0 || len(slot) > r.slotSize {
 		size := recordSlotSize(len(slot))
 		if size == 0 {
-			return fmt.Errorf("file store: %s: a record of %d bytes does not fit a slot of at most %d bytes; use shorter holder, node and task ids",
+			return nil, fmt.Errorf("file store: %s: a record of %d bytes does not fit a slot of at most %d bytes; use shorter holder, node and task ids",
 				path, len(slot), maxRecordSlot)
 		}
 		whole := make([]byte, 2*size)
 		copy(whole, slot)
 		copy(whole[size:], slot)
-		return s.replaceFile(path, whole)
+		return nil, s.replaceFile(path, whole)
 	}
-	return overwriteRecordSlot(path, int64(1-r.at)*int64(r.slotSize), slot)
+	return writeRecordSlot(path, int64(1-r.at)*int64(r.slotSize), slot)
 }
 
-// overwriteRecordSlot writes slot at offset off of the file at path and syncs its data.
-func overwriteRecordSlot(path string, off int64, slot []byte) error {
+// recordFlushHook, when a test sets it, runs before every flush of a slot written in place.
+var recordFlushHook func(path string)
+
+// unflushedSlot is a slot written in place whose data is not yet durable.
+type unflushedSlot struct {
+	f    rawFile
+	path string
+}
+
+// writeRecordSlot writes slot at offset off of the file at path, leaving its flush to the
+// caller.
+func writeRecordSlot(path string, off int64, slot []byte) (*unflushedSlot, error) {
 	f, err := openRaw(path, os.O_RDWR, 0)
 	if err != nil {
-		return storeError("open", path, err)
+		return nil, storeError("open", path, err)
 	}
-	defer f.close()
 	if err := f.writeAt(slot, off); err != nil {
-		return storeError("write", path, err)
+		f.close()
+		return nil, storeError("write", path, err)
 	}
-	if err := syncData(f); err != nil {
-		return storeError("sync", path, err)
+	return &unflushedSlot{f: f, path: path}, nil
+}
+
+// flush syncs the slot's file's data (fdatasync: it flushes every write to the file, also those
+// of other processes) and closes it. A nil slot has nothing to flush.
+func (u *unflushedSlot) flush() error {
+	if u == nil {
+		return nil
+	}
+	defer u.f.close()
+	if recordFlushHook != nil {
+		recordFlushHook(u.path)
+	}
+	if err := syncData(u.f); err != nil {
+		return storeError("sync", u.path, err)
 	}
 	return nil
 }

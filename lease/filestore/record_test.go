@@ -91,6 +91,38 @@ func TestRecordWritesInPlace(t *testing.T) {
 	check("a new term", next.Grant.Record)
 }
 
+// TestReleaseFlushesAfterTheLockGoes: a renewal's slot is flushed while the election's lock is
+// held, so no one writes on a record that may not survive a power loss; a release's slot is
+// flushed after the lock has gone, so that a successor's acquisition overlaps it, and Release
+// returns only after that flush.
+func TestReleaseFlushesAfterTheLockGoes(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	a := newElection(t, s, "jobs", "a")
+	won, err := a.TryAcquire(ctx) // a new file: renamed into place, no in-place flush
+	if err != nil || !won.Acquired {
+		t.Fatalf("try-acquire: %+v, %v", won, err)
+	}
+	var flushes []string
+	filestore.OnRecordFlush(t, func(path string) {
+		state := "unlocked"
+		if filestore.ElectionLocked(t, s, "jobs") {
+			state = "locked"
+		}
+		flushes = append(flushes, filepath.Base(path)+" "+state)
+	})
+	if _, err := a.Renew(ctx, won.Grant.Fence); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(ctx, won.Grant.Fence); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"jobs.lease.json locked", "jobs.lease.json unlocked"}
+	if strings.Join(flushes, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("flushes (renewal, release): %q, want %q", flushes, want)
+	}
+}
+
 // TestFormat1FileIsUpgraded: an election file an earlier version wrote (one JSON document,
 // schema 1) is read as it is, and the next write turns it into a two-slot file that continues
 // its fence counter and versions.
