@@ -241,7 +241,7 @@ func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{},
 	if err := e.Release(rctx, g.Fence); err == nil {
 		log.Info("released")
 	} else if !errors.Is(err, ErrNotHolder) {
-		log.Warn("release failed; followers take over when the lease expires", "err", err)
+		log.Warn("release failed; unless it reached the store, followers take over when the lease expires", "err", err)
 	}
 	return steppedDown, leadErr
 }

@@ -76,3 +76,20 @@ func ElectionLocked(t testing.TB, s *Store, namespace string) bool {
 	}
 	return !free
 }
+
+// HoldElectionLock takes the lock of s's election namespace through a file description of its
+// own, as another process would, and returns the function that lets it go.
+func HoldElectionLock(t testing.TB, s *Store, namespace string) (unlock func()) {
+	t.Helper()
+	f, err := openLock(s.lockPath(namespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.lock(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		_ = f.unlock()
+		_ = f.close()
+	}
+}

@@ -90,7 +90,8 @@ func (s *Store) lockPath(namespace string) string {
 	return filepath.Join(s.dir, namespace+".lease.lock")
 }
 
-// Load implements lease.Store. It takes no lock: rename makes every read see a whole file.
+// Load implements lease.Store. It takes no lock unless it finds a slot that is not whole (see
+// read).
 func (s *Store) Load(_ context.Context, namespace string) (lease.Record, lease.Version, error) {
 	if err := lease.ValidateNamespace(namespace); err != nil {
 		return lease.Record{}, 0, err
@@ -100,6 +101,18 @@ func (s *Store) Load(_ context.Context, namespace string) (lease.Record, lease.V
 
 func (s *Store) read(namespace string) (lease.Record, lease.Version, error) {
 	r, err := s.readRecord(namespace)
+	if err == nil && r.damage != "" {
+		// A slot that is not whole is mostly a write in progress, of the other slot — or of
+		// the current one, when it held a release (record.go, "A release"): the whole slot
+		// may then be older than one read a moment ago. Read again; if a slot is still not
+		// whole, read under the lock, where no write is in progress.
+		if r, err = s.readRecord(namespace); err == nil && r.damage != "" {
+			err = s.locked(namespace, func() error {
+				r, err = s.readRecord(namespace)
+				return err
+			})
+		}
+	}
 	if errors.Is(err, errTornRecord) {
 		// A format-2 file with no whole slot is damage, not a write in progress (a write
 		// touches one slot), but only a read under the lock, where no write can be in progress,

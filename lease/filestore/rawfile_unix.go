@@ -49,16 +49,6 @@ func (f rawFile) size() (int64, error) {
 	}
 }
 
-// sync makes the file's data and metadata durable (fsync(2)).
-func (f rawFile) sync() error {
-	for {
-		err := syscall.Fsync(int(f))
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
 // readAt reads into b from offset off until b is full or the file ends; n is what it read.
 func (f rawFile) readAt(b []byte, off int64) (n int, err error) {
 	for n < len(b) {

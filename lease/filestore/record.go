@@ -31,14 +31,21 @@ import (
 //   - A write overwrites the slot that does not hold the current version, then syncs the file's
 //     data (fdatasync: the size never changes, so no metadata needs a journal commit). Readers
 //     take the whole slot with the higher version; a write cut short leaves a slot whose header
-//     does not match its content, and the other slot still holds the last acknowledged record.
+//     does not match its content, and the other slot still holds the last acknowledged record
+//     (after a release, the last held one: below).
 //   - A release — a record that holds nothing — lets the lock go before its flush, and Update
-//     returns after it. Nobody acts on such a record but to write the next one, whose own flush
-//     makes it durable too (fdatasync flushes every write to the file, whichever process made
-//     it), so a successor's acquisition overlaps the release's flush, and a handover waits for
-//     one flush instead of two. A release lost to a power loss leaves the term it ended held
-//     until its deadline; when the successor's unflushed slot reached the disk without it, the
-//     other slot is not the version the current one names, and the repair below applies.
+//     returns after it: nobody acts on such a record but to write the next one, whose own
+//     flush makes it durable too (fdatasync flushes every write to the file, whichever process
+//     made it). So that the next write need not wait for that flush, it goes into the release's
+//     own slot: the other slot, the last held record, is not touched until a write after the
+//     release has been flushed. A successor's acquisition thus overlaps the release's flush, and
+//     a handover waits for one flush instead of two. A power loss before either flush leaves
+//     the release's slot holding the release, the acquisition, the record before the release,
+//     or a torn slot; the last is the repair below, from the last held record, and in the
+//     others nothing was acknowledged that is lost, but for the release: the term it ended is
+//     then held until its deadline.
+//   - A lock-free read that finds a slot not whole reads again, then under the lock: the slot
+//     being written may be the current one, after a release.
 //   - A new file, a record that outgrows its slots, and the first write over a format-1 file
 //     write the whole file beside and rename it into place, both slots holding the new record.
 //   - Under the election's lock, where no write is in progress, a slot that does not hold what
@@ -75,6 +82,8 @@ type recordRead struct {
 	// damage says, for a format-2 file, why the other slot does not hold what it must; "" when
 	// it does.
 	damage string
+	// otherVersion is the version the other slot holds when it is whole (format 2).
+	otherVersion uint64
 }
 
 // readRecord reads and checks the election's file, of either format.
@@ -125,8 +134,8 @@ func parseFormat2(path, namespace string, data []byte) (recordRead, error) {
 			why[at] = torn
 			continue
 		}
-		r := recordRead{file: fr, slotSize: size, at: at}
 		other := 1 - at
+		r := recordRead{file: fr, slotSize: size, at: at, otherVersion: heads[other].version}
 		switch v := heads[other].version; {
 		case why[other] != "":
 			r.damage = why[other]
@@ -218,12 +227,16 @@ func (s *Store) writeRecord(r recordRead, fr fileRecord) error {
 // leaves to the caller (pending.flush; a nil pending needs none: a whole new file is durable
 // once renamed into place).
 func (s *Store) writeRecordUnflushed(r recordRead, fr fileRecord) (*unflushedSlot, error) {
+	at := -1 // a whole new file
+	if r.slotSize != 0 {
+		at = slotFor(r, &fr)
+	}
 	slot, err := encodeRecordSlot(fr)
 	if err != nil {
 		return nil, err
 	}
 	path := s.path(fr.Namespace)
-	if r.slotSize == 0 || len(slot) > r.slotSize {
+	if at < 0 || len(slot) > r.slotSize {
 		size := recordSlotSize(len(slot))
 		if size == 0 {
 			return nil, fmt.Errorf("file store: %s: a record of %d bytes does not fit a slot of at most %d bytes; use shorter holder, node and task ids",
@@ -234,7 +247,18 @@ func (s *Store) writeRecordUnflushed(r recordRead, fr fileRecord) (*unflushedSlo
 		copy(whole[size:], slot)
 		return nil, s.replaceFile(path, whole)
 	}
-	return writeRecordSlot(path, int64(1-r.at)*int64(r.slotSize), slot)
+	return writeRecordSlot(path, int64(at)*int64(r.slotSize), slot)
+}
+
+// slotFor is the slot of r's file that fr, the next record, goes into: the one that does not
+// hold the current record, unless that record holds nothing and the other slot is whole (see
+// "A release"); fr's Previous is then the other slot's version.
+func slotFor(r recordRead, fr *fileRecord) int {
+	if r.file.HolderID == "" && r.damage == "" {
+		fr.Previous = r.otherVersion
+		return r.at
+	}
+	return 1 - r.at
 }
 
 // recordFlushHook, when a test sets it, runs before every flush of a slot written in place.

@@ -1,6 +1,7 @@
 package filestore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,6 +121,130 @@ func TestReleaseFlushesAfterTheLockGoes(t *testing.T) {
 	want := []string{"jobs.lease.json locked", "jobs.lease.json unlocked"}
 	if strings.Join(flushes, ", ") != strings.Join(want, ", ") {
 		t.Fatalf("flushes (renewal, release): %q, want %q", flushes, want)
+	}
+}
+
+// handOver runs a handover on a fresh store in dir: a acquires, renews and releases, b
+// acquires. It returns the store, b's grant, a's renewal and the file's bytes before and after
+// b's acquisition.
+func handOver(t *testing.T, dir string) (s *filestore.Store, bTerm, aRenewal lease.Grant, released, after []byte) {
+	t.Helper()
+	ctx := context.Background()
+	s = openStore(t, dir)
+	a, b := newElection(t, s, "jobs", "a", lease.WithTTL(30*time.Second)), newElection(t, s, "jobs", "b", lease.WithTTL(30*time.Second))
+	won, err := a.TryAcquire(ctx)
+	if err != nil || !won.Acquired {
+		t.Fatalf("a's try-acquire: %+v, %v", won, err)
+	}
+	if aRenewal, err = a.Renew(ctx, won.Grant.Fence); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Release(ctx, won.Grant.Fence); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "jobs.lease.json")
+	released, _ = os.ReadFile(path)
+	took, err := b.TryAcquire(ctx)
+	if err != nil || !took.Acquired {
+		t.Fatalf("b's try-acquire: %+v, %v", took, err)
+	}
+	after, _ = os.ReadFile(path)
+	return s, took.Grant, aRenewal, released, after
+}
+
+// slotHolding returns which slot of the two-slot election file holds version ver, or -1.
+func slotHolding(file []byte, ver lease.Version) int {
+	size := len(file) / 2
+	for i := range 2 {
+		if strings.HasPrefix(string(file[i*size:]), recordMagic+uitoa(uint64(ver))+" ") {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestAcquisitionAfterAReleaseKeepsTheLastHeldRecord: the write after a release goes into the
+// release's own slot, so the other slot keeps the last held record until a write after the
+// release has been flushed (the release's own flush may not have happened yet). A power loss
+// that tears the acquisition's slot then leaves the last held record, and the store repairs
+// from it: the fence rises above the lost term's, and the lost term's holder is told it does not
+// hold the lease — where writing over the last held record could have left no whole slot.
+func TestAcquisitionAfterAReleaseKeepsTheLastHeldRecord(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, bTerm, aRenewal, released, after := handOver(t, dir)
+	releaseSlot := 1 - slotHolding(released, aRenewal.Version)
+	if slotHolding(released, aRenewal.Version) < 0 {
+		t.Fatal("after the release, no slot holds a's renewal")
+	}
+	if got := slotHolding(after, bTerm.Version); got != releaseSlot {
+		t.Fatalf("b's acquisition went into slot %d; want the release's slot %d", got, releaseSlot)
+	}
+	if got := slotHolding(after, aRenewal.Version); got != 1-releaseSlot {
+		t.Fatalf("after b's acquisition a's renewal is in slot %d; want it kept in slot %d", got, 1-releaseSlot)
+	}
+
+	// A power loss before any flush: the acquisition's slot torn.
+	size := len(after) / 2
+	after[releaseSlot*size+filestore.SlotLength(t, after, releaseSlot)-2] ^= 0x01
+	if err := os.WriteFile(filepath.Join(dir, "jobs.lease.json"), after, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newElection(t, s, "jobs", "a", lease.WithTTL(30*time.Second))
+	if _, err := a.Renew(ctx, aRenewal.Fence); !errors.Is(err, lease.ErrNotHolder) { // the write that repairs
+		t.Fatalf("a's renewal of its released term: %v; want ErrNotHolder", err)
+	}
+	b := newElection(t, s, "jobs", "b", lease.WithTTL(30*time.Second))
+	if _, err := b.Renew(ctx, bTerm.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("b's renewal of the lost term: %v; want ErrNotHolder", err)
+	}
+	rec, _, err := s.Load(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.HolderID != "a" || rec.Fence <= bTerm.Fence {
+		t.Fatalf("repaired record: holder %q fence %d; want a's last held record with a fence above the lost term's %d", rec.HolderID, rec.Fence, bTerm.Fence)
+	}
+}
+
+// TestReadBesideAWriteInProgressWaitsForIt: a lock-free read that finds a slot not whole reads
+// under the lock, because the slot being written may be the current one (the write after a
+// release): the whole slot beside it is then older than the record it replaces, and serving it
+// would take the election back to the term the release ended.
+func TestReadBesideAWriteInProgressWaitsForIt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, bTerm, _, _, after := handOver(t, dir)
+	path := filepath.Join(dir, "jobs.lease.json")
+	inProgress := bytes.Clone(after)
+	at := slotHolding(after, bTerm.Version)
+	inProgress[at*(len(after)/2)+filestore.SlotLength(t, after, at)-2] ^= 0x01 // the acquisition half written
+	unlock := filestore.HoldElectionLock(t, s, "jobs")                         // its writer holds the lock
+	if err := os.WriteFile(path, inProgress, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type loaded struct {
+		rec lease.Record
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		rec, _, err := s.Load(ctx, "jobs")
+		done <- loaded{rec, err}
+	}()
+	select {
+	case got := <-done:
+		unlock()
+		t.Fatalf("the read returned during the write: %+v, %v", got.rec, got.err)
+	case <-time.After(100 * time.Millisecond): // a bounded check that it waits, not a synchronisation
+	}
+	if err := os.WriteFile(path, after, 0o600); err != nil { // the write completes
+		t.Fatal(err)
+	}
+	unlock()
+	got := <-done
+	if got.err != nil || got.rec.HolderID != "b" || got.rec.Fence != bTerm.Fence {
+		t.Fatalf("the read after the write: %+v, %v; want b's term with fence %d", got.rec, got.err, bTerm.Fence)
 	}
 }
 
