@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,8 +61,9 @@ func Guard(o GuardOptions) int {
 	defer g.removeCgroup()
 	env := os.Environ()
 	if o.Term != nil {
-		// A standby: the cgroup is made already, so that only the start itself is left
-		// for the term.
+		// A standby: the cgroup is made already, and the runtime's first-start check done,
+		// so that only the start itself is left for the term.
+		warmProcessStart()
 		var ok bool
 		if env, ok = awaitTerm(o.Term, sigs); !ok {
 			return 0 // no term: an idle guard has nothing to stop
@@ -130,6 +132,19 @@ func (g *guard) start(argv, env []string) (*os.Process, error) {
 	return proc, nil
 }
 
+// warmProcessStart makes, ahead of the term, the check Go's runtime makes once per process at
+// its first process start on Linux: that pidfd system calls work, which includes starting a
+// child of its own that exits at once (clone with CLONE_PIDFD; 1.3 ms on the benchmark
+// machine). os.FindProcess makes the same check.
+func warmProcessStart() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
+}
+
+// termReadSize is the first read's buffer for the term message: more than most environments.
+const termReadSize = 64 << 10
+
 // awaitTerm waits, as a standby guard, for the term on r: the command's environment. ok is
 // false when r ends without one (the supervisor closed it: no term for this guard), cannot be
 // read, or the guard is told to stop first.
@@ -141,7 +156,18 @@ func awaitTerm(r io.Reader, sigs <-chan os.Signal) (env []string, ok bool) {
 	got := make(chan term, 1)
 	go func() {
 		var t term
-		t.err = json.NewDecoder(r).Decode(&t.msg)
+		// One read takes the whole message (run writes it at once); a decoder would read
+		// 512 bytes, parse, and read again, each read a wake-up of this goroutine.
+		var msg bytes.Buffer
+		msg.Grow(termReadSize)
+		_, t.err = msg.ReadFrom(r)
+		switch {
+		case t.err != nil:
+		case msg.Len() == 0:
+			t.err = io.EOF
+		default:
+			t.err = json.Unmarshal(msg.Bytes(), &t.msg)
+		}
 		got <- t
 	}()
 	select {
