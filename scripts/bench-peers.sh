@@ -12,6 +12,7 @@
 #   scripts/bench-peers.sh -rounds 5 -ops 40000
 #   scripts/bench-peers.sh -serve-env SWARM_LEASE_MAX_ACTIVE_ROOMS=0   # a non-default setting
 #   scripts/bench-peers.sh -rounds 3 -only run,etcd-run -handovers 10 -failovers 5
+#   scripts/bench-peers.sh -rounds 5 -only run,etcd-run -interleave -handovers 20   # side by side
 #
 # Everything it starts listens on 127.0.0.1 and is stopped, and its directories removed, when a
 # run ends; the built binaries are removed at exit.

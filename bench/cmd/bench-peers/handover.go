@@ -121,6 +121,7 @@ type handoverRun struct {
 // contenders is one run's supervisors.
 type contenders struct {
 	e       *election
+	dir     string // the run's temporary directory
 	log     string
 	procs   map[string]*proc // running, by holder
 	stopped []*proc          // signalled, not yet seen to exit
@@ -133,76 +134,120 @@ type contenders struct {
 func runHandovers(ctx context.Context, c config) ([]handoverRun, error) {
 	var out []handoverRun
 	for round := range c.rounds {
+		var kinds []supervisor
 		for k := range supervisors {
-			s := supervisors[(k+round)%len(supervisors)]
-			if !c.selected(s.name) {
-				continue
+			if s := supervisors[(k+round)%len(supervisors)]; c.selected(s.name) {
+				kinds = append(kinds, s)
 			}
-			load := loadAverage()
-			r, err := measureHandover(ctx, c, s)
+		}
+		groups := [][]supervisor{kinds}
+		if !c.interleave {
+			groups = groups[:0]
+			for _, s := range kinds {
+				groups = append(groups, []supervisor{s})
+			}
+		}
+		for _, group := range groups {
+			runs, err := measureHandovers(ctx, c, group)
+			for i := range runs {
+				runs[i].round = round + 1
+				fmt.Fprint(os.Stderr, runs[i].report())
+			}
+			out = append(out, runs...)
 			if err != nil {
-				return out, fmt.Errorf("round %d, %s: %w", round+1, s.name, err)
+				return out, fmt.Errorf("round %d: %w", round+1, err)
 			}
-			r.round, r.load = round+1, load+"–"+loadAverage()
-			fmt.Fprint(os.Stderr, r.report())
-			out = append(out, r)
 		}
 	}
 	return out, nil
 }
 
-// measureHandover runs c.handovers handovers and c.failovers failovers, interleaved, on a fresh
-// election of kind s, and stops everything it started.
-func measureHandover(ctx context.Context, c config, s supervisor) (r handoverRun, err error) {
-	r.kind = s.name
-	dir, err := os.MkdirTemp("", "bench-peers-"+s.name+"-")
-	if err != nil {
-		return r, err
-	}
-	defer os.RemoveAll(dir)
-	cs := &contenders{log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}}
-	cs.e, err = s.open(ctx, c, dir, cs.log)
-	if err != nil {
-		return r, err
-	}
+// measuring is one kind's election and contenders during a run.
+type measuring struct {
+	s   supervisor
+	cs  *contenders
+	run handoverRun
+}
+
+// measureHandovers runs the handovers and failovers of one run of each kind of group at once:
+// with several kinds, their elections run side by side and the iterations alternate between
+// them (the first kind of an iteration rotating), so that a slow minute of the machine — the
+// virtual disk's flushes vary from one minute to the next — falls on every kind alike.
+func measureHandovers(ctx context.Context, c config, group []supervisor) (runs []handoverRun, err error) {
+	var ms []*measuring
 	defer func() {
-		if cerr := cs.e.close(); err == nil {
-			err = cerr
+		for _, m := range ms {
+			if cerr := m.cs.close(); err == nil {
+				err = cerr
+			}
 		}
 	}()
-	defer func() {
-		if serr := cs.stopAll(); err == nil {
-			err = serr
+	load := loadAverage()
+	for _, s := range group {
+		m := &measuring{s: s, run: handoverRun{kind: s.name}}
+		if m.cs, err = openContenders(ctx, c, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
-	}()
-	if err := cs.settle(ctx); err != nil {
-		return r, err
+		ms = append(ms, m)
 	}
-	if _, err := cs.nextStart(ctx, 0, 10*time.Second, "the first child"); err != nil {
-		return r, err
+	for _, m := range ms {
+		if err := m.cs.settle(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.s.name, err)
+		}
+		if _, err := m.cs.nextStart(ctx, 0, 10*time.Second, "the first child"); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.s.name, err)
+		}
 	}
 	for i := range max(c.handovers, c.failovers) {
-		if i < c.handovers {
-			stop, signal, err := cs.handover(ctx)
-			if err != nil {
-				return r, fmt.Errorf("handover %d: %w", i+1, err)
+		for k := range ms {
+			m := ms[(k+i)%len(ms)]
+			if i < c.handovers {
+				stop, signal, err := m.cs.handover(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("%s: handover %d: %w", m.s.name, i+1, err)
+				}
+				m.run.fromStop, m.run.fromSignal = append(m.run.fromStop, stop), append(m.run.fromSignal, signal)
 			}
-			r.fromStop, r.fromSignal = append(r.fromStop, stop), append(r.fromSignal, signal)
-		}
-		if i < c.failovers {
-			took, err := cs.failover(ctx)
-			if err != nil {
-				return r, fmt.Errorf("failover %d: %w", i+1, err)
+			if i < c.failovers {
+				took, err := m.cs.failover(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("%s: failover %d: %w", m.s.name, i+1, err)
+				}
+				m.run.failover = append(m.run.failover, took)
 			}
-			r.failover = append(r.failover, took)
 		}
 	}
-	events, err := readChildEvents(cs.log)
+	for _, m := range ms {
+		events, err := readChildEvents(m.cs.log)
+		if err != nil {
+			return nil, err
+		}
+		m.run.overlap = checkOverlap(events, time.Now())
+		m.run.load = load + "–" + loadAverage()
+		runs = append(runs, m.run)
+	}
+	return runs, nil
+}
+
+// openContenders makes a temporary directory for one run of kind s and opens its election.
+func openContenders(ctx context.Context, c config, s supervisor) (*contenders, error) {
+	dir, err := os.MkdirTemp("", "bench-peers-"+s.name+"-")
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	r.overlap = checkOverlap(events, time.Now())
-	return r, nil
+	cs := &contenders{dir: dir, log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}}
+	if cs.e, err = s.open(ctx, c, dir, cs.log); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return cs, nil
+}
+
+// close stops every contender, then what the election's open started, and removes the run's
+// directory.
+func (cs *contenders) close() error {
+	err := errors.Join(cs.stopAll(), cs.e.close())
+	return errors.Join(err, os.RemoveAll(cs.dir))
 }
 
 // handover SIGTERMs the leader's supervisor and returns the old child's stop → the next start

@@ -12,7 +12,7 @@ import (
 )
 
 // TestMeasureHandover runs one handover and one failover of each kind through the benchmark's
-// own code, with real processes: `lfp-swarm-lease run` on a file store (built from cli/), and
+// own code, one kind at a time and both side by side (-interleave), with real processes: `lfp-swarm-lease run` on a file store (built from cli/), and
 // etcd-run on a real etcd, which it skips when Debian's etcd-server is not installed.
 func TestMeasureHandover(t *testing.T) {
 	if testing.Short() {
@@ -36,32 +36,44 @@ func TestMeasureHandover(t *testing.T) {
 		handovers: 1,
 		failovers: 1,
 	}
+	groups := map[string][]supervisor{"interleaved": supervisors}
 	for _, s := range supervisors {
-		t.Run(s.name, func(t *testing.T) {
-			if s.name == "etcd-run" {
+		groups[s.name] = []supervisor{s}
+	}
+	for name, group := range groups {
+		t.Run(name, func(t *testing.T) {
+			if name != "run" {
 				c.etcd = needetcd.Binary(t)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			r, err := measureHandover(ctx, c, s)
+			runs, err := measureHandovers(ctx, c, group)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Log(r.report())
-			if len(r.fromStop) != 1 || len(r.fromSignal) != 1 || len(r.failover) != 1 {
-				t.Fatalf("measured %d, %d and %d values, want one of each", len(r.fromStop), len(r.fromSignal), len(r.failover))
+			if len(runs) != len(group) {
+				t.Fatalf("%d runs, want one per kind: %d", len(runs), len(group))
 			}
-			// The first child plus one per iteration; none overlapping, fences growing.
-			if r.overlap.children != 3 || len(r.overlap.problems) != 0 {
-				t.Fatalf("overlap check: %+v, want 3 children one at a time", r.overlap)
-			}
-			if r.fromSignal[0] <= 0 || r.fromSignal[0] >= handoverTTL {
-				t.Fatalf("handover took %v, want less than the TTL %v (the leader gave the election up)", r.fromSignal[0], handoverTTL)
-			}
-			// The dead leader renewed at most one renew interval before the kill, so its lease
-			// expires ⅔ TTL later at the earliest.
-			if r.failover[0] < handoverTTL-handoverRenew {
-				t.Fatalf("failover took %v, want at least %v (the dead leader's lease must expire first)", r.failover[0], handoverTTL-handoverRenew)
+			for i, r := range runs {
+				t.Log(r.report())
+				if r.kind != group[i].name {
+					t.Fatalf("run %d is of %s, want %s", i, r.kind, group[i].name)
+				}
+				if len(r.fromStop) != 1 || len(r.fromSignal) != 1 || len(r.failover) != 1 {
+					t.Fatalf("measured %d, %d and %d values, want one of each", len(r.fromStop), len(r.fromSignal), len(r.failover))
+				}
+				// The first child plus one per iteration; none overlapping, fences growing.
+				if r.overlap.children != 3 || len(r.overlap.problems) != 0 {
+					t.Fatalf("overlap check: %+v, want 3 children one at a time", r.overlap)
+				}
+				if r.fromSignal[0] <= 0 || r.fromSignal[0] >= handoverTTL {
+					t.Fatalf("handover took %v, want less than the TTL %v (the leader gave the election up)", r.fromSignal[0], handoverTTL)
+				}
+				// The dead leader renewed at most one renew interval before the kill, so its
+				// lease expires ⅔ TTL later at the earliest.
+				if r.failover[0] < handoverTTL-handoverRenew {
+					t.Fatalf("failover took %v, want at least %v (the dead leader's lease must expire first)", r.failover[0], handoverTTL-handoverRenew)
+				}
 			}
 		})
 	}

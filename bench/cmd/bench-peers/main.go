@@ -3,8 +3,9 @@
 // and a single-node etcd on loopback, alternating, for several rounds, and prints one table of
 // medians and ours / etcd ratios. It then compares graceful handover and crash failover of a
 // leader-only child under `lfp-swarm-lease run` (file store) and under etcd-run
-// (bench/cmd/etcd-run, the minimal etcd-based supervisor), alternating too, in a second table
-// of ours / etcd ratios (handover.go). scripts/bench-peers.sh builds the binaries, installs
+// (bench/cmd/etcd-run, the minimal etcd-based supervisor), alternating too — one kind after
+// the other in each round, or with -interleave side by side, handover by handover — in a second
+// table of ours / etcd ratios (handover.go). scripts/bench-peers.sh builds the binaries, installs
 // etcd when missing and runs it.
 //
 // Every client owns one election and repeats campaign → renew → renew → resign. Each round
@@ -37,13 +38,15 @@ type config struct {
 	// handovers and failovers are the iterations of one handover run.
 	handovers int
 	failovers int
-	etcd      string
-	strace    string
-	rounds    int
-	clients   int
-	ops       int
-	countOps  int
-	timeout   time.Duration
+	// interleave runs the handover kinds of a round side by side, alternating iterations.
+	interleave bool
+	etcd       string
+	strace     string
+	rounds     int
+	clients    int
+	ops        int
+	countOps   int
+	timeout    time.Duration
 	// serveEnv is extra environment of serve (settings other than the defaults, for accounting).
 	serveEnv []string
 	// only, when set, is the one target to run.
@@ -69,6 +72,7 @@ func main() {
 	flag.StringVar(&c.testchild, "testchild", "", "the supervised child of the handover benchmark (cli/internal/testchild)")
 	flag.IntVar(&c.handovers, "handovers", 10, "graceful handovers of a handover run")
 	flag.IntVar(&c.failovers, "failovers", 5, "crash failovers of a handover run")
+	flag.BoolVar(&c.interleave, "interleave", false, "run the handover kinds side by side, alternating their iterations, instead of one after the other")
 	flag.Parse()
 	if err := c.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-peers:", err)
