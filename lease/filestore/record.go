@@ -213,8 +213,8 @@ func recordSlotSize(n int) int {
 }
 
 // writeRecord writes fr, the next record of the election whose file r was read under its lock,
-// and makes it durable: in place into the slot that does not hold r's record when the file is of
-// format 2 and fr fits, else as a whole new file of format 2 (renamed into place).
+// and makes it durable: in place into the slot slotFor picks when the file is of format 2 and fr
+// fits, else as a whole new file of format 2 (renamed into place).
 func (s *Store) writeRecord(r recordRead, fr fileRecord) error {
 	pending, err := s.writeRecordUnflushed(r, fr)
 	if err != nil {
