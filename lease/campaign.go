@@ -50,8 +50,35 @@ func (c *Campaign) onState(s Snapshot) {
 // Term is one leadership term, alive until Done is closed.
 type Term struct {
 	// Grant is the grant that started the term (its fence never changes within the term).
-	Grant Grant
-	ctx   context.Context
+	Grant    Grant
+	ctx      context.Context
+	election *Election
+	renewed  chan struct{}
+	mu       sync.Mutex
+	last     Grant // the last confirmed write's grant
+}
+
+// Remaining is how long until the deadline of the term's last confirmed write (Grant, or the
+// last renewal), by the election's monotonic clock; it is negative once that has passed.
+func (t *Term) Remaining() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.election.Remaining(t.last)
+}
+
+// Renewed receives a value after each renewal that moved the deadline (one pending at most:
+// read Remaining for the newest).
+func (t *Term) Renewed() <-chan struct{} { return t.renewed }
+
+// renew records a confirmed renewal.
+func (t *Term) renew(g Grant) {
+	t.mu.Lock()
+	t.last = g
+	t.mu.Unlock()
+	select {
+	case t.renewed <- struct{}{}:
+	default:
+	}
 }
 
 // Done is closed when the term ends; Cause tells why.
@@ -115,10 +142,11 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 	}
 	var lastErr string
 	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
+	clash := &identityClash{}
 	for ctx.Err() == nil {
 		// Blind where the store allows it: the term starts once the write is confirmed, a
 		// request sooner than if it waited to learn its version (the first renewal reads).
-		res, err := e.tryAcquire(ctx, blind)
+		res, err := e.tryAcquire(ctx, blind, clash.yields)
 		switch {
 		case ctx.Err() != nil:
 			// Shut down while trying: if the attempt won (or may have), hand the term back at
@@ -146,8 +174,9 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 			continue
 		case res.Acquired:
 			lastErr = ""
+			clash.won(res.Grant.Fence)
 			c.onState(res.Current)
-			steppedDown, err := c.runTerm(ctx, res.Grant, notify, lead)
+			steppedDown, err := c.runTerm(ctx, res.Grant, notify, clash, lead)
 			if err != nil {
 				return err
 			}
@@ -161,6 +190,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 		if err == nil {
 			lastErr = ""
 		}
+		clash.following(res.Current.Record, e.id, c.Logger.With("namespace", e.Namespace()))
 		c.onState(res.Current)
 		wait := min(c.PollInterval, e.UntilExpiry(res.Current)+time.Millisecond)
 		c.waitFollower(ctx, wait, notify, wakes)
@@ -205,7 +235,7 @@ func (c *Campaign) waitFollower(ctx context.Context, wait time.Duration, notify 
 // runTerm keeps the lease renewed while lead runs, ends the term at the deadline or on loss, and
 // releases the lease afterwards. steppedDown reports that lead returned while the term was
 // still alive.
-func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, lead func(*Term) error) (steppedDown bool, err error) {
+func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, lead func(*Term) error) (steppedDown bool, err error) {
 	e := c.Election
 	log := c.Logger.With("namespace", e.Namespace(), "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence)
 	termCtx, end := context.WithCancelCause(ctx)
@@ -218,18 +248,20 @@ func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{},
 	e.recorder.Leading(g.Fence, true)
 	defer e.recorder.Leading(g.Fence, false)
 
+	term := &Term{Grant: g, ctx: termCtx, election: e, renewed: make(chan struct{}, 1), last: g}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.keepRenewed(termCtx, g, notify, log, func(next Grant) {
+		c.keepRenewed(termCtx, g, notify, clash, log, func(next Grant) {
 			if deadline.Stop() { // not yet fired: move it
 				deadline.Reset(stopIn(next))
+				term.renew(next)
 			}
 		}, end)
 	}()
 
-	leadErr := lead(&Term{Grant: g, ctx: termCtx})
+	leadErr := lead(term)
 	steppedDown = termCtx.Err() == nil
 	end(ErrSteppedDown)
 	wg.Wait()
@@ -257,7 +289,10 @@ func (c *Campaign) renewDelay(g Grant) time.Duration {
 // keepRenewed renews every RenewInterval (retrying failures every PollInterval) until the term
 // ends; moved is called after every successful renewal. A notification triggers a read: if the
 // store shows another holder or fence, the term ends at once.
-func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struct{}, log *slog.Logger, moved func(Grant), end context.CancelCauseFunc) {
+//
+// A term under this campaign's identity with another fence is another process's (clash): the
+// term ends with errLostToTwin, and the campaign stops taking such terms over.
+func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, log *slog.Logger, moved func(Grant), end context.CancelCauseFunc) {
 	e := c.Election
 	fence, current := g.Fence, g
 	next := time.NewTimer(c.renewDelay(g))
@@ -275,7 +310,7 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			}
 			if err == nil && (!snap.Exists || snap.Fence != fence || !e.id.holds(snap.Record)) {
 				log.Warn("lost", "reason", "the store shows another holder or fence", "current_holder_id", snap.HolderID, "current_fence", snap.Fence)
-				end(ErrLost)
+				end(c.lossCause(snap.Record, fence, clash, log))
 				return
 			}
 			continue
@@ -295,7 +330,12 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			next.Reset(c.renewDelay(renewed))
 		case errors.Is(err, ErrNotHolder):
 			log.Warn("lost", "reason", err.Error())
-			end(ErrLost)
+			cause := error(ErrLost)
+			// Who holds it now decides whether it was another process under this identity.
+			if snap, rerr := e.Inspect(ctx); rerr == nil {
+				cause = c.lossCause(snap.Record, fence, clash, log)
+			}
+			end(cause)
 			return
 		case ctx.Err() != nil:
 			return
@@ -309,8 +349,19 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 	}
 }
 
+// lossCause is why a term with fence ended, given the record that shows it lost: errLostToTwin
+// when the record is a term under this identity that this campaign did not take, else ErrLost.
+func (c *Campaign) lossCause(rec Record, fence uint64, clash *identityClash, log *slog.Logger) error {
+	if clash.found(rec, fence, c.Election.id, log) {
+		return errLostToTwin
+	}
+	return ErrLost
+}
+
 func reason(ctx context.Context) string {
 	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrIdentityInUse):
+		return "lost to another process with this identity"
 	case errors.Is(cause, ErrDeadline):
 		return "deadline"
 	case errors.Is(cause, ErrLost):

@@ -1,10 +1,13 @@
 package lease_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -356,4 +359,64 @@ func TestCampaignRenewsBeforeADeadlineNearerThanTheRenewInterval(t *testing.T) {
 	if err := within(t, done, 5*time.Second, "the campaign to stop"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCampaignsSharingAnIdentityDoNotFlap: two campaigns with one identity (a misconfiguration)
+// would take the lease from each other as soon as each looks, since a try-acquire by the
+// identity a live term names takes it over (a restarted contender's case). The one that loses
+// its term to the other says so in an error naming the identity, and from then on follows the
+// other's terms instead of taking them back.
+func TestCampaignsSharingAnIdentityDoNotFlap(t *testing.T) {
+	store := memstore.New()
+	var terms atomic.Int64
+	var lost atomic.Pointer[error]
+	lead := func(term *lease.Term) error {
+		terms.Add(1)
+		<-term.Done()
+		if cause := term.Cause(); errors.Is(cause, lease.ErrIdentityInUse) {
+			lost.Store(&cause)
+		}
+		return nil
+	}
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		c := campaign(t, store, "twin", 500*time.Millisecond)
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		go func() { done <- c.Run(ctx, lead) }()
+	}
+	// Over eight TTLs, with a poll every 50 ms: flapping would be tens of terms.
+	time.Sleep(4 * time.Second) // the span over which terms are counted, not synchronisation
+	cancel()
+	within(t, done, 2*time.Second, "a campaign to stop")
+	within(t, done, 2*time.Second, "the other campaign to stop")
+	if n := terms.Load(); n > 3 {
+		t.Fatalf("%d terms in 4 s between two campaigns of one identity: they take the lease from each other", n)
+	}
+	if p := lost.Load(); p == nil || !errors.Is(*p, lease.ErrLost) {
+		t.Fatalf("no term ended with a cause wrapping ErrIdentityInUse and ErrLost (%d terms)", terms.Load())
+	}
+	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "holder_id=twin") || !strings.Contains(out, "own holder id") {
+		t.Fatalf("no error naming the shared holder id and the fix:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent loggers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -124,15 +124,20 @@ func (e *Election) Destroy(ctx context.Context) error {
 // won a term that has ended since, and Current is the holder the retry found. Such a term
 // grants nothing, since its winner never learnt of it.
 func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
-	return e.tryAcquire(ctx, readBack)
+	return e.tryAcquire(ctx, readBack, nil)
 }
 
 // tryAcquire is TryAcquire with the write mode of its write: a Campaign's acquisitions write
 // blind where the store allows it (BlindUpdater), one-shot calls read back.
-func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireResult, error) {
+//
+// yield, when set, names live terms under this identity that the attempt must leave alone like
+// another contender's (a campaign that found another process using its identity); otherwise a
+// term under this identity is taken over at once, as a restarted contender's predecessor's.
+func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Record) bool) (TryAcquireResult, error) {
 	var result TryAcquireResult
 	err := e.mutate(ctx, "try-acquire", mode, func(cur Record, ver Version, now time.Time) (Record, error) {
-		if cur.Held() && !e.id.holds(cur) && !e.expired(cur, ver) {
+		foreign := !e.id.holds(cur) || (yield != nil && yield(cur))
+		if cur.Held() && foreign && !e.expired(cur, ver) {
 			result.Current = e.snapshot(cur, ver)
 			return Record{}, errHeld
 		}

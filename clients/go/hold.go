@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease/timing"
@@ -140,6 +141,8 @@ type Holder struct {
 	cfg    holdConfig
 	window time.Duration // TTL − safety margin
 	log    *slog.Logger
+	// won is the term this holder won last (0: none yet).
+	won atomic.Uint64
 }
 
 // minFollowerWait keeps a follower told to retry "now" (its leader's lease is just ending)
@@ -194,11 +197,20 @@ func (h *Holder) campaign(ctx context.Context) (*Leadership, error) {
 		bo.reset()
 		lastErr = ""
 		if res.IsLeader() {
+			h.won.Store(res.Leader.Term)
 			return h.lead(ctx, start, res), nil
 		}
 		if res.Leader.Term != followed.Term || res.Leader.CandidateID != followed.CandidateID {
-			h.log.Info("swarmlease: following", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term,
-				"retry_after", res.RetryAfter.Round(time.Millisecond))
+			if res.Leader.CandidateID == h.req.CandidateID && res.Leader.Term != h.won.Load() {
+				// A term of this candidate id that this holder did not win: another process
+				// campaigns as the same candidate. The server never lets one take the room from
+				// the other, but whoever reads the room cannot tell them apart.
+				h.log.Error("swarmlease: the room is led by this candidate id, but not by this holder: another process campaigns "+
+					"with the same candidate id; give each its own", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+			} else {
+				h.log.Info("swarmlease: following", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term,
+					"retry_after", res.RetryAfter.Round(time.Millisecond))
+			}
 			followed = res.Leader
 		}
 		if vacant == nil {
@@ -278,6 +290,7 @@ type Leadership struct {
 	leader   Leader
 	deadline time.Time // safety deadline (monotonic)
 	stopAt   *time.Timer
+	renewals chan struct{}
 
 	resignOnce sync.Once
 	resigned   uint64
@@ -322,6 +335,11 @@ func (l *Leadership) Deadline() time.Time {
 	return l.deadline
 }
 
+// Renewed receives a value after each renewal that moved the deadline (one pending at most:
+// read Deadline for the newest). A supervisor hands each new deadline to whatever must stop
+// by it.
+func (l *Leadership) Renewed() <-chan struct{} { return l.renewals }
+
 // Done is closed when the term ends; Cause tells why.
 func (l *Leadership) Done() <-chan struct{} { return l.ctx.Done() }
 
@@ -355,7 +373,7 @@ func (h *Holder) lead(ctx context.Context, start time.Time, res CampaignResult) 
 	lctx, end := context.WithCancelCause(ctx)
 	l := &Leadership{c: h.c, room: h.room, token: res.Token, term: res.Leader.Term, ttl: h.req.TTL,
 		stopBefore: h.cfg.stopBefore, ctx: lctx, end: end, renewing: make(chan struct{}), leader: res.Leader,
-		deadline: start.Add(h.window)}
+		deadline: start.Add(h.window), renewals: make(chan struct{}, 1)}
 	l.stopAt = time.AfterFunc(time.Until(l.deadline)-l.stopBefore, func() { end(ErrDeadline) })
 	interval := h.cfg.renewInterval // NewHolder set the default and checked it fits
 	go l.keepRenewed(start, interval, h.log.With("term", l.term))
@@ -373,6 +391,10 @@ func (l *Leadership) renewed(start time.Time, leader Leader) bool {
 	l.leader = leader
 	l.deadline = start.Add(timing.Window(l.ttl))
 	l.stopAt.Reset(time.Until(l.deadline) - l.stopBefore)
+	select {
+	case l.renewals <- struct{}{}:
+	default:
+	}
 	return true
 }
 
