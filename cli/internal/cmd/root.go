@@ -30,10 +30,17 @@ type App struct {
 	*cmdutil.Factory
 }
 
+// stderrFlush bounds how long the exit waits for stderr to take the last log lines.
+const stderrFlush = 2 * time.Second
+
 // Execute runs the command line with the process's arguments and returns the exit code.
 func Execute() int {
+	// No write to stderr waits for its reader: run must stop its command on time whatever the
+	// reader does (cmdutil.LogQueue). Stdout carries data and stays a plain stream.
+	stderr := cmdutil.NewLogQueue(os.Stderr)
+	defer stderr.Close(stderrFlush)
 	app := &App{&cmdutil.Factory{
-		IOStreams: cmdutil.IOStreams{Out: os.Stdout, Err: os.Stderr}, Environ: os.Environ,
+		IOStreams: cmdutil.IOStreams{Out: os.Stdout, Err: stderr}, Environ: os.Environ,
 		Hostname: func() string {
 			if h := os.Getenv("HOSTNAME"); h != "" {
 				return h

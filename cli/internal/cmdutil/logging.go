@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,11 +41,23 @@ func (o LogOptions) Logger(w io.Writer) (*slog.Logger, error) {
 		return nil, Usage(fmt.Errorf("invalid --log-level %q: want debug, info, warn or error", o.Level))
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var handler func(io.Writer) slog.Handler
 	switch strings.ToLower(o.Format) {
 	case "", "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		handler = func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, opts) }
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		handler = func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, opts) }
+	default:
+		return nil, Usage(fmt.Errorf("invalid --log-format %q: want text or json", o.Format))
 	}
-	return nil, Usage(fmt.Errorf("invalid --log-format %q: want text or json", o.Format))
+	if q, ok := w.(*LogQueue); ok {
+		// The queue's report of dropped lines is a line of this log, in its format.
+		notice := func(dropped, total uint64) []byte {
+			var line bytes.Buffer
+			slog.New(handler(&line)).Warn("log lines dropped: stderr was not read fast enough", "dropped", dropped, "dropped_total", total)
+			return line.Bytes()
+		}
+		q.notice.Store(&notice)
+	}
+	return slog.New(handler(w)), nil
 }

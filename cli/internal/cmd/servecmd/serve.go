@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -102,7 +103,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
 	}
 	defer ln.Close()
-	err = serve(ctx, cfg, ln, log)
+	err = serve(ctx, cfg, ln, log, opts.IO.Err)
 	if ctx.Err() != nil {
 		log.Info("stopped", "reason", "shutdown", "err", err)
 		return err
@@ -110,9 +111,11 @@ func serveRun(ctx context.Context, opts *Options) error {
 	return err
 }
 
-// serve runs the server of the serve command on ln until ctx ends.
-func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger) error {
+// serve runs the server of the serve command on ln until ctx ends; stderr is the stream log
+// lines go to, whose drops it counts.
+func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger, stderr io.Writer) error {
 	metrics := server.NewMetrics()
+	cmdutil.RegisterLogDrops(metrics.Registry(), stderr)
 	opts, err := cmdutil.ServerOptions(cfg, metrics, log)
 	if err != nil {
 		return err
