@@ -23,8 +23,13 @@ type Child interface {
 	ExitCode() int
 	// Report is the guard's final report, once Done.
 	Report() supervisor.Report
-	// Leftovers is how many processes the supervisor killed itself because the guard died.
+	// Leftovers is how many processes the supervisor killed itself: the guard died, or did not
+	// kill them by the end of the grace period.
 	Leftovers() int
+	// SetDeadline hands the guard the term's new deadline without waiting.
+	SetDeadline(supervisor.Deadline)
+	// Started is closed once the command's own PID is known, or the guard is gone.
+	Started() <-chan struct{}
 }
 
 // StartFunc starts a command as supervisor.Start does.
@@ -40,12 +45,20 @@ func startSupervised(spec supervisor.Spec) (Child, error) {
 }
 
 // outcomeAttrs is what the log says of a finished command: its own pid and exit code, and how
-// many of the processes it started had to be stopped after it (SIGTERM) or killed (SIGKILL).
+// many of the processes it started had to be stopped after it (SIGTERM) or killed (SIGKILL) —
+// by the guard, as far as its reports got, and by run itself when the guard did not.
 func outcomeAttrs(child Child) []any {
 	r := child.Report()
 	attrs := []any{"pid", r.PID, "exit_code", child.ExitCode(), "descendants_terminated", r.Terminated, "descendants_killed", r.Killed}
+	if r.StoppedBy != "" {
+		attrs = append(attrs, "stopped_by", r.StoppedBy)
+	}
+	if !r.Done {
+		// Counted until the guard died: what it did after its last report is not known.
+		attrs = append(attrs, "guard_died", true)
+	}
 	if n := child.Leftovers(); n > 0 {
-		attrs = append(attrs, "killed_after_guard_died", n)
+		attrs = append(attrs, "killed_by_run", n)
 	}
 	return attrs
 }

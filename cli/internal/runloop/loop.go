@@ -9,10 +9,6 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 )
 
-// commandPIDWait bounds how long "child started" waits for the command's own PID: the guard
-// reports it as soon as it has started the command, well within this.
-const commandPIDWait = time.Second
-
 // Loop supervises the command across terms. Its zero value is not usable: Argv is required.
 type Loop struct {
 	// Argv is the command and its arguments.
@@ -96,7 +92,7 @@ func (l *Loop) spec(env []string) supervisor.Spec {
 func (l *Loop) startChild(spec supervisor.Spec, start StartFunc, log *slog.Logger) (child Child, prestarted bool, err error) {
 	if s := l.spares(); s != nil {
 		if sb := s.take(); sb != nil {
-			child, err := sb.Launch(spec.Env)
+			child, err := sb.Launch(spec.Env, spec.Deadline)
 			if err == nil {
 				return child, true, nil
 			}
@@ -112,6 +108,10 @@ func (l *Loop) startChild(spec supervisor.Spec, start StartFunc, log *slog.Logge
 // own context: a term ended by shutdown does not count as lost for Once. The error is the
 // command's failure to start (a *supervisor.StartError, exit 126 or 127) or the guard's; the
 // caller ends the term either way.
+//
+// Nothing between the term's end and the command's stop waits on anything else: the log
+// writes nothing synchronously (run's stderr is a bounded queue), and the guard has the term's
+// deadline besides, so that the command stops by it even if this loop does not run.
 func (l *Loop) Lead(ctx context.Context, t Term) (out Outcome, err error) {
 	start, now := l.Start, l.Now
 	if start == nil {
@@ -138,7 +138,9 @@ func (l *Loop) Lead(ctx context.Context, t Term) (out Outcome, err error) {
 		return lost(), nil
 	default:
 	}
-	child, prestarted, err := l.startChild(l.spec(append(append([]string(nil), l.Environ...), t.Env...)), start, t.Log)
+	spec := l.spec(append(append([]string(nil), l.Environ...), t.Env...))
+	spec.Deadline = t.deadline()
+	child, prestarted, err := l.startChild(spec, start, t.Log)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -148,32 +150,74 @@ func (l *Loop) Lead(ctx context.Context, t Term) (out Outcome, err error) {
 			go s.fill()
 		}
 	}()
+	go forwardDeadlines(t, child)
 	started := now()
-	t.Log.Info("child started", "pid", child.CommandPID(commandPIDWait), "guard_pid", child.PID(), "command", l.Argv[0],
-		"guard_prestarted", prestarted)
 	ran := func() time.Duration { return now().Sub(started).Round(time.Millisecond) }
-	select {
-	case <-t.Done:
-		killed := child.Stop(l.Grace)
-		attrs := append(outcomeAttrs(child), "killed_after_grace", killed, "ran", ran())
-		t.Log.Info("child stopped", append(attrs, ended()...)...)
-		return lost(), nil
-	case <-child.Done():
-		if err := child.StartError(); err != nil {
-			// Removed or changed since run checked it: the same configuration error.
-			t.Log.Error("child could not start", "err", err)
-			return Outcome{}, err
+	// "child started" waits for the command's PID, which the guard reports at once; the loop
+	// does not wait for it.
+	pidKnown := child.Started()
+	logStarted := func() {
+		if pidKnown == nil {
+			return
 		}
-		code := child.ExitCode()
-		t.Log.Info("child exited", append(outcomeAttrs(child), "ran", ran())...)
-		if l.Once || l.ExitOnChildExit {
-			return Outcome{Exit: true, ExitCode: code, ChildExited: true}, nil
+		pidKnown = nil
+		if pid := child.CommandPID(0); pid > 0 {
+			t.Log.Info("child started", "pid", pid, "guard_pid", child.PID(), "command", l.Argv[0], "guard_prestarted", prestarted)
 		}
-		delay := l.Backoff.Next(now().Sub(started), code)
-		if delay > 0 {
-			t.Log.Warn("child keeps crashing: restarting after a back-off, the lease released meanwhile", "exit_code", code,
-				"crashes_in_a_row", l.Backoff.Crashes(), "backoff", delay)
+	}
+	for {
+		select {
+		case <-pidKnown:
+			logStarted()
+		case <-t.Done:
+			killed := child.Stop(l.Grace)
+			logStarted()
+			attrs := append(outcomeAttrs(child), "killed_after_grace", killed, "ran", ran())
+			t.Log.Info("child stopped", append(attrs, ended()...)...)
+			return lost(), nil
+		case <-child.Done():
+			logStarted()
+			if err := child.StartError(); err != nil {
+				// Removed or changed since run checked it: the same configuration error.
+				t.Log.Error("child could not start", "err", err)
+				return Outcome{}, err
+			}
+			if child.Report().StoppedBy == supervisor.StopDeadline {
+				// The guard's own clock reached the deadline before this loop ended the term
+				// (run was stopped, or is late): the term is over for the command all the same.
+				attrs := append(outcomeAttrs(child), "ran", ran())
+				t.Log.Warn("child stopped by its guard at the term's deadline", attrs...)
+				return lost(), nil
+			}
+			code := child.ExitCode()
+			t.Log.Info("child exited", append(outcomeAttrs(child), "ran", ran())...)
+			if l.Once || l.ExitOnChildExit {
+				return Outcome{Exit: true, ExitCode: code, ChildExited: true}, nil
+			}
+			delay := l.Backoff.Next(now().Sub(started), code)
+			if delay > 0 {
+				t.Log.Warn("child keeps crashing: restarting after a back-off, the lease released meanwhile", "exit_code", code,
+					"crashes_in_a_row", l.Backoff.Crashes(), "backoff", delay)
+			}
+			return Outcome{ChildExited: true, Backoff: delay}, nil
 		}
-		return Outcome{ChildExited: true, Backoff: delay}, nil
+	}
+}
+
+// forwardDeadlines hands the guard the term's deadline after every renewal, until the term or
+// the command ends.
+func forwardDeadlines(t Term, child Child) {
+	if t.Renewed == nil || t.Remaining == nil {
+		return
+	}
+	for {
+		select {
+		case <-t.Renewed:
+			child.SetDeadline(t.deadline())
+		case <-t.Done:
+			return
+		case <-child.Done():
+			return
+		}
 	}
 }

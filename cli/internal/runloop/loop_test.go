@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +20,16 @@ type fakeChild struct {
 	exitCode   int
 	startErr   error
 	stoppedFor time.Duration // the grace Stop was given; 0 if never stopped
+	stoppedBy  string        // the guard's reason in the report
+	deadlines  chan supervisor.Deadline
 }
 
-func newFakeChild() *fakeChild { return &fakeChild{done: make(chan struct{})} }
+func newFakeChild() *fakeChild {
+	return &fakeChild{done: make(chan struct{}), deadlines: make(chan supervisor.Deadline, 16)}
+}
+
+// started is always closed: the fake's PID is known at once.
+var started = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (c *fakeChild) PID() int                     { return 4242 }
 func (c *fakeChild) CommandPID(time.Duration) int { return 4243 }
@@ -29,8 +37,12 @@ func (c *fakeChild) Done() <-chan struct{}        { return c.done }
 func (c *fakeChild) StartError() error            { return c.startErr }
 func (c *fakeChild) ExitCode() int                { return c.exitCode }
 func (c *fakeChild) Leftovers() int               { return 0 }
+func (c *fakeChild) Started() <-chan struct{}     { return started }
+func (c *fakeChild) SetDeadline(d supervisor.Deadline) {
+	c.deadlines <- d
+}
 func (c *fakeChild) Report() supervisor.Report {
-	return supervisor.Report{PID: 4243, Done: true, ExitCode: c.exitCode}
+	return supervisor.Report{PID: 4243, Done: true, ExitCode: c.exitCode, StoppedBy: c.stoppedBy}
 }
 func (c *fakeChild) Stop(grace time.Duration) bool {
 	c.stoppedFor = grace
@@ -250,5 +262,54 @@ func TestLeadBacksOffACrashingChild(t *testing.T) {
 	}
 	if n := strings.Count(h.logText(), "child keeps crashing"); n != 2 || !strings.Contains(h.logText(), "crashes_in_a_row=3") {
 		t.Fatalf("%d crash lines:\n%s", n, h.logText())
+	}
+}
+
+// TestLeadHandsTheGuardEveryDeadline: the command is started with the term's deadline, and each
+// renewal hands the guard the new one.
+func TestLeadHandsTheGuardEveryDeadline(t *testing.T) {
+	h := newHarness(nil)
+	remaining := 10 * time.Second
+	var mu sync.Mutex
+	renewed := make(chan struct{}, 1)
+	term := h.term(make(chan struct{}))
+	term.Remaining = func() time.Duration { mu.Lock(); defer mu.Unlock(); return remaining }
+	term.Renewed = renewed
+	res := h.lead(context.Background(), term)
+	h.started(t)
+	if until := h.specs[0].Deadline.Until(); until < 9*time.Second || until > 10*time.Second {
+		t.Fatalf("the command was started with a deadline %v away, want the term's 10 s", until)
+	}
+	mu.Lock()
+	remaining = 20 * time.Second
+	mu.Unlock()
+	renewed <- struct{}{}
+	select {
+	case d := <-h.child.deadlines:
+		if until := d.Until(); until < 19*time.Second || until > 20*time.Second {
+			t.Fatalf("the guard was handed a deadline %v away, want the renewal's 20 s", until)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the renewal's deadline never reached the guard")
+	}
+	h.child.exit(0)
+	await(t, res)
+}
+
+// TestLeadCommandStoppedByItsGuard: a command the guard stopped at the term's deadline (run was
+// late or stopped) ends the term for the command — lost, as a step-down — not an exit of the
+// command's own.
+func TestLeadCommandStoppedByItsGuard(t *testing.T) {
+	h := newHarness(func(l *Loop) { l.Once = true })
+	res := h.lead(context.Background(), h.term(make(chan struct{})))
+	h.started(t)
+	h.child.stoppedBy = supervisor.StopDeadline
+	h.child.exit(143)
+	r := await(t, res)
+	if r.err != nil || r.out != (Outcome{Exit: true, ExitCode: ExitLost}) {
+		t.Fatalf("Lead = %+v, %v; want the term lost (exit %d with --once)", r.out, r.err, ExitLost)
+	}
+	if !strings.Contains(h.logText(), "child stopped by its guard at the term's deadline") || strings.Contains(h.logText(), "child exited") {
+		t.Fatalf("log:\n%s", h.logText())
 	}
 }

@@ -12,8 +12,9 @@ import (
 // Standby is a guard started ahead of a term, idle until Launch: *supervisor.Standby, or a
 // fake in tests.
 type Standby interface {
-	// Launch gives the guard the command's environment; it starts the command at once.
-	Launch(env []string) (Child, error)
+	// Launch gives the guard the command's environment and the term's deadline; it starts
+	// the command at once.
+	Launch(env []string, deadline supervisor.Deadline) (Child, error)
 	// Exited is closed when the guard has exited.
 	Exited() <-chan struct{}
 	// Close makes an idle guard exit.
@@ -36,8 +37,8 @@ func prestartSupervised(spec supervisor.Spec) (Standby, error) {
 type supervisedStandby struct{ *supervisor.Standby }
 
 // Launch returns the child as a Child.
-func (s supervisedStandby) Launch(env []string) (Child, error) {
-	c, err := s.Standby.Launch(env)
+func (s supervisedStandby) Launch(env []string, deadline supervisor.Deadline) (Child, error) {
+	c, err := s.Standby.Launch(env, deadline)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func newFakeStandby() *fakeStandby {
 	return &fakeStandby{child: newFakeChild(), exited: make(chan struct{})}
 }
 
-func (s *fakeStandby) Launch(env []string) (Child, error) {
+func (s *fakeStandby) Launch(env []string, _ supervisor.Deadline) (Child, error) {
 	if s.launchErr != nil {
 		return nil, s.launchErr
 	}

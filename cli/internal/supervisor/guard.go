@@ -3,8 +3,6 @@
 package supervisor
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,10 +32,15 @@ const reapInterval = 20 * time.Millisecond
 // Guard is the guard process's main: it starts the command in its own process group (the guard
 // leads it) and, when it can, in a cgroup of its own; it reaps every descendant (it is a child
 // subreaper), and stops all of them — SIGTERM, the grace period, SIGKILL — when it is told to
-// stop (SIGTERM/SIGINT, also sent by the kernel when the supervisor dies) or when the command
-// exits while others remain. "All" is every process in the group, every descendant found in
-// /proc (also those that left the group or the session) and, with a cgroup, every process in
-// it. It returns the command's own exit code, and reports the details to o.Report.
+// stop (SIGTERM/SIGINT, also sent by the kernel when the supervisor dies), when the control pipe
+// ends (the supervisor is gone), when the term's deadline comes by its own clock — the grace
+// period before it, unless the supervisor sent a later one — and when the command exits while
+// others remain. "All" is every process in the group, every descendant found in /proc (also
+// those that left the group or the session) and, with a cgroup, every process in it. It
+// returns the command's own exit code, and reports the details to o.Report.
+//
+// The guard writes nothing on the streams it shares with the command: a reader of stderr that
+// stopped reading must not stop the guard. What goes wrong travels in its reports.
 func Guard(o GuardOptions) int {
 	if len(o.Argv) == 0 {
 		fmt.Fprintln(os.Stderr, "child-guard: no command")
@@ -52,7 +55,7 @@ func Guard(o GuardOptions) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	g := &guard{self: os.Getpid(), grace: o.Grace, signalled: map[int]syscall.Signal{}}
+	g := &guard{self: os.Getpid(), grace: o.Grace, signalled: map[int]syscall.Signal{}, report: o.Report}
 	if o.Cgroup {
 		if cg, err := newCgroup(); err == nil {
 			g.cgroup = cg
@@ -60,21 +63,32 @@ func Guard(o GuardOptions) int {
 	}
 	defer g.removeCgroup()
 	env := os.Environ()
+	var deadline Deadline
+	var deadlines <-chan Deadline
+	quit := make(chan struct{})
+	defer close(quit)
 	if o.Term != nil {
-		// A standby: the cgroup is made already, and the runtime's first-start check done,
-		// so that only the start itself is left for the term.
+		// The cgroup is made already, and the runtime's first-start check done, so that only
+		// the start itself is left for the term.
 		warmProcessStart()
-		var ok bool
-		if env, ok = awaitTerm(o.Term, sigs); !ok {
+		control := newControlReader(o.Term)
+		term, ok := awaitTerm(control, sigs)
+		if !ok {
 			return 0 // no term: an idle guard has nothing to stop
 		}
+		env, deadline = term.Env, Deadline{ns: term.Deadline}
+		deadlines = control.deadlines(quit)
+	}
+	if !deadline.IsZero() && deadline.Until() <= g.grace {
+		// Too late to start: the command could not be stopped by the deadline.
+		g.send(Report{Done: true, ExitCode: -1, StoppedBy: StopDeadline})
+		return 0
 	}
 	proc, startErr := g.start(o.Argv, env)
 	if startErr != nil {
 		var se *StartError
 		errors.As(startErr, &se)
-		fmt.Fprintf(os.Stderr, "child-guard: %v\n", startErr)
-		sendReport(o.Report, Report{Done: true, ExitCode: se.Code, StartError: startErr.Error()})
+		g.send(Report{Done: true, ExitCode: se.Code, StartError: startErr.Error()})
 		return se.Code
 	}
 	g.main = proc.Pid
@@ -82,9 +96,9 @@ func Guard(o GuardOptions) int {
 	if g.cgroup != nil {
 		first.Cgroup = g.cgroup.dir
 	}
-	sendReport(o.Report, first)
-	r := g.supervise(sigs)
-	sendReport(o.Report, r)
+	g.send(first)
+	r := g.supervise(sigs, deadline, deadlines)
+	g.send(r)
 	return r.ExitCode
 }
 
@@ -99,7 +113,13 @@ type guard struct {
 	exited bool
 	// groupSignal is the last signal sent to the command's process group.
 	groupSignal syscall.Signal
+	// report receives the reports (nil: none); sent is the last progress report sent.
+	report io.Writer
+	sent   Report
 }
+
+// send writes r to the supervisor; one that is gone, or does not read, is no reason to fail.
+func (g *guard) send(r Report) { sendReport(g.report, r) }
 
 // start starts the command as the leader of a new process group, inside the cgroup when there
 // is one (falling back to none if the kernel refuses to start a process in it). The group is not
@@ -142,51 +162,31 @@ func warmProcessStart() {
 	}
 }
 
-// termReadSize is the first read's buffer for the term message: more than most environments.
-const termReadSize = 64 << 10
-
-// awaitTerm waits, as a standby guard, for the term on r: the command's environment. ok is
-// false when r ends without one (the supervisor closed it: no term for this guard), cannot be
-// read, or the guard is told to stop first.
-func awaitTerm(r io.Reader, sigs <-chan os.Signal) (env []string, ok bool) {
-	type term struct {
-		msg termMessage
+// awaitTerm waits, as a standby guard, for the term on c. ok is false when the pipe ends
+// without one (the supervisor closed it: no term for this guard), cannot be read, or the guard
+// is told to stop first.
+func awaitTerm(c *controlReader, sigs <-chan os.Signal) (term controlMessage, ok bool) {
+	type result struct {
+		msg controlMessage
 		err error
 	}
-	got := make(chan term, 1)
+	got := make(chan result, 1)
 	go func() {
-		var t term
-		// One read takes the whole message (run writes it at once); a decoder would read
-		// 512 bytes, parse, and read again, each read a wake-up of this goroutine.
-		var msg bytes.Buffer
-		msg.Grow(termReadSize)
-		_, t.err = msg.ReadFrom(r)
-		switch {
-		case t.err != nil:
-		case msg.Len() == 0:
-			t.err = io.EOF
-		default:
-			t.err = json.Unmarshal(msg.Bytes(), &t.msg)
-		}
-		got <- t
+		msg, err := c.next()
+		got <- result{msg, err}
 	}()
 	select {
 	case <-sigs:
-		return nil, false
-	case t := <-got:
-		if t.err != nil {
-			if !errors.Is(t.err, io.EOF) {
-				fmt.Fprintf(os.Stderr, "child-guard: unreadable term: %v\n", t.err)
-			}
-			return nil, false
-		}
-		return t.msg.Env, true
+		return term, false
+	case r := <-got:
+		return r.msg, r.err == nil && r.msg.Term
 	}
 }
 
-// supervise reaps until no descendant is left, stopping them all when told to or when the
-// command exits.
-func (g *guard) supervise(sigs <-chan os.Signal) Report {
+// supervise reaps until no descendant is left, stopping them all when told to, when the
+// supervisor is gone (deadlines ends), when the deadline comes — grace before it, so that
+// SIGKILL is sent by then — and when the command exits.
+func (g *guard) supervise(sigs <-chan os.Signal, deadline Deadline, deadlines <-chan Deadline) Report {
 	type exit struct {
 		pid    int
 		status syscall.WaitStatus
@@ -208,14 +208,30 @@ func (g *guard) supervise(sigs <-chan os.Signal) Report {
 		}
 	}()
 
+	// The deadline is measured on this process's own timer: run may be stopped, or blocked.
+	due := time.NewTimer(time.Hour)
+	due.Stop()
+	defer due.Stop()
+	arm := func(d Deadline) {
+		due.Stop()
+		if !d.IsZero() {
+			due.Reset(max(d.Until()-g.grace, 0))
+		}
+	}
+	arm(deadline)
+
 	r := Report{Done: true, ExitCode: -1}
 	var sweep <-chan time.Time
 	var kill <-chan time.Time
 	sig := syscall.Signal(0)
-	stop := func() {
+	stop := func(by string) {
 		if sig != 0 {
 			return
 		}
+		r.StoppedBy = by
+		// Acknowledged before the first signal: the supervisor leaves the stop to the guard
+		// only once it knows the guard is at it.
+		g.sendProgress()
 		sig = syscall.SIGTERM
 		kill = time.After(g.grace)
 		ticker := time.NewTicker(reapInterval)
@@ -224,22 +240,36 @@ func (g *guard) supervise(sigs <-chan os.Signal) Report {
 		// which usually exits within them, would wait for it to be reaped (the guard's one
 		// loop), while the lease stays held. The sweeps scan.
 		g.signalAll(sig, false)
+		g.sendProgress()
 	}
 	for {
 		select {
 		case <-sigs:
-			stop()
+			stop(StopSignal)
+		case d, ok := <-deadlines:
+			if !ok {
+				deadlines = nil
+				stop(StopSupervisorGone)
+				continue
+			}
+			if sig == 0 {
+				arm(d)
+			}
+		case <-due.C:
+			stop(StopDeadline)
 		case <-kill:
 			sig = syscall.SIGKILL
 			g.signalAll(sig, true)
+			g.sendProgress()
 		case <-sweep:
 			g.signalAll(sig, true)
+			g.sendProgress()
 		case ex := <-exits:
 			if ex.pid == g.main {
 				// What the command started must not outlive it as a headless leader.
 				g.exited = true
 				r.ExitCode = statusCode(ex.status)
-				stop()
+				stop(StopExit)
 			}
 		case <-reaped:
 			for len(exits) > 0 {
@@ -247,19 +277,39 @@ func (g *guard) supervise(sigs <-chan os.Signal) Report {
 					r.ExitCode = statusCode(ex.status)
 				}
 			}
-			for pid, s := range g.signalled {
-				switch {
-				case pid == g.main:
-					r.CommandKilled = s == syscall.SIGKILL
-				case s == syscall.SIGKILL:
-					r.Killed++
-					r.Terminated++
-				default:
-					r.Terminated++
-				}
+			g.count(&r)
+			if r.StoppedBy == StopExit && len(g.signalled) == 0 {
+				r.StoppedBy = "" // the command exited alone: nothing was stopped
 			}
 			return r
 		}
+	}
+}
+
+// count fills r's counts from the signals sent so far.
+func (g *guard) count(r *Report) {
+	r.CommandKilled, r.Terminated, r.Killed = false, 0, 0
+	for pid, s := range g.signalled {
+		switch {
+		case pid == g.main:
+			r.CommandKilled = s == syscall.SIGKILL
+		case s == syscall.SIGKILL:
+			r.Killed++
+			r.Terminated++
+		default:
+			r.Terminated++
+		}
+	}
+}
+
+// sendProgress tells the supervisor the counts so far when they changed: should the guard be
+// killed before its final report, the supervisor still knows what it did.
+func (g *guard) sendProgress() {
+	p := Report{Stopping: true}
+	g.count(&p)
+	if p != g.sent {
+		g.sent = p
+		g.send(p)
 	}
 }
 

@@ -17,9 +17,10 @@ type GuardOptions struct {
 	Cgroup bool
 	// Report receives the guard's reports (nil: none).
 	Report io.Writer
-	// Term, when set, makes the guard a standby: it starts the command only once the term
-	// arrives on Term (the command's environment, see Standby.Launch), and exits without
-	// starting anything if Term ends first or the guard is told to stop. Nil: start the
-	// command at once, with the guard's own environment.
+	// Term, when set, is the control pipe: the guard starts the command only once the term
+	// arrives on it (the command's environment and the term's deadline, see Standby.Launch),
+	// and exits without starting anything if it ends first or the guard is told to stop. After
+	// the term it carries the deadline of every renewal, and its end stops the command. Nil:
+	// start the command at once, with the guard's own environment and no deadline.
 	Term io.Reader
 }

@@ -12,7 +12,14 @@ type process struct{ pid, ppid, pgid int }
 // descendants lists the live processes whose chain of parents reaches root, from /proc. As a
 // child subreaper the guard is the parent of every orphan among them, so this finds also those
 // that left the process group or the session (setsid, a double-forked daemon).
-func descendants(root int) []process {
+func descendants(root int) []process { return processTree(root, 0) }
+
+// groupMembers lists the live processes of the process group pgid.
+func groupMembers(pgid int) []process { return processTree(0, pgid) }
+
+// processTree lists, from one scan of /proc, the live descendants of root and the live members
+// of the process group pgid (either 0: none).
+func processTree(root, pgid int) []process {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -29,7 +36,11 @@ func descendants(root int) []process {
 	}
 	var out []process
 	for _, proc := range procs {
-		for p, hops := proc.ppid, 0; p > 1 && hops < len(procs); p, hops = procs[p].ppid, hops+1 {
+		if pgid > 0 && proc.pgid == pgid {
+			out = append(out, proc)
+			continue
+		}
+		for p, hops := proc.ppid, 0; root > 0 && p > 1 && hops < len(procs); p, hops = procs[p].ppid, hops+1 {
 			if p == root {
 				out = append(out, proc)
 				break

@@ -3,10 +3,8 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -17,60 +15,53 @@ import (
 var ErrStandbyGone = errors.New("supervisor: the idle guard is gone")
 
 // Standby is a guard started ahead of a term: its process has been exec'd and runs, but waits
-// on a pipe with no command started. Launch gives it the term, and it starts the command at
-// once — the fork and exec of the guard itself, the slowest part of starting a command, is
-// then off the path from winning a term to the command running.
+// on its control pipe with no command started. Launch gives it the term, and it starts the
+// command at once — the fork and exec of the guard itself, the slowest part of starting a
+// command, is then off the path from winning a term to the command running.
 //
 // Nothing of the term reaches the idle guard before Launch: its arguments are those of Start
 // and its environment is Spec.Env, the one run inherited, without the term's variables. The
 // term's environment travels over the pipe and is given to the command only.
 type Standby struct {
 	child *Child
-	// term is the write end of the guard's term pipe; nil once launched or closed.
-	mu   sync.Mutex
-	term *os.File
-}
-
-// termMessage is what Launch writes on the term pipe: the command's whole environment.
-type termMessage struct {
-	Env []string `json:"env"`
+	// launched: the term was sent, or the standby closed; the pipe then belongs to the child.
+	mu       sync.Mutex
+	launched bool
 }
 
 // Prestart starts an idle guard for spec.Argv. spec.Env is the guard's own environment; the
 // command's comes with Launch. The idle guard exits when Close closes its pipe, when it gets
 // SIGTERM, and when the supervisor dies (the parent-death signal, as for Start).
 func Prestart(spec Spec) (*Standby, error) {
-	c, termW, err := startGuard(spec, true)
+	c, err := startGuard(spec)
 	if err != nil {
 		return nil, err
 	}
-	return &Standby{child: c, term: termW}, nil
+	return &Standby{child: c}, nil
 }
 
-// Launch hands the term to the idle guard, which starts the command with env as its whole
-// environment, and returns the running child as Start does. It fails with ErrStandbyGone when
-// the guard has exited, or was launched or closed before: the caller starts a fresh guard.
-func (s *Standby) Launch(env []string) (*Child, error) {
+// Launch hands the term to the idle guard — the command's whole environment, and the term's
+// deadline (zero: none), which the guard enforces on its own — and returns the running child as
+// Start does. The guard starts the command at once, unless the deadline is less than the grace
+// period away. It fails with ErrStandbyGone when the guard has exited, or was launched or
+// closed before: the caller starts a fresh guard.
+func (s *Standby) Launch(env []string, deadline Deadline) (*Child, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.term == nil {
+	if s.launched {
 		return nil, ErrStandbyGone
 	}
+	s.launched = true
 	select {
 	case <-s.child.done:
-		s.closeLocked()
+		s.child.control.close()
 		return nil, ErrStandbyGone
 	default:
 	}
-	msg, err := json.Marshal(termMessage{Env: env})
-	if err != nil {
-		return nil, fmt.Errorf("supervisor: encode the term: %w", err)
-	}
-	// One write of the whole message, then EOF: the guard reads until EOF, so a short
-	// environment is never taken for the whole one.
-	_, err = s.term.Write(msg)
-	s.closeLocked()
-	if err != nil { // EPIPE: the guard died since the check above
+	if err := s.child.control.writeTerm(env, deadline); err != nil {
+		// EPIPE: the guard died since the check above; a timeout: it does not read (stopped).
+		// Either way it gets no term: the pipe's end makes a live one exit.
+		s.child.control.close()
 		return nil, fmt.Errorf("%w: %v", ErrStandbyGone, err)
 	}
 	return s.child, nil
@@ -86,12 +77,13 @@ func (s *Standby) PID() int { return s.child.pid }
 // Launch it does nothing.
 func (s *Standby) Close() {
 	s.mu.Lock()
-	launched := s.term == nil
-	s.closeLocked()
+	launched := s.launched
+	s.launched = true
 	s.mu.Unlock()
 	if launched {
 		return
 	}
+	s.child.control.close()
 	// It has nothing to stop: it exits as soon as it reads the end of the pipe.
 	t := time.NewTimer(stopBackstop)
 	defer t.Stop()
@@ -100,12 +92,5 @@ func (s *Standby) Close() {
 	case <-t.C:
 		_ = syscall.Kill(s.child.pid, syscall.SIGKILL)
 		<-s.child.done
-	}
-}
-
-func (s *Standby) closeLocked() {
-	if s.term != nil {
-		s.term.Close()
-		s.term = nil
 	}
 }

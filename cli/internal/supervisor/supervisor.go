@@ -13,6 +13,12 @@
 // the guard itself is SIGKILLed, the supervisor kills what is left in the cgroup (or the group).
 // Without the guard a SIGKILLed supervisor would leave its child — and its child's children —
 // running as a second leader.
+//
+// Neither process trusts the other to be responsive. The guard knows the term's deadline (the
+// supervisor sends it with the term and after every renewal, on the control pipe) and stops the
+// command by it on its own clock, whatever the supervisor is doing — stopped, or blocked on a
+// full stderr. And a supervisor whose guard does not acknowledge a stop (the guard is stopped)
+// signals the command's processes itself, SIGKILL included, by the end of the grace period.
 package supervisor
 
 import (
@@ -34,7 +40,7 @@ import (
 const GuardCommand = "child-guard"
 
 // reportFD is the guard's file descriptor of the report pipe (the first of ExtraFiles), and
-// termFD that of a standby guard's term pipe (the second).
+// termFD that of its control pipe (the second).
 const (
 	reportFD = 3
 	termFD   = 4
@@ -43,6 +49,16 @@ const (
 // stopBackstop is how long Stop waits beyond the grace period for the guard, which kills what
 // is left itself at the end of the grace period, before killing the guard too.
 const stopBackstop = 2 * time.Second
+
+// killSlack is how long after the grace period Stop leaves to a guard that acknowledged the
+// stop before it sends SIGKILL itself: the guard's own SIGKILL comes first, so that its counts
+// stay true, and the lease's safety margin (a tenth of the TTL) covers the difference.
+const killSlack = 25 * time.Millisecond
+
+// ackWait is how long Stop waits for the guard to acknowledge its SIGTERM before signalling the
+// command itself: a guard that does not answer (stopped, or starved of CPU) must not keep the
+// command running, and one that answers late costs the command a second SIGTERM at most.
+func ackWait(grace time.Duration) time.Duration { return min(grace/4, 100*time.Millisecond) }
 
 // Spec describes a child to start.
 type Spec struct {
@@ -58,6 +74,10 @@ type Spec struct {
 	NoCgroup bool
 	// Self is the path of this binary, which runs the guard (default os.Executable()).
 	Self string
+	// Deadline is the term's deadline (zero: none). The guard stops the command Grace before
+	// it, unless Child.SetDeadline moves it, and does not start a command it could not stop
+	// by then.
+	Deadline Deadline
 }
 
 // Child is a running child process group.
@@ -68,40 +88,54 @@ type Child struct {
 	done    chan struct{}
 	state   *os.ProcessState
 	report  Report
-	// leftovers counts the processes the supervisor itself had to kill after the guard died.
-	leftovers int
+	// control is run's end of the guard's control pipe.
+	control *controlWriter
+	// leftovers counts the processes the supervisor itself had to kill: after the guard died,
+	// or because it did not do so by the end of the grace period.
+	leftovers atomic.Int64
 	// commandPID is the command's PID once the guard reported it; hasPID is closed then, or
 	// when the guard exited without reporting one.
 	commandPID atomic.Int64
 	hasPID     chan struct{}
 	pidOnce    sync.Once
+	// stopping is closed when the guard acknowledges a stop; progress is its last count of
+	// what it signalled, kept for a guard that dies before its final report.
+	stopping     chan struct{}
+	stoppingOnce sync.Once
+	progressMu   sync.Mutex
+	progress     Report
 }
 
-// Start starts the guard and, through it, the child.
+// Start starts the guard and, through it, the child: a guard started and launched at once.
 func Start(spec Spec) (*Child, error) {
-	c, _, err := startGuard(spec, false)
-	return c, err
+	s, err := Prestart(spec)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.Launch(spec.Env, spec.Deadline)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("supervisor: start %q: %w", spec.Argv[0], err)
+	}
+	return c, nil
 }
 
-// startGuard starts the guard process. With standby the guard waits for the term on a pipe
-// before it starts the command: termW is that pipe's write end, nil otherwise.
-func startGuard(spec Spec, standby bool) (c *Child, termW *os.File, err error) {
+// startGuard starts the guard process, which waits for the term on its control pipe
+// (c.control) before it starts the command.
+func startGuard(spec Spec) (c *Child, err error) {
 	if len(spec.Argv) == 0 {
-		return nil, nil, errors.New("supervisor: no command to run")
+		return nil, errors.New("supervisor: no command to run")
 	}
 	self := spec.Self
 	if self == "" {
 		if self, err = os.Executable(); err != nil {
-			return nil, nil, fmt.Errorf("supervisor: find own executable: %w", err)
+			return nil, fmt.Errorf("supervisor: find own executable: %w", err)
 		}
 	}
 	args := []string{GuardCommand, "--grace-ms", strconv.FormatInt(spec.Grace.Milliseconds(), 10),
-		"--parent", strconv.Itoa(os.Getpid()), "--report-fd", strconv.Itoa(reportFD)}
+		"--parent", strconv.Itoa(os.Getpid()), "--report-fd", strconv.Itoa(reportFD), "--term-fd", strconv.Itoa(termFD)}
 	if spec.NoCgroup {
 		args = append(args, "--no-cgroup")
-	}
-	if standby {
-		args = append(args, "--term-fd", strconv.Itoa(termFD))
 	}
 	cmd := exec.Command(self, append(append(args, "--"), spec.Argv...)...)
 	cmd.Env = spec.Env
@@ -110,32 +144,25 @@ func startGuard(spec Spec, standby bool) (c *Child, termW *os.File, err error) {
 	cmd.SysProcAttr = guardAttr()
 	reports, w, err := os.Pipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("supervisor: report pipe: %w", err)
+		return nil, fmt.Errorf("supervisor: report pipe: %w", err)
 	}
-	cmd.ExtraFiles = []*os.File{w}
-	var termR *os.File
-	if standby {
-		if termR, termW, err = os.Pipe(); err != nil {
-			reports.Close()
-			w.Close()
-			return nil, nil, fmt.Errorf("supervisor: term pipe: %w", err)
-		}
-		cmd.ExtraFiles = append(cmd.ExtraFiles, termR)
-	}
-	err = cmd.Start()
-	w.Close()
-	if termR != nil {
-		termR.Close()
-	}
+	termR, termW, err := os.Pipe()
 	if err != nil {
 		reports.Close()
-		if termW != nil {
-			termW.Close()
-		}
-		return nil, nil, fmt.Errorf("supervisor: start %q: %w", spec.Argv[0], err)
+		w.Close()
+		return nil, fmt.Errorf("supervisor: control pipe: %w", err)
+	}
+	cmd.ExtraFiles = []*os.File{w, termR}
+	err = cmd.Start()
+	w.Close()
+	termR.Close()
+	if err != nil {
+		reports.Close()
+		termW.Close()
+		return nil, fmt.Errorf("supervisor: start %q: %w", spec.Argv[0], err)
 	}
 	c = &Child{guard: cmd, command: spec.Argv[0], pid: cmd.Process.Pid, done: make(chan struct{}), report: Report{ExitCode: -1},
-		hasPID: make(chan struct{})}
+		control: newControlWriter(termW), hasPID: make(chan struct{}), stopping: make(chan struct{})}
 	go func() {
 		// The pipe ends when the guard exits (the command does not inherit it), or the
 		// final report arrives: the guard sends it once it has no descendant left, so the
@@ -144,17 +171,24 @@ func startGuard(spec Spec, standby bool) (c *Child, termW *os.File, err error) {
 		done := c.readReports(reports)
 		c.pidOnce.Do(func() { close(c.hasPID) })
 		if done {
+			c.control.close()
 			close(c.done)
 			go func() { _ = cmd.Wait() }()
 			return
 		}
 		_ = cmd.Wait()
 		c.state = cmd.ProcessState
-		// The guard died (SIGKILL) before it could stop what it guarded: do it here.
-		c.leftovers = c.killLeftovers()
+		// The guard died (SIGKILL) before it could stop what it guarded: do it here. What it
+		// had signalled until then is known from its progress reports.
+		c.leftovers.Add(int64(c.killLeftovers()))
+		c.progressMu.Lock()
+		p := c.progress
+		c.progressMu.Unlock()
+		c.report.Terminated, c.report.Killed, c.report.CommandKilled = p.Terminated, p.Killed, p.CommandKilled
+		c.control.close()
 		close(c.done)
 	}()
-	return c, termW, nil
+	return c, nil
 }
 
 // readReports reads the guard's reports until the final one (done true), or until the guard
@@ -168,33 +202,75 @@ func (c *Child) readReports(r *os.File) (done bool) {
 		if json.Unmarshal(sc.Bytes(), &rep) != nil {
 			continue
 		}
-		if rep.Done {
+		switch {
+		case rep.Done:
 			rep.PID, rep.Cgroup = c.report.PID, c.report.Cgroup
 			c.report = rep
 			return true
-		}
-		c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
-		if rep.PID > 0 {
-			c.commandPID.Store(int64(rep.PID))
-			c.pidOnce.Do(func() { close(c.hasPID) })
+		case rep.Stopping:
+			c.progressMu.Lock()
+			c.progress = rep
+			c.progressMu.Unlock()
+			c.stoppingOnce.Do(func() { close(c.stopping) })
+		default:
+			c.report.PID, c.report.Cgroup = rep.PID, rep.Cgroup
+			if rep.PID > 0 {
+				c.commandPID.Store(int64(rep.PID))
+				c.pidOnce.Do(func() { close(c.hasPID) })
+			}
 		}
 	}
 	return false
 }
 
 // killLeftovers kills what a dead guard left: its cgroup (all the command started, wherever
-// it went) or, without one, the command's process group. It returns how many were killed.
+// it went) and the command's process group — the guard's orphans went to another parent, so
+// no scan of descendants finds them any more. It returns how many processes it killed.
 func (c *Child) killLeftovers() int {
-	dir, err := guardCgroupDir(c.pid)
-	if err == nil {
-		if n := removeCgroup(dir); n > 0 {
-			return n
+	killed := map[int]bool{}
+	if dir, err := guardCgroupDir(c.pid); err == nil {
+		for _, p := range cgroupMembers(dir) {
+			killed[p.pid] = true
+		}
+		removeCgroup(dir)
+	}
+	if pgid := int(c.commandPID.Load()); pgid > 0 {
+		for _, p := range groupMembers(pgid) {
+			if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
+				killed[p.pid] = true
+			}
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL) // what the scan may have missed
+	}
+	return len(killed)
+}
+
+// signalTree sends sig, without the guard, to every process of the command's tree that the
+// supervisor can find: the cgroup's members, the command's process group, and the guard's
+// descendants in /proc (the guard adopts orphans: while it lives, stopped or not, they are its
+// children). SIGKILL also goes to the whole cgroup. It returns how many processes it signalled.
+func (c *Child) signalTree(sig syscall.Signal) int {
+	signalled := map[int]bool{}
+	pgid := int(c.commandPID.Load())
+	for _, p := range processTree(c.pid, pgid) {
+		if syscall.Kill(p.pid, sig) == nil {
+			signalled[p.pid] = true
 		}
 	}
-	if c.report.PID > 0 && syscall.Kill(-c.report.PID, syscall.SIGKILL) == nil {
-		return 1 // at least one: a process group cannot be counted from outside
+	if dir, err := guardCgroupDir(c.pid); err == nil {
+		for _, p := range cgroupMembers(dir) {
+			if syscall.Kill(p.pid, sig) == nil {
+				signalled[p.pid] = true
+			}
+		}
+		if sig == syscall.SIGKILL {
+			killCgroup(dir)
+		}
 	}
-	return 0
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, sig) // what the scan may have missed
+	}
+	return len(signalled)
 }
 
 func orDefault(w, def io.Writer) io.Writer {
@@ -203,6 +279,14 @@ func orDefault(w, def io.Writer) io.Writer {
 	}
 	return w
 }
+
+// SetDeadline hands the guard the term's new deadline (after a renewal) without waiting: the
+// guard stops the command Grace before it unless a later one comes.
+func (c *Child) SetDeadline(d Deadline) { c.control.send(d) }
+
+// Started is closed once the command's PID is known (CommandPID no longer waits), or the guard
+// has exited without one.
+func (c *Child) Started() <-chan struct{} { return c.hasPID }
 
 // CommandPID is the command's own process ID as soon as the guard has started it, waiting up
 // to timeout for the guard's report; 0 when it did not come (the command could not start, or
@@ -246,8 +330,9 @@ func (c *Child) StartError() error {
 	return &StartError{Command: c.command, Code: c.report.ExitCode, Err: errors.New(c.report.StartError)}
 }
 
-// Leftovers is how many processes the supervisor killed because the guard had died.
-func (c *Child) Leftovers() int { return c.leftovers }
+// Leftovers is how many processes the supervisor killed itself: after the guard died, or
+// because the guard had not by the end of the grace period.
+func (c *Child) Leftovers() int { return int(c.leftovers.Load()) }
 
 // ExitCode maps a process state to a shell-style exit code.
 func ExitCode(st *os.ProcessState) int {
@@ -261,28 +346,65 @@ func ExitCode(st *os.ProcessState) int {
 }
 
 // Stop asks the guard to stop the child and all it started — SIGTERM, the grace period,
-// SIGKILL — and returns once the guard has exited. A guard that has not finished within
-// stopBackstop after the grace period is killed, and what it guarded with it. It reports
-// whether anything needed SIGKILL.
+// SIGKILL — and returns once the guard has exited. A guard that does not acknowledge within
+// ackWait is not relied upon: Stop sends SIGTERM to the command's processes itself, and SIGKILL
+// at the end of the grace period (just after it, if the guard acknowledged), so that a stopped
+// guard cannot keep the command past the term. A guard that has not finished within
+// stopBackstop after that is killed. It reports whether anything needed SIGKILL.
 func (c *Child) Stop(grace time.Duration) (killed bool) {
 	select {
 	case <-c.done:
 		return c.killedAny()
 	default:
 	}
+	began := time.Now()
 	_ = syscall.Kill(c.pid, syscall.SIGTERM)
-	t := time.NewTimer(grace + stopBackstop)
-	defer t.Stop()
-	select {
-	case <-c.done:
+	acked := await(c.stopping, ackWait(grace))
+	if isClosed(c.done) {
 		return c.killedAny()
-	case <-t.C:
+	}
+	end := grace
+	if acked {
+		end += killSlack
+	} else {
+		c.signalTree(syscall.SIGTERM)
+	}
+	if await(c.done, end-time.Since(began)) {
+		return c.killedAny()
+	}
+	c.leftovers.Add(int64(c.signalTree(syscall.SIGKILL)))
+	if await(c.done, stopBackstop) {
+		return true
 	}
 	_ = syscall.Kill(c.pid, syscall.SIGKILL)
 	<-c.done
 	return true
 }
 
+// await waits up to d for ch to be closed, and reports whether it was.
+func await(ch <-chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		return isClosed(ch)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 func (c *Child) killedAny() bool {
-	return c.report.CommandKilled || c.report.Killed > 0 || c.leftovers > 0
+	return c.report.CommandKilled || c.report.Killed > 0 || c.leftovers.Load() > 0
 }

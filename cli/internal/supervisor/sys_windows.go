@@ -18,6 +18,7 @@ type Spec struct {
 	Env      []string
 	Grace    time.Duration
 	NoCgroup bool
+	Deadline Deadline
 }
 
 // Child is a running child process group.
@@ -47,6 +48,12 @@ func (c *Child) PID() int { return 0 }
 // CommandPID is 0.
 func (c *Child) CommandPID(time.Duration) int { return 0 }
 
+// SetDeadline does nothing.
+func (c *Child) SetDeadline(Deadline) {}
+
+// Started is never closed.
+func (c *Child) Started() <-chan struct{} { return nil }
+
 // Stop does nothing.
 func (c *Child) Stop(time.Duration) bool { return false }
 
@@ -66,7 +73,7 @@ type Standby struct{}
 func Prestart(Spec) (*Standby, error) { return nil, ErrUnsupported }
 
 // Launch fails on Windows.
-func (s *Standby) Launch([]string) (*Child, error) { return nil, ErrUnsupported }
+func (s *Standby) Launch([]string, Deadline) (*Child, error) { return nil, ErrUnsupported }
 
 // Exited is never closed.
 func (s *Standby) Exited() <-chan struct{} { return nil }

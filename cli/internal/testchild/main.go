@@ -15,6 +15,12 @@
 //	                         double-forked daemon (an intermediate starts it with setsid, exits)
 //	TESTCHILD_GRANDCHILD_IGNORE_TERM=1  the grandchild ignores SIGTERM
 //	TESTCHILD_MODE=sleep     be that grandchild: sleep until killed (=daemonize: the intermediate)
+//	TESTCHILD_EXCLUSIVE      a file every child locks (flock) for as long as it runs: a child that
+//	                         finds it locked logs "overlap" — another child still runs — then
+//	                         waits for the lock. The kernel drops the lock when its holder dies,
+//	                         however it dies, so this sees every instant two children overlap.
+//	TESTCHILD_HEARTBEAT_DIR  write the time (Unix ns) every 10 ms to DIR/<fence>-<pid>
+//	TESTCHILD_FILL_STDERR    write this many bytes to stderr at start (a pipe nobody reads fills)
 //	SWARM_LEASE_FENCE, _HOLDER_ID, _TASK_ID, _NODE_ID, _NAMESPACE: logged with every event
 package main
 
@@ -84,7 +90,18 @@ func main() {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	if path := os.Getenv("TESTCHILD_EXCLUSIVE"); path != "" {
+		lockExclusive(path)
+	}
 	logEvent("start", 0)
+	if dir := os.Getenv("TESTCHILD_HEARTBEAT_DIR"); dir != "" {
+		go heartbeat(dir)
+	}
+	if n, err := strconv.Atoi(os.Getenv("TESTCHILD_FILL_STDERR")); err == nil && n > 0 {
+		// In the background: once the pipe is full the write blocks, and the child must go on
+		// beating and answering signals.
+		go func() { _, _ = os.Stderr.Write(make([]byte, n)) }()
+	}
 
 	switch os.Getenv("TESTCHILD_GRANDCHILD") {
 	case "1", "setsid":
@@ -115,6 +132,40 @@ func main() {
 			logEvent("exit", 0)
 			os.Exit(code)
 		}
+	}
+}
+
+// lockExclusive takes the lock on path for the life of the process, logging "overlap" if
+// another child holds it. A raw descriptor, which no finalizer closes, keeps it locked until
+// the process ends; what the child starts does not inherit it.
+func lockExclusive(path string) {
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o666)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testchild:", err)
+		os.Exit(3)
+	}
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		return
+	}
+	logEvent("overlap", 0)
+	for {
+		if err := syscall.Flock(fd, syscall.LOCK_EX); err != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// heartbeat writes the time to its file every 10 ms, in place, so that the file's content is
+// when the child last ran.
+func heartbeat(dir string) {
+	f, err := os.Create(fmt.Sprintf("%s/%s-%d", dir, os.Getenv("SWARM_LEASE_FENCE"), os.Getpid()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testchild:", err)
+		os.Exit(3)
+	}
+	for {
+		_, _ = f.WriteAt([]byte(fmt.Sprintf("%020d\n", time.Now().UnixNano())), 0)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -132,6 +132,7 @@ func runRun(ctx context.Context, opts *Options) error {
 		return remoteRun(ctx, opts, cfg, log)
 	}
 	metrics := server.NewMetrics()
+	cmdutil.RegisterLogDrops(metrics.Registry(), opts.IO.Err)
 	s, err := cmdutil.OpenElection(cfg, lease.WithRecorder(metrics))
 	if err != nil {
 		return err
@@ -208,10 +209,12 @@ func campaignOnce(ctx context.Context, campaign *lease.Campaign, loop *runloop.L
 	err := campaign.Run(ctx, func(term *lease.Term) error {
 		g := term.Grant
 		out, err := loop.Lead(ctx, runloop.Term{
-			Done:  term.Done(),
-			Env:   childEnv(cfg, g),
-			Log:   log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence),
-			Ended: func() []any { return []any{"reason", term.Cause()} },
+			Done:      term.Done(),
+			Remaining: term.Remaining,
+			Renewed:   term.Renewed(),
+			Env:       childEnv(cfg, g),
+			Log:       log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence),
+			Ended:     func() []any { return []any{"reason", term.Cause()} },
 		})
 		if err != nil {
 			return commandError(err)

@@ -81,9 +81,11 @@ func lead(ctx context.Context, loop *runloop.Loop, cfg *config.Config, candidate
 	log = log.With("term", l.Term())
 	log.Info("acquired", "safety_deadline", l.Deadline())
 	out, err := loop.Lead(ctx, runloop.Term{
-		Done: l.Done(),
-		Env:  remoteChildEnv(cfg, candidate, l.Term()),
-		Log:  log,
+		Done:      l.Done(),
+		Remaining: func() time.Duration { return time.Until(l.Deadline()) },
+		Renewed:   l.Renewed(),
+		Env:       remoteChildEnv(cfg, candidate, l.Term()),
+		Log:       log,
 		Ended: func() []any {
 			return []any{"reason", termEnd(l.Cause()), "safety_deadline", l.Deadline(), "deadline_in", time.Until(l.Deadline()).Round(time.Millisecond)}
 		},
