@@ -132,14 +132,8 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		if err := s.announceVersion(key, uint64(ver)); err != nil {
 			return err
 		}
-		// Both slots get the first version, each naming the other as holding it too: from
-		// now on a shard always has two slots, so a missing or empty one is damage (or a
-		// creation cut short), never a shard written only once.
 		s.slots.forget(key)
-		if err := s.writeSlot(key, 0, nil, data, ver, ver, nil); err != nil {
-			return err
-		}
-		if err := s.writeSlot(key, 1, nil, data, ver, ver, nil); err != nil {
+		if err := s.createSlots(key, data, ver); err != nil {
 			return err
 		}
 		// Readers take the first of two slots of one version (readSlots).
