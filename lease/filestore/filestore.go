@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -38,6 +39,8 @@ type Store struct {
 	shardSet shardSet
 	// namespaces are the valid namespaces the rooms calls were asked about (namespaces.go).
 	namespaces knownNamespaces
+	// recreating serialises the recreation of a directory removed while in use (dir.go).
+	recreating sync.Mutex
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -316,12 +319,12 @@ func (s *Store) writeTemp(path string, data []byte) (string, error) {
 
 // locked runs fn while holding the election's exclusive lock.
 func (s *Store) locked(namespace string, fn func() error) error {
-	return lockedPath(s.lockPath(namespace), fn)
+	return s.lockedPath(s.lockPath(namespace), fn)
 }
 
 // lockedPath runs fn while holding an exclusive flock of the lock file at path.
-func lockedPath(path string, fn func() error) error {
-	f, err := openLock(path)
+func (s *Store) lockedPath(path string, fn func() error) error {
+	f, err := s.openLock(path)
 	if err != nil {
 		return err
 	}
@@ -335,8 +338,8 @@ func lockedPath(path string, fn func() error) error {
 
 // tryLockedPath runs fn while holding an exclusive flock of the lock file at path if nobody
 // holds it, without waiting; it reports whether fn ran.
-func tryLockedPath(path string, fn func() error) (bool, error) {
-	f, err := openLock(path)
+func (s *Store) tryLockedPath(path string, fn func() error) (bool, error) {
+	f, err := s.openLock(path)
 	if err != nil {
 		return false, err
 	}
@@ -349,8 +352,14 @@ func tryLockedPath(path string, fn func() error) (bool, error) {
 	return true, fn()
 }
 
-func openLock(path string) (rawFile, error) {
-	f, err := openRaw(path, os.O_RDWR|os.O_CREATE, 0o600)
+// openLock opens (creating) the lock file at path, the first step of every write: it recreates
+// the store's directory when that is gone (dir.go).
+func (s *Store) openLock(path string) (rawFile, error) {
+	var f rawFile
+	err := s.inDir(func() (err error) {
+		f, err = openRaw(path, os.O_RDWR|os.O_CREATE, 0o600)
+		return err
+	})
 	if err != nil {
 		return f, storeError("open lock", path, err)
 	}

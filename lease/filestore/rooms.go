@@ -89,13 +89,13 @@ func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.
 	r, err := s.readSlots(key)
 	switch {
 	case errors.Is(err, errTornShard):
-		err = lockedPath(s.shardLockPath(key), func() error {
+		err = s.lockedPath(s.shardLockPath(key), func() error {
 			r, err = s.readSlotsLocked(key)
 			return err
 		})
 	case err == nil && r.damage != nil && !s.reportedAlready(*r.damage):
 		var again shardRead
-		ran, lerr := tryLockedPath(s.shardLockPath(key), func() error {
+		ran, lerr := s.tryLockedPath(s.shardLockPath(key), func() error {
 			var rerr error
 			again, rerr = s.readSlotsLocked(key)
 			return rerr
@@ -119,7 +119,7 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		return 0, err
 	}
 	var ver lease.Version
-	err := lockedPath(s.shardLockPath(key), func() error {
+	err := s.lockedPath(s.shardLockPath(key), func() error {
 		_, err := s.readSlotsLocked(key)
 		switch {
 		case err == nil:
@@ -149,7 +149,7 @@ func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte
 		return 0, err
 	}
 	var ver lease.Version
-	err := lockedPath(s.shardLockPath(key), func() error {
+	err := s.lockedPath(s.shardLockPath(key), func() error {
 		r, held, err := s.currentLocked(key)
 		if err != nil {
 			return err
@@ -300,12 +300,12 @@ func (s *Store) shardIndexes(namespace string) ([]int, error) {
 // different inodes of the same name.
 func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 	indexes, err := s.shardIndexes(namespace)
-	if err != nil {
+	if err != nil || len(indexes) == 0 { // nothing removed: no directory entry to sync
 		return err
 	}
 	for _, i := range indexes {
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
-		err := lockedPath(s.shardLockPath(key), func() error {
+		err := s.lockedPath(s.shardLockPath(key), func() error {
 			s.slots.forget(key)
 			s.forgetShard(key)
 			// A cleared entry sends other processes' counts to the slots, which are gone.
@@ -334,7 +334,7 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 		return nil, err
 	}
 	path := filepath.Join(s.dir, namespace+".rooms.lock")
-	f, err := openLock(path)
+	f, err := s.openLock(path)
 	if err != nil {
 		return nil, err
 	}
