@@ -12,7 +12,7 @@ import (
 type HealthBody struct {
 	Status string `json:"status" doc:"\"ok\" or \"ready\"." example:"ok"`
 	// Details reports what the store found wrong with itself and worked around (damaged rooms
-	// slots); empty when nothing.
+	// slots, a repaired election file, a recreated file-store directory); empty when nothing.
 	Details string `json:"details,omitempty" doc:"Damage the store found and worked around since the server started (never routine; see the log); absent when none."`
 }
 
@@ -56,7 +56,7 @@ func (s *Server) registerHealth() {
 		} else {
 			_, err = s.opts.Elections.Rooms.Status(ctx, readinessRoom)
 		}
-		if err == nil && s.health != nil {
+		if err == nil {
 			err = s.health.checkWritable(ctx)
 		}
 		if err != nil {
@@ -64,10 +64,7 @@ func (s *Server) registerHealth() {
 			e.retry(retryAfter)
 			return nil, e
 		}
-		body := HealthBody{Status: "ready"}
-		if s.health != nil {
-			body.Details = s.health.details()
-		}
+		body := HealthBody{Status: "ready", Details: s.health.details()}
 		return noStore(body), nil
 	})
 }

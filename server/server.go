@@ -66,7 +66,7 @@ type Server struct {
 	api       huma.API
 	hub       *hub
 	elections *elections
-	// health is the rooms store's own reports; nil without the elections API.
+	// health is the stores' own reports.
 	health  *storeHealth
 	closing chan struct{}
 }
@@ -109,7 +109,13 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics)}
+	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics),
+		health: newStoreHealth(opts.Metrics.storeDamage, opts.Logger)}
+	if opts.Election != nil {
+		// A file store repairs a damaged election file, and recreates its directory when it
+		// was removed: `run` counts and logs that as a server of rooms does.
+		s.health.watch(opts.Election.Store())
+	}
 
 	r := chi.NewRouter()
 	// The request's ID and CORS come first, in the front (front.go).
@@ -248,7 +254,7 @@ func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.health = watchStoreHealth(o.Rooms.Store(), s.opts.Metrics.storeDamage, s.opts.Logger)
+	s.health.watchRooms(o.Rooms.Store())
 	return &elections{opts: o, fastBodyMax: min(fastBodyMax, s.opts.MaxBodyBytes), admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
 		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,36 +13,61 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
 
-// storeHealth is what the rooms store reported about itself beyond answering calls: damaged
-// state it worked around (rooms.DamageReporter), and whether it can write at all
-// (rooms.WriteChecker). /readyz shows both; damage is also logged and counted.
+// storeHealth is what the stores reported about themselves beyond answering calls: damaged
+// state they worked around (rooms.DamageReporter: the rooms store's, and the election's store's
+// — a file store's repaired election file or recreated directory), and whether the rooms store
+// can write at all (rooms.WriteChecker). /readyz shows both; damage is also logged and counted.
 type storeHealth struct {
-	store rooms.Store
+	damaged prometheus.Counter
+	log     *slog.Logger
+	// rooms is the elections API's store, whose writes /readyz checks; nil without the API.
+	rooms rooms.Store
+	// watched are the stores whose damage reports are subscribed to, each once.
+	watched []any
 
 	mu      sync.Mutex
-	damaged int
+	damages int
 	last    rooms.Damage
 }
 
-// watchStoreHealth subscribes to the damage reports of the rooms store, if it makes any.
-func watchStoreHealth(store rooms.Store, damaged prometheus.Counter, log *slog.Logger) *storeHealth {
-	h := &storeHealth{store: store}
-	if r, ok := store.(rooms.DamageReporter); ok {
-		r.OnDamage(func(d rooms.Damage) {
-			damaged.Inc()
-			log.Error("rooms store: damaged state found; serving what survived", "file", d.Where, "reason", d.Reason, "store", store.Describe())
-			h.mu.Lock()
-			h.damaged++
-			h.last = d
-			h.mu.Unlock()
-		})
-	}
-	return h
+// newStoreHealth returns a storeHealth that counts damage in damaged and logs it to log.
+func newStoreHealth(damaged prometheus.Counter, log *slog.Logger) *storeHealth {
+	return &storeHealth{damaged: damaged, log: log}
 }
 
-// checkWritable reports why the store cannot write, or nil (also for stores that cannot tell).
+// watch subscribes to the damage reports of store, if it makes any, unless it already did: an
+// election and the elections API on one store report each damage once.
+func (h *storeHealth) watch(store interface{ Describe() string }) {
+	r, ok := store.(rooms.DamageReporter)
+	if !ok {
+		return
+	}
+	// Stores are pointers; a store of a type that is not comparable is never the same as
+	// another (comparing it would panic).
+	if reflect.TypeOf(store).Comparable() && slices.Contains(h.watched, any(store)) {
+		return
+	}
+	h.watched = append(h.watched, store)
+	r.OnDamage(func(d rooms.Damage) {
+		h.damaged.Inc()
+		h.log.Error("store: damaged state found; serving what survived", "file", d.Where, "reason", d.Reason, "store", store.Describe())
+		h.mu.Lock()
+		h.damages++
+		h.last = d
+		h.mu.Unlock()
+	})
+}
+
+// watchRooms watches the elections API's store, and checks its writes in /readyz.
+func (h *storeHealth) watchRooms(store rooms.Store) {
+	h.rooms = store
+	h.watch(store)
+}
+
+// checkWritable reports why the rooms store cannot write, or nil (also for stores that cannot
+// tell, and without the elections API).
 func (h *storeHealth) checkWritable(ctx context.Context) error {
-	if c, ok := h.store.(rooms.WriteChecker); ok {
+	if c, ok := h.rooms.(rooms.WriteChecker); ok {
 		return c.CheckWritable(ctx)
 	}
 	return nil
@@ -50,9 +77,9 @@ func (h *storeHealth) checkWritable(ctx context.Context) error {
 func (h *storeHealth) details() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.damaged == 0 {
+	if h.damages == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the rooms store found %d damaged slot(s) since this server started and served the surviving ones; last at %s: %s: %s",
-		h.damaged, wireTime(h.last.At), h.last.Where, h.last.Reason)
+	return fmt.Sprintf("the store found damaged state %d time(s) since this server started and served what survived; last at %s: %s: %s",
+		h.damages, wireTime(h.last.At), h.last.Where, h.last.Reason)
 }

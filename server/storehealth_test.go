@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,7 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -233,5 +236,53 @@ func TestFullDiskAnswers503AndRecovers(t *testing.T) {
 	}
 	if resp, body := srv.do(t, http.MethodGet, "/readyz", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("/readyz once space returned: %d %v", resp.StatusCode, body)
+	}
+}
+
+// TestElectionStoreDamageIsReportedOnce: a server of an election and the elections API on one
+// file store (serve with a namespace) counts damage of that store once, and a server of an
+// election alone (run) counts it at all: the store's directory, removed and recreated by the
+// next write, is one loss in lfp_swarm_lease_store_damage_total and in /readyz's details.
+func TestElectionStoreDamageIsReportedOnce(t *testing.T) {
+	for _, withRooms := range []bool{true, false} {
+		t.Run(fmt.Sprintf("rooms=%v", withRooms), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			store, err := filestore.New(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := lease.New(store, "health", lease.Identity{HolderID: "a"}, lease.WithTTL(5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := server.Options{Election: e, Logger: slog.New(slog.DiscardHandler)}
+			if withRooms {
+				m, err := rooms.New(store, "health")
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.Elections = &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}
+			}
+			s, err := server.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(s.Handler())
+			t.Cleanup(ts.Close)
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := e.TryAcquire(t.Context()); err != nil || !res.Acquired {
+				t.Fatalf("try-acquire on a removed directory: %+v, %v", res, err)
+			}
+			srv := &roomsServer{url: ts.URL}
+			if m := srv.metrics(t); !strings.Contains(m, "lfp_swarm_lease_store_damage_total 1\n") {
+				t.Errorf("metrics do not count the loss once:\n%s", grepLines(m, "damage"))
+			}
+			resp, ready := srv.do(t, http.MethodGet, "/readyz", nil)
+			if details, _ := ready["details"].(string); resp.StatusCode != http.StatusOK || !strings.Contains(details, dir) {
+				t.Errorf("/readyz: %d %v, want ready with details naming %s", resp.StatusCode, ready, dir)
+			}
+		})
 	}
 }

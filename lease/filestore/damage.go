@@ -9,7 +9,8 @@ import (
 
 var _ rooms.DamageReporter = (*Store)(nil)
 
-// damageLog is the slots that a Store found damaged and has reported, and who listens.
+// damageLog is the slots that a Store found damaged and has reported, and who listens. Besides
+// damaged slots, a Store reports its directory found missing and recreated (dir.go).
 type damageLog struct {
 	mu sync.Mutex
 	// reported maps a slot path to the reason it was reported for, until a write replaces the
@@ -39,6 +40,15 @@ func (s *Store) report(d rooms.Damage) {
 		x.reported = map[string]string{}
 	}
 	x.reported[d.Where] = d.Reason
+	x.mu.Unlock()
+	s.notify(d)
+}
+
+// notify tells the handlers about d, every time: for damage found by an event (a recreated
+// directory), not by reading a slot that may be read again and again.
+func (s *Store) notify(d rooms.Damage) {
+	x := &s.damage
+	x.mu.Lock()
 	handlers := append([]func(rooms.Damage){}, x.handlers...)
 	x.mu.Unlock()
 	if d.At.IsZero() {

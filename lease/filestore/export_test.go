@@ -70,7 +70,7 @@ func OnRecordFlush(t testing.TB, fn func(path string)) {
 // namespace.
 func ElectionLocked(t testing.TB, s *Store, namespace string) bool {
 	t.Helper()
-	free, err := tryLockedPath(s.lockPath(namespace), func() error { return nil })
+	free, err := s.tryLockedPath(s.lockPath(namespace), func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func ElectionLocked(t testing.TB, s *Store, namespace string) bool {
 // own, as another process would, and returns the function that lets it go.
 func HoldElectionLock(t testing.TB, s *Store, namespace string) (unlock func()) {
 	t.Helper()
-	f, err := openLock(s.lockPath(namespace))
+	f, err := s.openLock(s.lockPath(namespace))
 	if err != nil {
 		t.Fatal(err)
 	}

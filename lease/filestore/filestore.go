@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -38,6 +39,8 @@ type Store struct {
 	shardSet shardSet
 	// namespaces are the valid namespaces the rooms calls were asked about (namespaces.go).
 	namespaces knownNamespaces
+	// recreating serialises the recreation of a directory removed while in use (dir.go).
+	recreating sync.Mutex
 }
 
 var _ lease.Store = (*Store)(nil)
@@ -251,36 +254,77 @@ func (s *Store) Delete(_ context.Context, namespace string) error {
 // removes the temporary file, so that nothing partial is left behind to trip later writes or
 // fill the disk further.
 func (s *Store) replaceFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(s.dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return storeError("create a temporary file in", s.dir, err)
+	return s.replaceFiles([]string{path}, data)
+}
+
+// replaceFiles puts data at every one of paths, or at none of them: it writes and syncs every
+// temporary file before it renames the first into place, so that a file system out of space
+// refuses the write while no path holds it yet — the second of two files refused after the
+// first was in place would leave the first holding a write never acknowledged, read as
+// damage once space returns. A rename that fails after others succeeded (a directory that
+// needs a block it cannot get) removes the files it put in place: callers pass only paths that
+// hold nothing yet but for an empty file (a new shard's slots), which reads the same as none.
+func (s *Store) replaceFiles(paths []string, data []byte) error {
+	tmps := make([]string, 0, len(paths))
+	defer func() {
+		for _, tmp := range tmps {
+			os.Remove(tmp) // no-op after the rename
+		}
+	}()
+	for _, path := range paths {
+		tmp, err := s.writeTemp(path, data)
+		if err != nil {
+			return err
+		}
+		tmps = append(tmps, tmp)
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return storeError("write", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return storeError("sync", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return storeError("close", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return storeError("replace", path, err)
+	for i, tmp := range tmps {
+		if err := os.Rename(tmp, paths[i]); err != nil {
+			err = storeError("replace", paths[i], err)
+			for _, done := range paths[:i] {
+				if rerr := os.Remove(done); rerr != nil {
+					err = fmt.Errorf("%w; undoing the write of %s failed too: %w", err, done, rerr)
+				}
+			}
+			return err
+		}
 	}
 	return syncDir(s.dir)
 }
 
+// writeTemp writes data to a new temporary file beside path and syncs it, returning its name;
+// on failure it leaves nothing behind.
+func (s *Store) writeTemp(path string, data []byte) (string, error) {
+	tmp, err := os.CreateTemp(s.dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return "", storeError("create a temporary file in", s.dir, err)
+	}
+	fail := func(op string, err error) (string, error) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", storeError(op, tmp.Name(), err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail("write", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail("sync", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", storeError("close", tmp.Name(), err)
+	}
+	return tmp.Name(), nil
+}
+
 // locked runs fn while holding the election's exclusive lock.
 func (s *Store) locked(namespace string, fn func() error) error {
-	return lockedPath(s.lockPath(namespace), fn)
+	return s.lockedPath(s.lockPath(namespace), fn)
 }
 
 // lockedPath runs fn while holding an exclusive flock of the lock file at path.
-func lockedPath(path string, fn func() error) error {
-	f, err := openLock(path)
+func (s *Store) lockedPath(path string, fn func() error) error {
+	f, err := s.openLock(path)
 	if err != nil {
 		return err
 	}
@@ -294,8 +338,8 @@ func lockedPath(path string, fn func() error) error {
 
 // tryLockedPath runs fn while holding an exclusive flock of the lock file at path if nobody
 // holds it, without waiting; it reports whether fn ran.
-func tryLockedPath(path string, fn func() error) (bool, error) {
-	f, err := openLock(path)
+func (s *Store) tryLockedPath(path string, fn func() error) (bool, error) {
+	f, err := s.openLock(path)
 	if err != nil {
 		return false, err
 	}
@@ -308,8 +352,14 @@ func tryLockedPath(path string, fn func() error) (bool, error) {
 	return true, fn()
 }
 
-func openLock(path string) (rawFile, error) {
-	f, err := openRaw(path, os.O_RDWR|os.O_CREATE, 0o600)
+// openLock opens (creating) the lock file at path, the first step of every write: it recreates
+// the store's directory when that is gone (dir.go).
+func (s *Store) openLock(path string) (rawFile, error) {
+	var f rawFile
+	err := s.inDir(func() (err error) {
+		f, err = openRaw(path, os.O_RDWR|os.O_CREATE, 0o600)
+		return err
+	})
 	if err != nil {
 		return f, storeError("open lock", path, err)
 	}

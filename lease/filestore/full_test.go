@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
@@ -144,5 +147,146 @@ func TestEmptySlotIsNeverWritten(t *testing.T) {
 	}
 	if len(reports) != 0 {
 		t.Fatalf("an empty slot of a shard never written was reported: %+v", reports)
+	}
+}
+
+// TestFullDiskAtEveryStepOfACreation: a new rooms shard and a new election are created on a
+// full file system given back one page at a time, so that space runs out at every step of the
+// creation in turn — the version table, the first slot, the second slot; the election's file.
+// Every refused creation fails with lease.ErrStoreFull and leaves nothing that reads as state:
+// no temporary file, no room held by a leader nobody was told of, no election, and nothing a
+// store opened afterwards reports as damage. Then an existing shard that must grow on a full
+// disk is refused the same way, keeping what it held.
+func TestFullDiskAtEveryStepOfACreation(t *testing.T) {
+	ctx := context.Background()
+	dir := leasetest.SmallFS(t, "4m")
+	s := openStore(t, dir)
+	m := newRoomsManager(t, s)
+	reports := collectDamage(s)
+	page := int64(os.Getpagesize())
+
+	// checkNothing checks that a store opened afresh on dir (a restarted server) finds room
+	// vacant ("": no room to check), the election "fresh" absent, no leftovers and no damage.
+	checkNothing := func(step, room string) {
+		t.Helper()
+		if left := leftovers(t, dir); len(left) != 0 {
+			t.Fatalf("%s: a refused creation left %v behind", step, left)
+		}
+		fresh := openStore(t, dir)
+		freshReports := collectDamage(fresh)
+		if room != "" {
+			if st, err := newRoomsManager(t, fresh).Status(ctx, room); err != nil || st.Status != rooms.StatusVacant {
+				t.Fatalf("%s: a refused campaign left the room %+v (%v), want it vacant", step, st, err)
+			}
+		}
+		if _, _, err := fresh.Load(ctx, "fresh"); !errors.Is(err, lease.ErrNotFound) {
+			t.Fatalf("%s: a refused election left %v, want it absent", step, err)
+		}
+		if d := freshReports(); len(d) != 0 {
+			t.Fatalf("%s: a refused creation reads as damage: %+v", step, d)
+		}
+	}
+	// create runs try until it is not refused for space, giving the file system back a page
+	// after every refusal.
+	create := func(what string, try func() error, room string) {
+		t.Helper()
+		filler := leasetest.Fill(t, dir)
+		size, err := os.Stat(filler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for free := int64(0); ; free++ {
+			err := try()
+			if err == nil {
+				t.Logf("%s: created with %d page(s) given back", what, free)
+				return
+			}
+			if !errors.Is(err, lease.ErrStoreFull) || !strings.Contains(err.Error(), dir) {
+				t.Fatalf("%s with %d page(s) free: %v, want ErrStoreFull naming %s", what, free, err, dir)
+			}
+			checkNothing(fmt.Sprintf("%s with %d page(s) free", what, free), room)
+			if free == 8 {
+				t.Fatalf("%s: still refused with 8 pages free", what)
+			}
+			if err := os.Truncate(filler, size.Size()-(free+1)*page); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	room := rooms.NewRoomID()
+	create("a new shard", func() error {
+		res, err := m.Campaign(ctx, room, "a", 30*time.Second, "")
+		if err == nil && res.Status != rooms.StatusLeader {
+			t.Fatalf("campaign on a new shard: %+v", res)
+		}
+		return err
+	}, room)
+	e, err := lease.New(s, "fresh", lease.Identity{HolderID: "h"}, lease.WithTTL(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	create("a new election", func() error {
+		res, err := e.TryAcquire(ctx)
+		if err == nil && !res.Acquired {
+			t.Fatalf("try-acquire of a new election: %+v", res)
+		}
+		return err
+	}, "")
+
+	// An existing shard's write that needs more blocks than its slot has.
+	filler := leasetest.Fill(t, dir)
+	shard := m.ShardOf(room)
+	var won []string
+	for {
+		other := rooms.NewRoomID()
+		if m.ShardOf(other) != shard {
+			continue
+		}
+		_, err := m.Campaign(ctx, other, strings.Repeat("c", 64), 30*time.Second, strings.Repeat("m", 200))
+		if err == nil {
+			won = append(won, other)
+			continue
+		}
+		if !errors.Is(err, lease.ErrStoreFull) {
+			t.Fatalf("campaign on a growing shard of a full disk: %v, want ErrStoreFull", err)
+		}
+		fresh := openStore(t, dir)
+		freshReports := collectDamage(fresh)
+		fm := newRoomsManager(t, fresh)
+		for _, id := range append(won, room) {
+			if st, err := fm.Status(ctx, id); err != nil || st.Status != rooms.StatusLeader {
+				t.Fatalf("room %s won before the refused write: %+v, %v", id, st, err)
+			}
+		}
+		if st, err := fm.Status(ctx, other); err != nil || st.Status != rooms.StatusVacant {
+			t.Fatalf("the refused campaign's room: %+v, %v, want it vacant", st, err)
+		}
+		if d := freshReports(); len(d) != 0 {
+			t.Fatalf("a refused growth reads as damage: %+v", d)
+		}
+		break
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if d := reports(); len(d) != 0 {
+		t.Fatalf("damage reported: %+v", d)
+	}
+}
+
+// collectDamage returns what s reports as damage from now on.
+func collectDamage(s *filestore.Store) func() []rooms.Damage {
+	var mu sync.Mutex
+	var reports []rooms.Damage
+	s.OnDamage(func(d rooms.Damage) {
+		mu.Lock()
+		defer mu.Unlock()
+		reports = append(reports, d)
+	})
+	return func() []rooms.Damage {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(reports)
 	}
 }

@@ -89,13 +89,13 @@ func (s *Store) LoadShard(_ context.Context, key rooms.ShardKey) ([]byte, lease.
 	r, err := s.readSlots(key)
 	switch {
 	case errors.Is(err, errTornShard):
-		err = lockedPath(s.shardLockPath(key), func() error {
+		err = s.lockedPath(s.shardLockPath(key), func() error {
 			r, err = s.readSlotsLocked(key)
 			return err
 		})
 	case err == nil && r.damage != nil && !s.reportedAlready(*r.damage):
 		var again shardRead
-		ran, lerr := tryLockedPath(s.shardLockPath(key), func() error {
+		ran, lerr := s.tryLockedPath(s.shardLockPath(key), func() error {
 			var rerr error
 			again, rerr = s.readSlotsLocked(key)
 			return rerr
@@ -119,7 +119,7 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		return 0, err
 	}
 	var ver lease.Version
-	err := lockedPath(s.shardLockPath(key), func() error {
+	err := s.lockedPath(s.shardLockPath(key), func() error {
 		_, err := s.readSlotsLocked(key)
 		switch {
 		case err == nil:
@@ -132,14 +132,8 @@ func (s *Store) CreateShard(_ context.Context, key rooms.ShardKey, data []byte) 
 		if err := s.announceVersion(key, uint64(ver)); err != nil {
 			return err
 		}
-		// Both slots get the first version, each naming the other as holding it too: from
-		// now on a shard always has two slots, so a missing or empty one is damage (or a
-		// creation cut short), never a shard written only once.
 		s.slots.forget(key)
-		if err := s.writeSlot(key, 0, nil, data, ver, ver, nil); err != nil {
-			return err
-		}
-		if err := s.writeSlot(key, 1, nil, data, ver, ver, nil); err != nil {
+		if err := s.createSlots(key, data, ver); err != nil {
 			return err
 		}
 		// Readers take the first of two slots of one version (readSlots).
@@ -155,7 +149,7 @@ func (s *Store) UpdateShard(ctx context.Context, key rooms.ShardKey, data []byte
 		return 0, err
 	}
 	var ver lease.Version
-	err := lockedPath(s.shardLockPath(key), func() error {
+	err := s.lockedPath(s.shardLockPath(key), func() error {
 		r, held, err := s.currentLocked(key)
 		if err != nil {
 			return err
@@ -306,12 +300,12 @@ func (s *Store) shardIndexes(namespace string) ([]int, error) {
 // different inodes of the same name.
 func (s *Store) DeleteShards(_ context.Context, namespace string) error {
 	indexes, err := s.shardIndexes(namespace)
-	if err != nil {
+	if err != nil || len(indexes) == 0 { // nothing removed: no directory entry to sync
 		return err
 	}
 	for _, i := range indexes {
 		key := rooms.ShardKey{Namespace: namespace, Index: i}
-		err := lockedPath(s.shardLockPath(key), func() error {
+		err := s.lockedPath(s.shardLockPath(key), func() error {
 			s.slots.forget(key)
 			s.forgetShard(key)
 			// A cleared entry sends other processes' counts to the slots, which are gone.
@@ -340,7 +334,7 @@ func (s *Store) LockActivations(ctx context.Context, namespace string) (func(), 
 		return nil, err
 	}
 	path := filepath.Join(s.dir, namespace+".rooms.lock")
-	f, err := openLock(path)
+	f, err := s.openLock(path)
 	if err != nil {
 		return nil, err
 	}

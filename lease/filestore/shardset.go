@@ -52,3 +52,11 @@ func (s *Store) forgetShard(key rooms.ShardKey) {
 		set[key.Index] = false
 	}
 }
+
+// forgetAll forgets every namespace's shards (their files are gone: dir.go), so that the next
+// count lists the directory again.
+func (s *shardSet) forgetAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.byNS)
+}

@@ -54,6 +54,13 @@ func (c *slotCache) forget(key rooms.ShardKey) {
 	delete(c.shards, key)
 }
 
+// forgetAll forgets every shard (their files are gone: dir.go).
+func (c *slotCache) forgetAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.shards)
+}
+
 // currentLocked returns the shard's current version and the slot holding it, for a caller
 // holding the shard's lock: from the cache when both headers still announce what it recorded,
 // else from a whole read (readSlotsLocked), which it records. When the cache answers, held is

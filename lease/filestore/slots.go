@@ -28,13 +28,14 @@ import (
 //   - The slot being written is never the current one, so a reader without the lock sees the
 //     current version whole, or a torn next one that it discards. A reader that finds no valid
 //     slot at all reads again under the shard's lock before it reports a damaged shard.
-//   - A new shard gets both slots at once (each written beside and renamed into place), and
-//     every slot names the version the other held when it was written. So a slot that is torn,
-//     empty or missing beside a whole one is never routine: it is a write cut short or damage
-//     (truncated, zeroed, deleted, a byte changed), and the two look alike. The store serves
-//     the whole slot, which may be older than the last acknowledged version, and reports the
-//     other (OnDamage) once it has read it under the lock, where no write can be in progress.
-//     Terms stay unique all the same: the rooms engine starts new terms above the wall clock.
+//   - A new shard gets both slots at once (both written beside, then renamed into place:
+//     createSlots), and every slot names the version the other held when it was written. So a
+//     slot that is torn, empty or missing beside a whole one is never routine: it is a write
+//     cut short or damage (truncated, zeroed, deleted, a byte changed), and the two look
+//     alike. The store serves the whole slot, which may be older than the last acknowledged
+//     version, and reports the other (OnDamage) once it has read it under the lock, where no
+//     write can be in progress. Terms stay unique all the same: the rooms engine starts new
+//     terms above the wall clock.
 //
 // A slot's first line is a header, "lfp-swarm-lease-rooms-slot 1 <version> <length> <crc32c>",
 // and the next <length> bytes are the shard's JSON envelope (roomsFile); bytes after it are
@@ -373,6 +374,31 @@ func (s *Store) writeSlot(key rooms.ShardKey, i int, held *heldSlot, data []byte
 		s.healed(path)
 	}
 	return err
+}
+
+// createSlots writes both slots of a new shard, holding its first version ver, each naming the
+// other as holding it too: from then on the shard always has two slots, so a missing or empty
+// one is damage (or a creation cut short by a crash), never a shard written only once. Both
+// are written and synced beside their paths before either is renamed into place
+// (replaceFiles): a file system out of space for the second must refuse the creation while
+// neither slot holds it, or the first would hold a leader nobody was told of, and read as
+// damage once space returns.
+func (s *Store) createSlots(key rooms.ShardKey, data []byte, ver lease.Version) error {
+	buf := slotBuffers.Get().(*[]byte)
+	defer slotBuffers.Put(buf)
+	var out []byte
+	var err error
+	if *buf, out, err = encodeSlot((*buf)[:0], key, data, ver, ver); err != nil {
+		return err
+	}
+	paths := []string{s.slotPath(key, 0), s.slotPath(key, 1)}
+	if err := s.replaceFiles(paths, out); err != nil {
+		return err
+	}
+	for _, path := range paths {
+		s.healed(path)
+	}
+	return nil
 }
 
 // overwrite writes out at the start of the slot file f and makes the data durable: when the

@@ -15,9 +15,17 @@ const probeBytes = 2 * rooms.MaxShardBytes
 
 // CheckWritable implements rooms.WriteChecker: it creates a probe file in the directory,
 // reserves probeBytes in it and removes it. Out of space or quota is lease.ErrStoreFull, a
-// read-only or foreign-owned directory lease.ErrPermission, both naming the path.
+// read-only or foreign-owned directory lease.ErrPermission, both naming the path. A directory
+// that is gone is recreated (dir.go).
 func (s *Store) CheckWritable(context.Context) error {
-	f, err := os.CreateTemp(s.dir, ".writable.*.tmp")
+	var f *os.File
+	// A directory removed while in use is recreated here too: /readyz then reports the loss
+	// (as damage) and a store that works, rather than a store unable to write until a write
+	// comes.
+	err := s.inDir(func() (err error) {
+		f, err = os.CreateTemp(s.dir, ".writable.*.tmp")
+		return err
+	})
 	if err != nil {
 		return storeError("create a probe file in", s.dir, err)
 	}
