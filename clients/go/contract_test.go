@@ -2,6 +2,8 @@ package swarmlease
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -16,22 +18,9 @@ import (
 // client mirrors a whole schema, it must have every property. This module cannot import the
 // server, so the contract file is the link between the two.
 func TestWireTypesMatchTheContract(t *testing.T) {
-	data, err := os.ReadFile("../openapi.json")
-	if err != nil {
-		t.Fatalf("the committed contract: %v", err)
-	}
-	var doc struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	schemas := contractSchemas(t)
 	properties := func(schema string) []string {
-		s, ok := doc.Components.Schemas[schema]
+		s, ok := schemas[schema]
 		if !ok {
 			t.Fatalf("the contract has no schema %s", schema)
 		}
@@ -50,7 +39,7 @@ func TestWireTypesMatchTheContract(t *testing.T) {
 		{reflect.TypeFor[State](), []string{"State"}, true},
 		{reflect.TypeFor[Room](), []string{"CreatedElection"}, true},
 		{reflect.TypeFor[Leader](), []string{"ElectionLeader"}, true},
-		{reflect.TypeFor[wireRoomState](), []string{"ElectionStatus", "WatchFrame"}, false},
+		{reflect.TypeFor[wireRoomState](), []string{"ElectionStatus"}, true},
 		{reflect.TypeFor[wireError](), []string{"ErrorBody"}, true},
 	} {
 		fields := jsonFields(tc.goType)
@@ -67,6 +56,89 @@ func TestWireTypesMatchTheContract(t *testing.T) {
 				t.Errorf("%s reads %q, which none of %v has", tc.goType, f, tc.schemas)
 			}
 		}
+	}
+}
+
+// contractSchemas are the schemas of the committed contract (../openapi.json): their
+// properties and required lists.
+func contractSchemas(t *testing.T) map[string]struct {
+	Properties map[string]json.RawMessage `json:"properties"`
+	Required   []string                   `json:"required"`
+} {
+	t.Helper()
+	data, err := os.ReadFile("../openapi.json")
+	if err != nil {
+		t.Fatalf("the committed contract: %v", err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+				Required   []string                   `json:"required"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Components.Schemas
+}
+
+// TestEventDecodersRequireTheContract ties the watches' decoders to the contract: an event with
+// every property of its schema decodes; without a required one it is refused, naming it; without
+// an optional one it still decodes. The examples must have every property of the schema, so a
+// property the contract adds fails here until the decoder knows it.
+func TestEventDecodersRequireTheContract(t *testing.T) {
+	schemas := contractSchemas(t)
+	decodeFrame := func(data []byte) error { _, err := roomFrameDecoder(testRoom)(data); return err }
+	for _, tc := range []struct {
+		schema  string
+		example map[string]any
+		// wrap puts an object of the schema into an event; decode is that event's decoder.
+		wrap   func(m map[string]any) map[string]any
+		decode func(data []byte) error
+		prefix string
+	}{
+		{"State", validState(), nil, func(data []byte) error { _, err := decodeState(data); return err }, ""},
+		{"WatchFrame", validFrame(), nil, decodeFrame, ""},
+		{"ElectionLeader", validFrame()["leader"].(map[string]any),
+			func(m map[string]any) map[string]any { f := validFrame(); f["leader"] = m; return f }, decodeFrame, "leader."},
+	} {
+		t.Run(tc.schema, func(t *testing.T) {
+			s, ok := schemas[tc.schema]
+			if !ok {
+				t.Fatalf("the contract has no schema %s", tc.schema)
+			}
+			props := slices.Sorted(maps.Keys(s.Properties))
+			if got := slices.Sorted(maps.Keys(tc.example)); !slices.Equal(got, props) {
+				t.Fatalf("the example has %v; the schema has %v", got, props)
+			}
+			event := func(m map[string]any) []byte {
+				if tc.wrap != nil {
+					m = tc.wrap(m)
+				}
+				data, err := json.Marshal(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return data
+			}
+			if err := tc.decode(event(tc.example)); err != nil {
+				t.Fatalf("the example: %v", err)
+			}
+			for _, p := range props {
+				m := maps.Clone(tc.example)
+				delete(m, p)
+				err := tc.decode(event(m))
+				if !slices.Contains(s.Required, p) {
+					if err != nil {
+						t.Errorf("without the optional %q: %v", p, err)
+					}
+				} else if want := fmt.Sprintf("field %q: missing", tc.prefix+p); err == nil || err.Error() != want {
+					t.Errorf("without the required %q: %v, want %q", p, err, want)
+				}
+			}
+		})
 	}
 }
 

@@ -26,6 +26,13 @@
 // yielded in existence, holder (ID, node, task), the lease being held, or the fence. A replica
 // replaying the state the observer already has is therefore invisible to the consumer.
 //
+// An event that is not a state of the contract (clients/openapi.json) — not a JSON object with
+// every field the contract requires, each of its type; for a room, a frame of another room or
+// schema version — or that grows past 1 MiB is a protocol error: the watch yields nothing of it,
+// drops the connection and reconnects after the back-off, as after any failure. The error names
+// the event and what was wrong; like other failures it goes to the logger, or, before the first
+// state, is the last error that ErrInitialTimeout wraps.
+//
 // Trust model: states are what a controller observed in the store. The timestamps in a State
 // come from the holder's clock and are informational; a consumer that must act safely on
 // leadership compares fences, never times.

@@ -234,21 +234,17 @@ func (c *Elections) Status(ctx context.Context, roomID string) (RoomState, error
 	return w.state(), nil
 }
 
-// wireRoomState is the JSON of GET /elections/{id} and of a watch frame.
+// wireRoomState is the JSON of GET /elections/{id}. (A watch frame has more fields and is
+// checked field by field: see roomFrameDecoder.)
 type wireRoomState struct {
 	ElectionID   string     `json:"election_id"`
 	Status       RoomStatus `json:"status"`
 	Leader       *Leader    `json:"leader"`
 	RetryAfterMS int64      `json:"retry_after_ms"`
-	ObservedAt   *time.Time `json:"observed_at"`
 }
 
 func (w wireRoomState) state() RoomState {
-	s := RoomState{ElectionID: w.ElectionID, Status: w.Status, Leader: w.Leader, RetryAfter: millis(w.RetryAfterMS)}
-	if w.ObservedAt != nil {
-		s.ObservedAt = *w.ObservedAt
-	}
-	return s
+	return RoomState{ElectionID: w.ElectionID, Status: w.Status, Leader: w.Leader, RetryAfter: millis(w.RetryAfterMS)}
 }
 
 // leaderCall sends a campaign or a renewal and decodes the answer.

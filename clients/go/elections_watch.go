@@ -2,9 +2,9 @@ package swarmlease
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"log/slog"
+	"strconv"
 	"time"
 )
 
@@ -44,7 +44,7 @@ func (c *Elections) newRoomWatch(roomID string, initial time.Duration, emit func
 		initialTimeout: initial,
 		server:         "a server of the elections API",
 		stateEvents:    []string{"state", "message"},
-		decode:         decodeRoomState,
+		decode:         roomFrameDecoder(roomID),
 		same:           sameRoomState,
 		emit:           emit,
 		// An invalid room id, disabled elections or a server without the API stay so however
@@ -59,12 +59,44 @@ func (c *Elections) newRoomWatch(roomID string, initial time.Duration, emit func
 	}
 }
 
-func decodeRoomState(data []byte) (RoomState, error) {
-	var frame wireRoomState
-	if err := json.Unmarshal(data, &frame); err != nil {
-		return RoomState{}, err
+// roomFrameDecoder returns the decoder of the frames of roomID's watch stream: a WatchFrame of
+// schema version 1, of that room, whose leader is an object when the status is leader and null
+// when it is vacant.
+func roomFrameDecoder(roomID string) func(data []byte) (RoomState, error) {
+	return func(data []byte) (RoomState, error) {
+		o, err := parseObject(data)
+		if err != nil {
+			return RoomState{}, err
+		}
+		o.check("schema_version", o.uint("schema_version") == 1, "1")
+		id := o.str("election_id")
+		// A proxy that mixed up its routes would show another room's leader as this one's.
+		o.check("election_id", id == roomID, strconv.Quote(roomID))
+		status := RoomStatus(o.str("status"))
+		o.check("status", status == StatusLeader || status == StatusVacant, `"leader" or "vacant"`)
+		var leader *Leader
+		if l := o.objectOrNull("leader"); l != nil {
+			leader = &Leader{
+				CandidateID: l.str("candidate_id"),
+				Term:        l.uint("term"),
+				ExpiresAt:   l.time("expires_at"),
+				Metadata:    l.optionalStr("metadata"),
+			}
+		}
+		if o.ok() && (status == StatusLeader) != (leader != nil) {
+			if leader == nil {
+				o.failed("status %q without a leader", status)
+			} else {
+				o.failed("status %q with a leader", status)
+			}
+		}
+		s := RoomState{ElectionID: id, Status: status, Leader: leader, RetryAfter: millis(o.int("retry_after_ms")),
+			ObservedAt: o.time("observed_at")}
+		if !o.ok() {
+			return RoomState{}, *o.err
+		}
+		return s, nil
 	}
-	return frame.state(), nil
 }
 
 // sameRoomState reports whether b shows what a showed: the same status and leader (candidate,

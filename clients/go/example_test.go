@@ -17,10 +17,13 @@ func controller() *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "event: current\n"+
-			`data: {"namespace":"demo","exists":true,"acquired":false,"holder_id":"","fence":6}`+"\n\n"+
+			`data: {"namespace":"demo","exists":true,"acquired":false,"holder_id":"","node_id":"","task_id":"",`+
+			`"fence":6,"acquired_at":null,"renewed_at":null,"expires_at":null,"ttl_ms":0}`+"\n\n"+
 			": keep-alive\n\n"+
 			"event: change\n"+
-			`data: {"namespace":"demo","exists":true,"acquired":true,"holder_id":"web-1","node_id":"n1","task_id":"t1","fence":7}`+"\n\n")
+			`data: {"namespace":"demo","exists":true,"acquired":true,"holder_id":"web-1","node_id":"n1","task_id":"t1",`+
+			`"fence":7,"acquired_at":"2030-01-02T03:04:05Z","renewed_at":"2030-01-02T03:04:05Z",`+
+			`"expires_at":"2030-01-02T03:04:20Z","ttl_ms":15000}`+"\n\n")
 	}))
 }
 

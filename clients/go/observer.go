@@ -2,7 +2,6 @@ package swarmlease
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -132,8 +131,28 @@ func (o *Observer) newWatch(emit func(State) bool) *streamWatch[State] {
 	}
 }
 
+// decodeState returns the State of an event of GET /v1/events: every field of the contract's
+// State is required, the times may be null.
 func decodeState(data []byte) (State, error) {
-	var s State
-	err := json.Unmarshal(data, &s)
-	return s, err
+	o, err := parseObject(data)
+	if err != nil {
+		return State{}, err
+	}
+	s := State{
+		Namespace:  o.str("namespace"),
+		Exists:     o.boolean("exists"),
+		Acquired:   o.boolean("acquired"),
+		HolderID:   o.str("holder_id"),
+		NodeID:     o.str("node_id"),
+		TaskID:     o.str("task_id"),
+		Fence:      o.uint("fence"),
+		AcquiredAt: o.timeOrNull("acquired_at"),
+		RenewedAt:  o.timeOrNull("renewed_at"),
+		ExpiresAt:  o.timeOrNull("expires_at"),
+		TTLMillis:  o.int("ttl_ms"),
+	}
+	if !o.ok() {
+		return State{}, *o.err
+	}
+	return s, nil
 }

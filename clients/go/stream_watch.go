@@ -30,7 +30,9 @@ type streamWatch[T any] struct {
 	// stateEvents are the event types that carry a state; other types, of later server
 	// versions, are skipped.
 	stateEvents []string
-	decode      func(data []byte) (T, error)
+	// decode returns the state an event's data carries, or why the data is none: a value
+	// off the contract is never emitted.
+	decode func(data []byte) (T, error)
 	// same reports whether b shows what a showed: a replay the consumer already has.
 	same func(a, b T) bool
 	// emit hands a new state to the consumer; false stops the watch.
@@ -189,8 +191,13 @@ func (w *streamWatch[T]) connect(ctx, initialCtx context.Context) (delivered boo
 	for {
 		ev, err := events.next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			var tooLarge errEventTooLarge
+			switch {
+			case errors.Is(err, io.EOF):
 				err = fmt.Errorf("GET %s: the server ended the stream", w.url)
+			case errors.As(err, &tooLarge):
+				// Not from a server of the contract: the stream cannot be trusted from here on.
+				err = fmt.Errorf("GET %s: %w", w.url, err)
 			}
 			return delivered, fail(err)
 		}
@@ -200,7 +207,7 @@ func (w *streamWatch[T]) connect(ctx, initialCtx context.Context) (delivered boo
 		s, err := w.decode([]byte(ev.data))
 		if err != nil {
 			// Not a state: the stream cannot be trusted from here on.
-			return delivered, fmt.Errorf("GET %s: event %q: invalid state: %w", w.url, ev.name, err)
+			return delivered, fmt.Errorf("GET %s: %s: invalid state: %w", w.url, describeEvent(ev.name, ev.id), err)
 		}
 		delivered = true
 		phase = "no data"

@@ -4,6 +4,7 @@ import { InitialTimeoutError, NoHolderError } from "./errors.js";
 import { baseUrlOf, type ClientOptions, type Settings, settings } from "./options.js";
 import { type StreamSpec, watchStream } from "./stream-watch.js";
 import { hasHolder, type State } from "./types.js";
+import { decodeState } from "./wire.js";
 
 /** Options of one watch. */
 export interface WatchOptions {
@@ -84,7 +85,7 @@ export class RemoteLeaseObserver {
       initialTimeoutMs,
       server: "an lfp-swarm-lease controller",
       stateEvents: ["current", "change", "message"],
-      decode: (data) => JSON.parse(data) as State,
+      decode: decodeState,
       same: (a, b) => !changed(a, b),
       // Every answer is retried: a wrong one comes from a replica or proxy in a bad moment, and
       // the Swarm VIP may send the next connection to another replica.

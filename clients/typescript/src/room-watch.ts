@@ -1,7 +1,8 @@
 // The watch of one room's GET /elections/{id}/watch, for watchRoom and hold's follower.
 import type { Settings } from "./options.js";
 import type { StreamSpec } from "./stream-watch.js";
-import type { RoomState, WatchFrame } from "./types.js";
+import type { RoomState } from "./types.js";
+import { decodeWatchFrame } from "./wire.js";
 
 /** The spec of a watch of roomId below base; initialTimeoutMs 0: no initial bound. */
 export function roomWatchSpec(
@@ -17,7 +18,7 @@ export function roomWatchSpec(
     initialTimeoutMs,
     server: "a server of the elections API",
     stateEvents: ["state", "message"],
-    decode: decodeFrame,
+    decode: (data) => decodeWatchFrame(data, roomId),
     same: sameRoomState,
     // An invalid room id, disabled elections or a server without the API stay so however often
     // they are asked.
@@ -29,14 +30,6 @@ export function roomWatchSpec(
     reconnectLevel: "debug",
     reconnectMessage: "lfp-swarm-lease: room watch ended; reconnecting",
   };
-}
-
-function decodeFrame(data: string): RoomState {
-  const frame = JSON.parse(data) as WatchFrame | null;
-  if (typeof frame !== "object" || frame === null || typeof frame.status !== "string") {
-    throw new TypeError("not a watch frame");
-  }
-  return { ...frame, leader: frame.leader ?? null };
 }
 
 /** Whether b shows what a showed: status and leader (candidate, metadata, term, expiry); not the times. */

@@ -18,7 +18,7 @@ export interface StreamSpec<T> {
   server: string;
   /** The event types that carry a state; other types, of later server versions, are skipped. */
   stateEvents: readonly string[];
-  /** Parses an event's data; throws when it is not a state. */
+  /** Parses an event's data; throws why when it is not a state: a value off the contract is never yielded. */
   decode(data: string): T;
   /** Whether b shows what a showed: a replay the consumer already has. */
   same(a: T, b: T): boolean;
@@ -32,10 +32,17 @@ export interface StreamSpec<T> {
 }
 
 /**
- * A stream line, or an event's data, longer than this is not from an lfp-swarm-lease server
- * (a state is well under 1 KiB); buffering it without bound would let such a peer exhaust memory.
+ * Bounds one event: its data so far and the line being read, in characters. A State or a watch
+ * frame is well under 1 KiB; a larger event is not from an lfp-swarm-lease server, and buffering
+ * it without bound would let such a peer exhaust memory. The Go client has the same bound.
  */
-const maxBuffer = 1 << 20;
+const maxEvent = 1 << 20;
+
+/** Names an event for an error: its type and id, each cut short, since a misbehaving peer chooses them. */
+function describeEvent(name: string, id: string | undefined): string {
+  const quoteShort = (s: string) => (s.length <= 64 ? JSON.stringify(s) : `${JSON.stringify(s.slice(0, 64))}…`);
+  return `event ${quoteShort(name)}${id ? ` (id ${quoteShort(id)})` : ""}`;
+}
 
 /** Why a connection was cut by the client itself. */
 const idleCut = new Error("nothing received within the idle timeout");
@@ -119,7 +126,7 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
           onError: (error) => {
             if (error.type === "max-buffer-size-exceeded") parseError = error;
           },
-          maxBufferSize: maxBuffer,
+          maxBufferSize: maxEvent,
         });
         const decoder = new TextDecoder();
         for (;;) {
@@ -130,7 +137,8 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
           }
           armIdle(); // any data, keep-alive comments included, shows the connection lives
           parser.feed(decoder.decode(value, { stream: true }));
-          if (parseError) throw new Error(`GET ${spec.url}: ${parseError.message}`);
+          // Not from a server of the contract: the stream cannot be trusted from here on.
+          if (parseError) throw new Error(`GET ${spec.url}: an event larger than ${maxEvent} characters`);
           for (let event = events.shift(); event; event = events.shift()) {
             const name = event.event ?? "message";
             if (!spec.stateEvents.includes(name)) continue; // an event type of a later server version
@@ -139,7 +147,10 @@ export async function* watchStream<T>(spec: StreamSpec<T>, signal?: AbortSignal)
               state = spec.decode(event.data);
             } catch (error) {
               // Not a state: the stream cannot be trusted from here on.
-              throw new Error(`GET ${spec.url}: event ${JSON.stringify(name)}: invalid state: ${String(error)}`);
+              const why = error instanceof Error ? error.message : String(error);
+              throw new Error(`GET ${spec.url}: ${describeEvent(name, event.id)}: invalid state: ${why}`, {
+                cause: error,
+              });
             }
             delivered = true;
             phase = "no data";

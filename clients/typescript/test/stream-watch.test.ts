@@ -154,6 +154,200 @@ describe("stream watches", () => {
   });
 });
 
+/** A logger that keeps the errors of the watches' reconnects (warn for the observer, debug for rooms). */
+function errorLog() {
+  const errors: string[] = [];
+  const keep = (_message: string, fields?: Record<string, unknown>) => {
+    if (fields && "error" in fields) errors.push(String(fields.error));
+  };
+  return {
+    logger: { warn: keep, debug: keep },
+    /** Asserts that an error logged so far says want, and that none repeats a long event. */
+    expect(want: string) {
+      for (const e of errors)
+        assert.ok(e.length <= 1000, `a logged error of ${e.length} characters: ${e.slice(0, 200)}…`);
+      assert.ok(
+        errors.some((e) => e.includes(want)),
+        `no logged error says ${JSON.stringify(want)}; logged:\n${errors.join("\n")}`,
+      );
+    },
+  };
+}
+
+/** base's JSON with set's fields replaced and drop's removed. */
+function spoiled(base: Record<string, unknown>, set: Record<string, unknown> = {}, ...drop: string[]): string {
+  const m: Record<string, unknown> = { ...base, ...set };
+  for (const k of drop) delete m[k];
+  return JSON.stringify(m);
+}
+
+const validState = () => ({
+  ...stateOf("a", 7),
+  acquired_at: "2030-01-02T03:04:05Z",
+  renewed_at: "2030-01-02T03:04:06.5Z",
+});
+
+const room = "room-abcdefgh";
+
+/** A watch frame of room with a leader. */
+const validFrame = () => ({
+  schema_version: 1,
+  election_id: room,
+  status: "leader",
+  retry_after_ms: 5000,
+  observed_at: "2030-01-02T03:04:00Z",
+  leader: { candidate_id: "a", term: 3, expires_at: "2030-01-02T03:04:05.000Z", metadata: "m" },
+});
+
+/** A frame of room led by candidate in term. */
+function ledFrame(candidate: string, term: number) {
+  return { ...validFrame(), leader: { candidate_id: candidate, term, expires_at: "2030-01-02T03:04:05.000Z" } };
+}
+
+// The same cases as the Go client's tests (protocol_test.go), with the same words.
+const offContractStates: [name: string, data: string, want: string][] = [
+  ["null", "null", "want a JSON object, got null"],
+  ["number", "42", "want a JSON object, got a number"],
+  ["string", '"state"', "want a JSON object, got a string"],
+  ["array", "[]", "want a JSON object, got an array"],
+  ["boolean", "true", "want a JSON object, got a boolean"],
+  ["not JSON", "{not json", "not JSON"],
+  ["empty object", "{}", 'field "namespace": missing'],
+  ["fence missing", spoiled(validState(), {}, "fence"), 'field "fence": missing'],
+  ["expires_at missing", spoiled(validState(), {}, "expires_at"), 'field "expires_at": missing'],
+  ["exists null", spoiled(validState(), { exists: null }), 'field "exists": want a boolean, got null'],
+  ["holder_id a number", spoiled(validState(), { holder_id: 1 }), 'field "holder_id": want a string, got a number'],
+  ["fence a string", spoiled(validState(), { fence: "7" }), 'field "fence": want a non-negative integer, got a string'],
+  ["fence negative", spoiled(validState(), { fence: -1 }), 'field "fence": want a non-negative integer, got a number'],
+  [
+    "fence a fraction",
+    spoiled(validState(), { fence: 1.5 }),
+    'field "fence": want a non-negative integer, got a number',
+  ],
+  ["ttl_ms a boolean", spoiled(validState(), { ttl_ms: false }), 'field "ttl_ms": want an integer, got a boolean'],
+  [
+    "acquired_at not a time",
+    spoiled(validState(), { acquired_at: "yesterday" }),
+    'field "acquired_at": want an RFC 3339 time or null, got a string',
+  ],
+  [
+    "renewed_at a number",
+    spoiled(validState(), { renewed_at: 0 }),
+    'field "renewed_at": want an RFC 3339 time or null, got a number',
+  ],
+];
+
+const leaderOf = (set: Record<string, unknown>, ...drop: string[]) => ({
+  leader: JSON.parse(spoiled(validFrame().leader, set, ...drop)),
+});
+
+const offContractFrames: [name: string, data: string, want: string][] = [
+  ["null", "null", "want a JSON object, got null"],
+  ["number", "42", "want a JSON object, got a number"],
+  ["empty object", "{}", 'field "schema_version": missing'],
+  ["schema_version 2", spoiled(validFrame(), { schema_version: 2 }), 'field "schema_version": want 1'],
+  ["another room", spoiled(validFrame(), { election_id: "room-another1" }), `field "election_id": want "${room}"`],
+  ["status follower", spoiled(validFrame(), { status: "follower" }), 'field "status": want "leader" or "vacant"'],
+  ["status null", spoiled(validFrame(), { status: null }), 'field "status": want a string, got null'],
+  ["leader missing", spoiled(validFrame(), {}, "leader"), 'field "leader": missing'],
+  ["leader null", spoiled(validFrame(), { leader: null }), 'status "leader" without a leader'],
+  ["vacant with a leader", spoiled(validFrame(), { status: "vacant" }), 'status "vacant" with a leader'],
+  ["leader a string", spoiled(validFrame(), { leader: "a" }), 'field "leader": want an object or null, got a string'],
+  ["leader.term missing", spoiled(validFrame(), leaderOf({}, "term")), 'field "leader.term": missing'],
+  [
+    "leader.candidate_id a number",
+    spoiled(validFrame(), leaderOf({ candidate_id: 5 })),
+    'field "leader.candidate_id": want a string, got a number',
+  ],
+  [
+    "leader.metadata null",
+    spoiled(validFrame(), leaderOf({ metadata: null })),
+    'field "leader.metadata": want a string, got null',
+  ],
+  [
+    "leader.expires_at null",
+    spoiled(validFrame(), leaderOf({ expires_at: null })),
+    'field "leader.expires_at": want an RFC 3339 time, got null',
+  ],
+  [
+    "retry_after_ms a string",
+    spoiled(validFrame(), { retry_after_ms: "5" }),
+    'field "retry_after_ms": want an integer, got a string',
+  ],
+  ["observed_at missing", spoiled(validFrame(), {}, "observed_at"), 'field "observed_at": missing'],
+];
+
+describe("events off the contract are never yielded: the watch reconnects and names the event", () => {
+  for (const [name, data, want] of offContractStates) {
+    test(`observer: ${name}`, async () => {
+      const srv = await scripted((_req, res, n) => {
+        eventStream(res);
+        if (n === 0) res.write(`id: 7\nevent: current\ndata: ${data}\n\n`);
+        else res.write(frame("current", stateOf("b", 9)));
+      });
+      const log = errorLog();
+      const states = await take(RemoteLeaseObserver.connect(srv.base, { ...fast, logger: log.logger }), 1);
+      assert.deepEqual(
+        states.map((s) => [s.holder_id, s.fence]),
+        [["b", 9]],
+      );
+      log.expect(`event "current" (id "7"): invalid state: ${want}`);
+    });
+  }
+
+  for (const [name, data, want] of offContractFrames) {
+    test(`room watch: ${name}`, async () => {
+      const srv = await scripted((_req, res, n) => {
+        eventStream(res);
+        if (n === 0) res.write(`${frame("state", ledFrame("a", 1))}event: state\ndata: ${data}\n\n`);
+        else res.write(frame("state", ledFrame("b", 2)));
+      });
+      const log = errorLog();
+      const got: string[] = [];
+      for await (const s of createLeaseClient(srv.base, { ...fast, logger: log.logger }).watchRoom(room)) {
+        got.push(`${s.status} ${s.leader ? `${s.leader.candidate_id}/${s.leader.term}` : "vacant"}`);
+        if (got.length === 2) break;
+      }
+      assert.deepEqual(got, ["leader a/1", "leader b/2"]);
+      log.expect(`event "state": invalid state: ${want}`);
+    });
+  }
+});
+
+test("an event larger than 1 MiB ends the stream; the server could write little more of it", async () => {
+  // The first stream's event never ends; it is offered 64 MiB, written as fast as the client
+  // reads. The loopback sockets' buffers hold a few MiB more than the client read.
+  const offered = 64 << 20;
+  let written: Promise<number> | undefined;
+  const srv = await scripted((_req, res, n) => {
+    eventStream(res);
+    if (n > 0) {
+      res.write(frame("current", stateOf("b", 9)));
+      return;
+    }
+    written = new Promise((resolve) => {
+      let bytes = 0;
+      const chunk = `data: ${"x".repeat(1018)}\n`.repeat(64);
+      const pump = () => {
+        while (bytes < offered) {
+          bytes += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", pump);
+        }
+        res.end();
+      };
+      res.once("close", () => resolve(bytes));
+      res.write("event: change\n");
+      pump();
+    });
+  });
+  const log = errorLog();
+  const states = await take(RemoteLeaseObserver.connect(srv.base, { ...fast, logger: log.logger }), 1);
+  assert.equal(states[0]?.holder_id, "b");
+  const bytes = await written;
+  assert.ok(bytes !== undefined && bytes < 16 << 20, `the server wrote ${bytes} bytes of one event`);
+  log.expect(`an event larger than ${1 << 20} characters`);
+});
+
 describe("LeaseApiError", () => {
   test("from the server's body and headers, or a proxy's text", async () => {
     const body = {
