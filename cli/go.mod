@@ -6,7 +6,6 @@ require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/knadh/koanf/providers/confmap v1.0.1
 	github.com/knadh/koanf/providers/env/v2 v2.0.2
-	github.com/knadh/koanf/providers/file v1.2.1
 	github.com/knadh/koanf/providers/posflag v1.0.2
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/moby/moby/client v0.6.2
@@ -15,6 +14,7 @@ require (
 	github.com/regbo/lfp-swarm-lease/clients/go v0.1.0
 	github.com/regbo/lfp-swarm-lease/lease v0.1.0
 	github.com/regbo/lfp-swarm-lease/server v0.1.0
+	github.com/regbo/lfp-swarm-lease/settings v0.1.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.48.0

@@ -93,8 +93,8 @@ election lives in labels on a zero-replica "anchor" service, updated by compare-
 service's version index: Swarm's own Raft log is the database.
 
 Settings come from flags, then environment variables (SWARM_LEASE_*, or the prefix chosen with
---env-prefix; each also as *_FILE naming a file), then labels of the current Swarm task's
-container, then defaults.`,
+--env-prefix; each also as *_FILE naming a regular file of at most 64 KiB), then labels of
+the current Swarm task's container, then defaults.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Get().Version,

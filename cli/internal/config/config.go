@@ -114,8 +114,6 @@ type Loader struct {
 	Flags *pflag.FlagSet
 	// Environ returns the environment (default os.Environ).
 	Environ func() []string
-	// ReadFile reads the file a _FILE variant names (default: koanf's file provider).
-	ReadFile func(string) ([]byte, error)
 	// Discover finds the current Swarm task; nil disables discovery. It is called only when
 	// the store is swarm or the namespace or holder ID is missing.
 	Discover func(ctx context.Context) (Task, error)
@@ -178,12 +176,9 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	if !validPrefix(prefix) {
 		return nil, fmt.Errorf("invalid --env-prefix %q: use letters, digits and '_', starting with a letter", prefix)
 	}
-	environ, readFile := l.Environ, l.ReadFile
+	environ := l.Environ
 	if environ == nil {
 		environ = os.Environ
-	}
-	if readFile == nil {
-		readFile = readSecretFile
 	}
 
 	defaults := newLayer()
@@ -200,7 +195,7 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 			l.Warn(w)
 		}
 	}
-	envLayer, err := loadEnv(prefix, environ, readFile)
+	envLayer, err := loadEnv(prefix, environ)
 	if err != nil {
 		return nil, err
 	}

@@ -86,14 +86,12 @@ func TestEnvPrefixSwitchesEveryVariableAndLabel(t *testing.T) {
 }
 
 func TestFileVariant(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ns")
+	if err := os.WriteFile(path, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	l := config.Loader{
-		Environ: env("SWARM_LEASE_NAMESPACE_FILE=/run/secrets/ns", "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory"),
-		ReadFile: func(path string) ([]byte, error) {
-			if path != "/run/secrets/ns" {
-				return nil, errors.New("unexpected path " + path)
-			}
-			return []byte("from-file\n"), nil
-		},
+		Environ: env("SWARM_LEASE_NAMESPACE_FILE="+path, "SWARM_LEASE_HOLDER_ID=h", "SWARM_LEASE_STORE=memory"),
 	}
 	c, err := l.Load(context.Background())
 	if err != nil {
@@ -351,7 +349,7 @@ func TestFileVariantRules(t *testing.T) {
 		want []string
 	}{
 		{[]string{"SWARM_LEASE_TTL_MS=3000", "SWARM_LEASE_TTL_MS_FILE=" + ttl}, []string{"both SWARM_LEASE_TTL_MS and SWARM_LEASE_TTL_MS_FILE are set"}},
-		{[]string{"SWARM_LEASE_TTL_MS_FILE=" + missing}, []string{"cannot read " + missing, "SWARM_LEASE_TTL_MS_FILE"}},
+		{[]string{"SWARM_LEASE_TTL_MS_FILE=" + missing}, []string{missing + " (named by SWARM_LEASE_TTL_MS_FILE) does not exist"}},
 		{[]string{"SWARM_LEASE_LISTEN_FILE=" + empty}, []string{empty, "SWARM_LEASE_LISTEN_FILE", "is empty"}},
 		{[]string{"SWARM_LEASE_TTL_MS_FILE=" + write("word", "soon\n")}, []string{`invalid ttl_ms "soon"`, "named by SWARM_LEASE_TTL_MS_FILE", "whole number"}},
 	} {

@@ -7,10 +7,11 @@ import (
 	"strings"
 
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 // A layer is what one koanf provider gave: typed values by setting key, and where each came
@@ -59,9 +60,9 @@ func envProvider(prefix, suffix string, environ func() []string) *env.Env {
 
 // loadEnv is the environment layer: PREFIX_KEY directly, or the content of the file that
 // PREFIX_KEY_FILE names (a mounted secret), its trailing newline trimmed. Setting both is an
-// error that names both; so is a file that cannot be read or is empty, naming the variable and
-// the file.
-func loadEnv(prefix string, environ func() []string, readFile func(string) ([]byte, error)) (layer, error) {
+// error that names both; so is a file that settings.ReadFile refuses (not a regular file, over
+// 64 KiB, unreadable) or that is empty, naming the variable, the file and what to do.
+func loadEnv(prefix string, environ func() []string) (layer, error) {
 	out := newLayer()
 	if err := out.read(envProvider(prefix, "", environ), func(key string) Source {
 		return Source{Kind: FromEnv, Name: EnvName(prefix, key)}
@@ -83,9 +84,10 @@ func loadEnv(prefix string, environ func() []string, readFile func(string) ([]by
 			errs = append(errs, fmt.Errorf("both %s and %s are set: keep one", name, via))
 			continue
 		}
-		data, err := readFile(path)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("cannot read %s (named by %s): %w", path, via, err))
+		data, err := settings.ReadFile(path, settings.MaxValueFile)
+		var refused *settings.FileError
+		if errors.As(err, &refused) { // every error of ReadFile is one
+			errs = append(errs, fmt.Errorf("%s (named by %s) %s: %s", path, via, refused.Problem, refused.Fix))
 			continue
 		}
 		value := strings.TrimRight(string(data), "\r\n")
@@ -97,9 +99,6 @@ func loadEnv(prefix string, environ func() []string, readFile func(string) ([]by
 	}
 	return out, errors.Join(errs...)
 }
-
-// readSecretFile reads a _FILE variant's file through koanf's file provider.
-func readSecretFile(path string) ([]byte, error) { return file.Provider(path).ReadBytes() }
 
 // loadFlags is the flag layer: the settings' flags the user gave, read through koanf's pflag
 // provider with their types (the numbers as int64), and where each came from. Unchanged flags

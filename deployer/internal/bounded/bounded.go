@@ -1,35 +1,12 @@
-// Package bounded reads files and collects output up to a limit, so that a setting pointed at
-// /dev/zero, a huge file or a chatty child process cannot exhaust the deployer's memory.
+// Package bounded collects output up to a limit, so that a chatty child process cannot exhaust
+// the deployer's memory. (The files that settings name are read by the settings module's
+// ReadFile, which the CLI shares.)
 package bounded
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 )
-
-// ErrTooLarge is a file larger than the limit its reader allows.
-var ErrTooLarge = errors.New("bounded: larger than the limit")
-
-// ReadFile reads path like os.ReadFile, but at most limit bytes: a longer file (or an endless
-// one such as /dev/zero) is an error matching ErrTooLarge that says the limit.
-func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: %s is larger than %s", ErrTooLarge, path, Size(limit))
-	}
-	return data, nil
-}
 
 // Size reads a limit as "64 KiB" or "1 MiB".
 func Size(n int64) string {

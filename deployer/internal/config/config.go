@@ -81,7 +81,7 @@ func AddFlags(fs *pflag.FlagSet, envFile *string) {
 }
 
 // Load reads the settings from every layer. The warnings (unknown variables) go to the user;
-// an error is an *Error, or an unreadable .env.
+// an error is an *Error, or a .env that is not KEY=VALUE lines.
 func Load(in Input) (*Config, []string, error) {
 	envFile, explicit := in.EnvFile, in.EnvFile != ""
 	if !explicit {
@@ -89,8 +89,12 @@ func Load(in Input) (*Config, []string, error) {
 	}
 	var dotEnv map[string]variable
 	if _, err := os.Stat(envFile); err == nil || explicit {
+		name := "--env-file"
+		if !explicit {
+			name = ".env"
+		}
 		var err error
-		if dotEnv, err = dotEnvVariables(envFile); err != nil {
+		if dotEnv, err = dotEnvVariables(envFile, name); err != nil {
 			return nil, nil, err
 		}
 	}

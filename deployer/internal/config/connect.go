@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 // Connect is what every Portainer command starts with: it loads the settings, writes the
@@ -28,6 +30,12 @@ func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 		fmt.Fprintln(warn, w)
 	}
 	client, err := portainer.New(cfg.PortainerOptions())
+	var refused *settings.FileError
+	if errors.As(err, &refused) {
+		// The CA bundle is the only file the client reads: name the setting that named it.
+		s, _ := setting("portainer_ca_file")
+		return nil, nil, refusedFile(s.Variable(), cfg.sources["portainer_ca_file"], refused)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

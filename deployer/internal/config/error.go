@@ -5,7 +5,8 @@ import "fmt"
 // Error is a setting that is missing, malformed or contradictory. The deployer exits 2 on
 // one, before it changes anything.
 type Error struct {
-	// Variable is the setting's variable (or both variables, for a value and its _FILE).
+	// Variable is the setting's variable (or both variables, for a value and its _FILE), or,
+	// for the .env file, --env-file or .env.
 	Variable string
 	// Source is where the value came from, e.g. "flag --replicas" or ".env line 4"; "" when
 	// the setting is missing.

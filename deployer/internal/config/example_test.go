@@ -11,7 +11,7 @@ import (
 // every setting once, with its default or empty, secrets empty, and nothing unknown.
 func TestEnvExampleDocumentsEverySetting(t *testing.T) {
 	path := filepath.Join("..", "..", "..", ".env.example")
-	vars, err := dotEnvVariables(path)
+	vars, err := dotEnvVariables(path, "--env-file")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,13 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/bounded"
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
-// maxValueFile and maxEnvFile bound what a _FILE and the .env file may hold: a value (an API
-// key, a token) is short, and a path at /dev/zero or a log file must fail, not fill memory.
-const (
-	maxValueFile = 64 << 10
-	maxEnvFile   = 1 << 20
-)
+// maxEnvFile bounds the .env file: a few dozen settings take some KiB, and a path at a log or a
+// disk image must fail, not fill memory. A _FILE's bound is settings.MaxValueFile, the CLI's
+// too.
+const maxEnvFile = 1 << 20
 
 // value is a setting's text and where it came from.
 type value struct {
@@ -85,14 +83,13 @@ func processVariables() (map[string]variable, error) {
 	return out, nil
 }
 
-// dotEnvVariables are the .env file's SWARM_LEASE_DEPLOY_* variables.
-func dotEnvVariables(path string) (map[string]variable, error) {
-	data, err := bounded.ReadFile(path, maxEnvFile)
-	if errors.Is(err, bounded.ErrTooLarge) {
-		return nil, fmt.Errorf("config: the env file: %w, far more than settings need: pass the .env file to --env-file", err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("config: read the env file %s: %w: pass an existing file to --env-file, or create it from .env.example", path, err)
+// dotEnvVariables are the SWARM_LEASE_DEPLOY_* variables of the .env file at path; errors
+// name the file by via: "--env-file", or ".env" for the repository's.
+func dotEnvVariables(path, via string) (map[string]variable, error) {
+	data, err := settings.ReadFile(path, maxEnvFile)
+	var refused *settings.FileError
+	if errors.As(err, &refused) { // every error of ReadFile is one
+		return nil, refusedFile(via, "", refused)
 	}
 	// Parsed from the bytes read: reading the file again could read something else.
 	parsed, err := dotenv.Parser().Unmarshal(data)
@@ -180,16 +177,21 @@ func byVariable(name string) (s Setting, isFile, ok bool) {
 // readSecretFile reads a _FILE's value: the file's text without one trailing newline, which
 // editors and `echo` add.
 func readSecretFile(s Setting, path, where string) (string, error) {
-	data, err := bounded.ReadFile(path, maxValueFile)
-	if errors.Is(err, bounded.ErrTooLarge) {
-		return "", &Error{Variable: s.FileVariable(), Source: where, Problem: fmt.Sprintf("the file %s is larger than %s, which no value is", path, bounded.Size(maxValueFile)), Fix: "point it at a file that holds only the value"}
-	}
-	if err != nil {
-		return "", &Error{Variable: s.FileVariable(), Source: where, Problem: fmt.Sprintf("cannot read the file %s: %v", path, err), Fix: "point it at a readable file holding the value"}
+	data, err := settings.ReadFile(path, settings.MaxValueFile)
+	var refused *settings.FileError
+	if errors.As(err, &refused) { // every error of ReadFile is one
+		return "", refusedFile(s.FileVariable(), where, refused)
 	}
 	text := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
 	if text == "" {
 		return "", &Error{Variable: s.FileVariable(), Source: where, Problem: fmt.Sprintf("the file %s is empty", path), Fix: "write the value into it, or unset the variable"}
 	}
 	return text, nil
+}
+
+// refusedFile is the *Error of a file that name (a variable or a flag) names and that
+// settings.ReadFile refused: a directory, a pipe, a device, a file over the limit, a missing or
+// unreadable one. It says what the file is, never what it holds.
+func refusedFile(name, where string, refused *settings.FileError) *Error {
+	return &Error{Variable: name, Source: where, Problem: "the file " + refused.Path + " " + refused.Problem, Fix: refused.Fix}
 }

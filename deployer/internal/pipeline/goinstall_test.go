@@ -75,7 +75,7 @@ func TestGoInstallOfTheTaggedCLI(t *testing.T) {
 	clone := taggedClone(t)
 	proxy := filepath.Join(t.TempDir(), "proxy")
 	writeModuleProxy(t, clone, proxy)
-	for _, goMod := range []string{"cli/go.mod", "lease/go.mod", "server/go.mod", "clients/go/go.mod"} {
+	for _, goMod := range []string{"cli/go.mod", "lease/go.mod", "server/go.mod", "clients/go/go.mod", "settings/go.mod"} {
 		content, err := os.ReadFile(filepath.Join(clone, goMod))
 		if err != nil {
 			t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/bounded"
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 // Options configures a Client. Exactly one authentication mode must be set: APIKey, or
@@ -54,6 +54,9 @@ type Client struct {
 	mu  sync.Mutex
 	jwt Secret // the current login's token; empty until the first call that needs one
 }
+
+// maxCAFile bounds the CA bundle: the system's whole bundle is some 200 KiB.
+const maxCAFile = 1 << 20
 
 // Timeouts of the client's own transport: connecting and the TLS handshake are quick or
 // broken; a stack deploy can take minutes (Portainer answers once `docker stack deploy` has
@@ -143,8 +146,9 @@ func newHTTPClient(base *url.URL, caFile string, insecure bool) (*http.Client, e
 	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
 	if caFile != "" {
-		// A CA bundle is some KiB; the bound makes a wrong path (a device, a log) fail at once.
-		pem, err := bounded.ReadFile(caFile, 1<<20)
+		// A CA bundle is some KiB; settings.ReadFile makes a wrong path (a device, a pipe, a
+		// log) fail at once, with a *settings.FileError that the caller can name the setting in.
+		pem, err := settings.ReadFile(caFile, maxCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("portainer: Options.CAFile: %w", err)
 		}

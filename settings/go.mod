@@ -1,0 +1,3 @@
+module github.com/regbo/lfp-swarm-lease/settings
+
+go 1.26.0
