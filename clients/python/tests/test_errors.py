@@ -8,7 +8,6 @@ import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -23,7 +22,6 @@ from lfp_swarm_lease import (
 from support import Processes, Request, Scripted, cli, namespace
 
 REQUEST_ID = re.compile(r"req_[0-9a-f]{32}")
-T = TypeVar("T")
 
 
 async def api_error(call: Awaitable[object]) -> LeaseApiError:
@@ -101,8 +99,8 @@ async def test_403_forbidden_when_elections_are_off(procs: Processes, store: str
     e = await api_error(client.create_election())
     assert (e.status, e.code) == (403, "forbidden") and not e.temporary
     with pytest.raises(LeaseApiError) as watched:
-        async for _ in client.watch_room("room-abcdefgh"):
-            pytest.fail("a state")
+        async with client.watch_room("room-abcdefgh") as watcher:
+            await asyncio.wait_for(watcher.__anext__(), 5)
     assert watched.value.code == "forbidden", "a permanent answer ends the watch at once"
 
 

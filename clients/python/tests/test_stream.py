@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
 
 import pytest
 
@@ -19,9 +20,11 @@ from lfp_swarm_lease import (
     ProtocolError,
     RemoteLeaseObserver,
     State,
+    Watcher,
 )
 from support import Request, Scripted, frame, poll_until, state_of, vacant_frame
 
+T = TypeVar("T")
 FAST = Options(min_backoff=0.02, max_backoff=0.1, jitter=lambda: 0.0)
 
 
@@ -41,6 +44,11 @@ async def scripted() -> AsyncIterator[Callable[[Callable[[Request], Awaitable[No
 
 
 Start = Callable[[Callable[[Request], Awaitable[None]]], Awaitable[Scripted]]
+
+
+async def anext_of(watcher: Watcher[T]) -> T:
+    async with watcher:
+        return await watcher.__anext__()
 
 
 async def take(observer: RemoteLeaseObserver, n: int, timeout: float = 10) -> list[State]:
@@ -247,10 +255,10 @@ async def test_a_room_watch_waits_out_retry_after_and_stops_at_a_permanent_answe
     loop = asyncio.get_running_loop()
     began = loop.time()
     with pytest.raises(LeaseApiError) as e:
-        async for _ in client.watch_room("forbidden-room"):
-            pytest.fail("a state")
+        await asyncio.wait_for(anext_of(client.watch_room("forbidden-room")), 5)
     assert (e.value.status, e.value.code, e.value.request_id) == (403, "forbidden", "req_3")
     assert loop.time() - began < 1, "a permanent answer is not retried"
+    assert len(srv.requests) == 3
 
 
 async def test_a_servers_retry_field_sets_the_reconnect_floor_capped_by_max_backoff(
@@ -328,7 +336,7 @@ async def test_closing_before_the_first_state_ends_the_watch_at_once(scripted: S
     loop = asyncio.get_running_loop()
     began = loop.time()
     await watcher.aclose()
-    assert loop.time() - began < 0.2
+    assert loop.time() - began < 1, "closing waited for a timeout"
     with pytest.raises(RuntimeError, match="closed"):
         await watcher.__anext__()
 

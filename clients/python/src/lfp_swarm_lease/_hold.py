@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from types import TracebackType
 from collections.abc import Coroutine
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import _timing
 from ._backoff import Backoff
 from ._errors import LeaseApiError, LeaseError
+from ._leadership import Leadership
 from ._models import CampaignResult
 from ._options import safe_jitter
-from ._leadership import Leadership
 from ._stream import watch_stream
 
 if TYPE_CHECKING:
@@ -55,13 +55,12 @@ class Hold:
     ``renew_interval``), each wait timed from the start of the last confirmed request on the
     monotonic clock and shortened by up to a fifth at random.
 
-    The safety deadline is the start of the last request the server confirmed (the winning
-    campaign, then each renewal) + TTL − :func:`safety_margin` (a tenth of the TTL, at most
-    2 s), on this process's monotonic clock — never the server's ``expires_at``: the server
-    stamps the expiry after the request started, so the deadline falls before the room can be
-    handed over, whatever the network delay. When the server says the term is over, or
-    ``stop_before`` seconds before the deadline without a successful renewal, the body (the task
-    that entered the block) is cancelled, and the block raises :class:`LeadershipEndedError`
+    The term's safety deadline (:attr:`Leadership.deadline`) follows the rule the Go and
+    TypeScript clients and ``run --server`` share, docs/safety.md §7a: it is measured on this
+    process's monotonic clock from the start of the last request the server confirmed, never
+    from the server's ``expires_at``. When the server says the term is over, or ``stop_before``
+    seconds before the deadline without a successful renewal, the body (the task that entered
+    the block) is cancelled, and the block raises :class:`LeadershipEndedError`
     with the cause. Leaving the block resigns the term (unless it was lost), so that a follower
     takes over at once; a failed resignation is logged, not raised (the lease then expires).
 

@@ -23,6 +23,8 @@ class Leadership:
 
     def __init__(self, client: LeaseClient, room_id: str, won: CampaignResult, *, start: float,
                  ttl: int, stop_before: float, interval: float, body: asyncio.Task[object]) -> None:
+        """Use :meth:`LeaseClient.hold`: this starts the renewals and the deadline's timer of
+        the term ``won``, whose winning request started at ``start`` (``loop.time()``)."""
         assert won.leader_token is not None
         self._client = client
         self._loop = asyncio.get_running_loop()
