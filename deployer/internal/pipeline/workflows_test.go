@@ -32,3 +32,34 @@ func TestReleaseWorkflowHasNoDeploymentSecrets(t *testing.T) {
 		t.Error("release.yml mentions Portainer: release CI never deploys")
 	}
 }
+
+// The Python client goes to PyPI by trusted publishing: a job of its own with the OIDC token,
+// behind PUBLISH_PYPI (a manual run's publish_pypi input), and no PyPI token anywhere.
+func TestReleaseWorkflowPublishesToPyPIByTrustedPublishing(t *testing.T) {
+	content := readFile(t, ".github/workflows/release.yml")
+	_, job, found := strings.Cut(content, "\n  pypi:\n")
+	if !found {
+		t.Fatal("release.yml has no pypi job")
+	}
+	for _, want := range []string{"needs: release", "inputs.publish_pypi || vars.PUBLISH_PYPI", "id-token: write",
+		"environment: release", "pypa/gh-action-pypi-publish@", "packages-dir: clients/python/dist/", "python -m build"} {
+		if !strings.Contains(job, want) {
+			t.Errorf("the pypi job lacks %q", want)
+		}
+	}
+	if !strings.Contains(content, "publish_pypi:") {
+		t.Error("a manual run has no publish_pypi input")
+	}
+	for _, token := range []string{"secrets.pypi", "pypi_token", "pypi_api_token"} {
+		if strings.Contains(strings.ToLower(content), token) {
+			t.Errorf("release.yml mentions %q: trusted publishing needs no token", token)
+		}
+	}
+	if strings.Contains(job, "password:") || strings.Contains(job, "secrets.") {
+		t.Error("the pypi job passes a secret: trusted publishing needs none")
+	}
+	// Only the PyPI job may ask for an OIDC token.
+	if strings.Count(content, "id-token: write") != 1 {
+		t.Error("id-token: write must be granted to the pypi job only")
+	}
+}

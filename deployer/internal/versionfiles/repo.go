@@ -18,6 +18,7 @@ type Repo struct {
 	root     string
 	files    map[string][]byte // path relative to root → content
 	packages []string          // bun workspace directories
+	pythons  []string          // pyproject.toml files of Python packages
 	modules  []goModule
 	work     *modfile.WorkFile
 }
@@ -43,6 +44,14 @@ func Open(root string) (*Repo, error) {
 	}
 	if len(r.packages) > 0 {
 		if _, err := r.read("bun.lock"); err != nil {
+			return nil, err
+		}
+	}
+	if r.pythons, err = pythonProjects(root); err != nil {
+		return nil, err
+	}
+	for _, file := range r.pythons {
+		if _, err := r.read(file); err != nil {
 			return nil, err
 		}
 	}
@@ -122,6 +131,13 @@ func (r *Repo) Locations() ([]Location, error) {
 		}
 		locs = append(locs, Location{File: "bun.lock", What: "workspace " + dir, Version: v})
 	}
+	for _, file := range r.pythons {
+		v, err := pyprojectVersionOf(file, r.files[file])
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, Location{File: file, What: "[project] version", Version: v})
+	}
 	workspace := workspaceModulePaths(r.modules)
 	for _, m := range r.modules {
 		reqs, err := goModRequirements(m, r.files[m.goModPath()], workspace)
@@ -174,6 +190,13 @@ func (r *Repo) SetVersion(version string) ([]Change, error) {
 			}
 		}
 		next["bun.lock"] = lock
+	}
+	for _, file := range r.pythons {
+		content, err := setPyprojectVersion(file, r.files[file], version)
+		if err != nil {
+			return nil, err
+		}
+		next[file] = content
 	}
 	workspace := workspaceModulePaths(r.modules)
 	for _, m := range r.modules {

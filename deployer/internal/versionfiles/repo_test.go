@@ -25,7 +25,7 @@ func TestRepositoryVersionFilesAgree(t *testing.T) {
 	if _, err := versionfiles.Agreed(locs); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"package.json", "clients/typescript/package.json", "bun.lock", "cli/go.mod", "go.work"} {
+	for _, want := range []string{"package.json", "clients/typescript/package.json", "bun.lock", "clients/python/pyproject.toml", "cli/go.mod", "go.work"} {
 		found := false
 		for _, l := range locs {
 			found = found || l.File == want
@@ -110,5 +110,56 @@ func TestMajorVersionTwoIsRefused(t *testing.T) {
 	}
 	if _, err := r.SetVersion("2.0.0"); err == nil || !strings.Contains(err.Error(), "/v2") {
 		t.Fatalf("SetVersion(2.0.0) = %v, want an error about /v2 module paths", err)
+	}
+}
+
+// The Python package's version: its one line in [project], not a version elsewhere in the file.
+func TestPyprojectVersion(t *testing.T) {
+	root := copyRepo(t)
+	p := filepath.Join(root, "clients/python/pyproject.toml")
+	content, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A version line in another table must stay as it is.
+	content = append(content, []byte("\n[tool.other]\nversion = \"9.9.9\"\n")...)
+	if err := os.WriteFile(p, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := versionfiles.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := r.SetVersion("0.3.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for _, c := range changes {
+		if c.File == "clients/python/pyproject.toml" {
+			got = c.New
+		}
+	}
+	if !strings.Contains(string(got), "\nversion = \"0.3.0\"\n") || !strings.Contains(string(got), "[tool.other]\nversion = \"9.9.9\"") {
+		t.Fatalf("clients/python/pyproject.toml after SetVersion(0.3.0):\n%s", got)
+	}
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"missing", "\nversion = ", "\nversio = ", `no "version" in [project]`},
+		{"dynamic", "\nversion = \"0.1.0\"\n", "\ndynamic = [\"version\"]\n", "the version is dynamic"},
+		{"not a string", "\nversion = \"0.1.0\"\n", "\nversion = 1\n", "one line version ="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyRepo(t)
+			p := filepath.Join(root, "clients/python/pyproject.toml")
+			content, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.Replace(string(content), tc.from, tc.to, 1)), 0o644)
+			r, err := versionfiles.Open(root)
+			if err == nil {
+				_, err = r.Locations()
+			}
+			if err == nil || !strings.Contains(err.Error(), "clients/python/pyproject.toml") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming the file and %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -51,8 +51,8 @@ func NewCmdRelease(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 		Use:   "release [patch|minor|major]",
 		Short: "Bump the shared version, commit, tag and push the release",
 		Long: `Bumps the one shared version (default: patch) in every version file: the root and
-workspace package.json files, bun.lock, the Go modules' requirements on each other and
-go.work's replace lines. Refuses a dirty tree and a branch behind its upstream (it fetches
+workspace package.json files, bun.lock, the Python packages' pyproject.toml, the Go modules'
+requirements on each other and go.work's replace lines. Refuses a dirty tree and a branch behind its upstream (it fetches
 first). Runs the release tests, commits the version files, creates the annotated tag vX.Y.Z
 and one tag DIR/vX.Y.Z per Go module, and pushes commit and tags with git push --atomic.
 --dry-run prints every step with the versions and changes nothing.`,

@@ -106,6 +106,10 @@ func TestReleaseEachLevelPushesCommitAndTagsAtomically(t *testing.T) {
 			if err := agreeAt(clone, want); err != nil {
 				t.Fatalf("in a clone of the tag: %v", err)
 			}
+			// The Python package is built from the tag: its pyproject.toml carries the version.
+			if py, err := os.ReadFile(filepath.Join(clone, "clients/python/pyproject.toml")); err != nil || !bytes.Contains(py, []byte("\nversion = \""+want+"\"\n")) {
+				t.Fatalf("clients/python/pyproject.toml of the tag (%v):\n%s", err, py)
+			}
 			if status := testrepo.Git(t, f.dir, "status", "--porcelain"); status != "" {
 				t.Fatalf("work tree not clean after the release:\n%s", status)
 			}

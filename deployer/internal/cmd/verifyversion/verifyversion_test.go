@@ -59,6 +59,22 @@ func TestVerifyVersionNamesTheFileThatDisagrees(t *testing.T) {
 	}
 }
 
+func TestVerifyVersionNamesThePythonPackage(t *testing.T) {
+	dir := testrepo.CopyVersionFiles(t)
+	p := filepath.Join(dir, "clients/python/pyproject.toml")
+	content, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, bytes.Replace(content, []byte(`version = "0.1.0"`), []byte(`version = "0.1.5"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(t, dir, "v0.1.0")
+	if err == nil || !strings.Contains(err.Error(), "clients/python/pyproject.toml ([project] version): 0.1.5") {
+		t.Fatalf("err = %v, want one naming clients/python/pyproject.toml", err)
+	}
+}
+
 // The script release CI runs, on this repository: the current version passes, another fails.
 func TestVerifyReleaseVersionScript(t *testing.T) {
 	root := testrepo.SourceRoot()
