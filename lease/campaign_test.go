@@ -420,3 +420,43 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestCampaignWaitsOutATermWhoseElectionVanished: an election destroyed under a live term (or a
+// file store's directory removed) leaves its holder at work until its next renewal fails. A
+// follower that saw that term held must not start a new incarnation beside it: it takes the
+// absence for the term until the term expires, and the new fences start above it.
+func TestCampaignWaitsOutATermWhoseElectionVanished(t *testing.T) {
+	store := memstore.New()
+	ttl := time.Second
+	ctxA, stopA := context.WithCancel(context.Background())
+	defer stopA()
+	aTerms := make(chan *lease.Term, 1)
+	aDone := make(chan error, 1)
+	go func() {
+		aDone <- campaign(t, store, "a", ttl).Run(ctxA, func(term *lease.Term) error { aTerms <- term; <-term.Done(); return nil })
+	}()
+	first := within(t, aTerms, 2*time.Second, "a's term")
+
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	bTerms := make(chan *lease.Term, 1)
+	go func() { _ = campaign(t, store, "b", ttl).Run(ctxB, func(term *lease.Term) error { bTerms <- term; <-term.Done(); return nil }) }()
+	time.Sleep(200 * time.Millisecond) // b's first reads of a's term (it polls every 50 ms)
+
+	// The election vanishes; a goes on working, but can no longer write (it stops contending),
+	// as a holder between two renewals that then dies would.
+	if err := store.Delete(context.Background(), "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	vanished := time.Now()
+	stopA()
+	within(t, aDone, 2*time.Second, "a to stop")
+	term := within(t, bTerms, 3*ttl, "b's term after a's expired")
+	// a's term, last written before b's last read of it, runs until a TTL after that write.
+	if took := time.Since(vanished); took < ttl-300*time.Millisecond {
+		t.Fatalf("b started a term %v after the election vanished, inside a's term (TTL %v)", took, ttl)
+	}
+	if term.Grant.Fence <= first.Grant.Fence {
+		t.Fatalf("b's fence %d is not above a's %d", term.Grant.Fence, first.Grant.Fence)
+	}
+}

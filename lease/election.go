@@ -363,7 +363,7 @@ func (e *Election) load(ctx context.Context, op string) (Record, Version, error)
 	rec, ver, err := e.store.Load(ctx, e.namespace)
 	switch {
 	case errors.Is(err, ErrNotFound) && op == "try-acquire":
-		return e.initialRecord(), missing, nil
+		return e.recordWhenMissing(), missing, nil
 	case errors.Is(err, ErrNotFound):
 		return Record{}, 0, fmt.Errorf("%w: the election does not exist", ErrNotHolder)
 	case err == nil:
@@ -419,6 +419,26 @@ func (e *Election) initialRecord() Record {
 	now := normalizeTime(e.clock.Now())
 	floor := max(now.UnixMicro(), 0)
 	return Record{Namespace: e.namespace, Fence: uint64(floor), RenewedAt: now, ExpiresAt: now}
+}
+
+// recordWhenMissing is the record a try-acquire decides on when the election does not exist.
+// A term this contender saw held by another, and that has not expired by its rules, may still
+// be at work: the election was destroyed (or a file store's directory removed) under it, and
+// its holder learns of that only at its next renewal. Until it expires it reads as still held;
+// after it, the new incarnation's fences start above it and above the clock (initialRecord).
+func (e *Election) recordWhenMissing() Record {
+	initial := e.initialRecord()
+	e.mu.Lock()
+	seen, ok := e.observed, e.hasObserved
+	e.mu.Unlock()
+	if !ok || !seen.Held() {
+		return initial
+	}
+	if !e.id.holds(seen) && !e.expired(seen, missing) {
+		return seen
+	}
+	initial.Fence = max(initial.Fence, seen.Fence)
+	return initial
 }
 
 func normalizeRecord(r Record) Record {
