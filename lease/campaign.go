@@ -361,7 +361,7 @@ func (c *Campaign) lossCause(rec Record, fence uint64, clash *identityClash, log
 func reason(ctx context.Context) string {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, ErrIdentityInUse):
-		return "lost to another process with this identity"
+		return "lost: another process uses this identity"
 	case errors.Is(cause, ErrDeadline):
 		return "deadline"
 	case errors.Is(cause, ErrLost):

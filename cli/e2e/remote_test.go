@@ -404,8 +404,8 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	if code := leader.wait(t, 5*time.Second); code != 0 {
 		t.Fatalf("the terminated supervisor exited %d, want 0", code)
 	}
-	if !strings.Contains(leader.out.String(), `msg=resigned`) {
-		t.Fatalf("the terminated supervisor did not resign:\n%s", leader.out.String())
+	if !strings.Contains(leader.out.String(), `msg=released`) {
+		t.Fatalf("the terminated supervisor did not resign its term:\n%s", leader.out.String())
 	}
 	stop, _ := lastEvent(events, "stop")
 	second := startsOf(events)[1]

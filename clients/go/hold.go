@@ -37,7 +37,14 @@ type HoldOption func(*holdConfig)
 type holdConfig struct {
 	stopBefore    time.Duration
 	renewInterval time.Duration // 0 until NewHolder sets the default, a third of the TTL
+	following     func(Leader)
 	err           error
+}
+
+// WithFollowing has the holder call f, instead of logging, each time a campaign it loses shows
+// another leader or term: a supervisor that logs its own transitions keeps one vocabulary.
+func WithFollowing(f func(leader Leader)) HoldOption {
+	return func(c *holdConfig) { c.following = f }
 }
 
 // WithStopBefore ends each Leadership this long before its safety deadline when renewals fail,
@@ -207,6 +214,8 @@ func (h *Holder) campaign(ctx context.Context) (*Leadership, error) {
 				// the other, but whoever reads the room cannot tell them apart.
 				h.log.Error("swarmlease: the room is led by this candidate id, but not by this holder: another process campaigns "+
 					"with the same candidate id; give each its own", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+			} else if h.cfg.following != nil {
+				h.cfg.following(res.Leader)
 			} else {
 				h.log.Info("swarmlease: following", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term,
 					"retry_after", res.RetryAfter.Round(time.Millisecond))

@@ -3,12 +3,13 @@ package runcmd
 import (
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
 // leaderLog logs, on a follower, who leads whenever that changes: the holder and fence the
-// campaign read. Routine renewals of the same term log nothing.
+// contender read, whatever the engine. Routine renewals of the same term log nothing.
 type leaderLog struct {
 	log  *slog.Logger
 	self lease.Identity
@@ -20,10 +21,19 @@ type leaderLog struct {
 
 // onState is a Campaign.OnState function.
 func (l *leaderLog) onState(s lease.Snapshot) {
-	holder, task, fence := "", "", uint64(0)
-	if s.Acquired {
-		holder, task, fence = s.HolderID, s.TaskID, s.Fence
+	if !s.Acquired {
+		l.observe(Term{Election: s.Namespace}, time.Time{})
+		return
 	}
+	l.observe(Term{Election: s.Namespace, Fence: s.Fence, Holder: lease.Identity{HolderID: s.HolderID, TaskID: s.TaskID}}, s.ExpiresAt)
+}
+
+// onLeader receives the leader a room's holder follows.
+func (l *leaderLog) onLeader(t Term) { l.observe(t, time.Time{}) }
+
+// observe logs t's holder (none: no leader) if it differs from the last one seen.
+func (l *leaderLog) observe(t Term, expiresAt time.Time) {
+	holder, task, fence := t.Holder.HolderID, t.Holder.TaskID, t.Fence
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if holder == l.holder && task == l.task && fence == l.fence {
@@ -32,11 +42,14 @@ func (l *leaderLog) onState(s lease.Snapshot) {
 	l.holder, l.task, l.fence = holder, task, fence
 	switch {
 	case holder == "":
-		l.log.Info("following: no leader", "namespace", s.Namespace)
+		l.log.Info("following: no leader", "namespace", t.Election)
 	case holder == l.self.HolderID && task == l.self.TaskID:
 		// This replica's own term: its own lines say so.
 	default:
-		l.log.Info("following", "namespace", s.Namespace, "leader_holder_id", holder, "leader_task_id", task, "leader_fence", fence,
-			"expires_at", s.ExpiresAt)
+		attrs := []any{"namespace", t.Election, "leader_holder_id", holder, "leader_task_id", task, "leader_fence", fence}
+		if !expiresAt.IsZero() {
+			attrs = append(attrs, "expires_at", expiresAt)
+		}
+		l.log.Info("following", attrs...)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,7 +109,7 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 }
 
 // runRun checks the configuration and the command, then contends in the mode the configuration
-// names.
+// names: one loop (contend) over the Contender of that mode.
 func runRun(ctx context.Context, opts *Options) error {
 	log, err := opts.Log.Logger(opts.IO.Err)
 	if err != nil {
@@ -129,7 +128,7 @@ func runRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if cfg.Server != "" {
-		return remoteRun(ctx, opts, cfg, log)
+		return roomRun(ctx, opts, cfg, log)
 	}
 	metrics := server.NewMetrics()
 	cmdutil.RegisterLogDrops(metrics.Registry(), opts.IO.Err)
@@ -170,71 +169,69 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 		served := make(chan error, 1)
 		go func() { served <- cmdutil.ServeElection(httpCtx, s, metrics, log, ln, snaps) }()
 		defer func() {
-			close(snaps) // campaign.Run has returned: nothing observes any more
+			close(snaps) // the campaign has returned: nothing observes any more
 			stopHTTP()
 			<-served
 		}()
 	}
 	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
-	loop := childLoop(opts, cfg)
-	loop.Log = log
+	return contend(ctx, opts, cfg, leaseContender{campaign}, log)
+}
+
+// roomRun is run with a server configured: it contends for a room of the elections server
+// instead of the Swarm lease, and supervises the command exactly as on the lease. It serves no
+// HTTP API: the elections server already serves the room.
+func roomRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.Logger) error {
+	log = log.With("server", cfg.Server)
+	leaders := &leaderLog{log: log}
+	contender, err := newRoomContender(cfg, opts.Hostname, log, leaders.onLeader)
+	if err != nil {
+		return err
+	}
+	leaders.self = lease.Identity{HolderID: contender.id.HolderID}
+	if src := cfg.Source(config.KeyListen); src.Kind != config.FromDefault && cfg.Listen != config.ListenOff {
+		log.Info("listen is ignored with a server: observe the room on the elections server", "listen", cfg.Listen,
+			"watch", cfg.Server+"/elections/"+cfg.ElectionID+"/watch")
+	}
+	log.Info("contending", "namespace", cfg.ElectionID, "holder_id", contender.id.HolderID, "ttl", cfg.TTL)
+	return contend(ctx, opts, cfg, contender, log)
+}
+
+// contend is run's one loop: it contends until ctx ends or the command's outcome says run
+// exits, leading every term won with the supervision loop; a command that keeps crashing makes
+// it stop contending for the back-off, the term released meanwhile.
+func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender, log *slog.Logger) error {
+	loop := &runloop.Loop{Argv: opts.Argv, Environ: opts.Environ, Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
+		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit, Log: log}
 	loop.Prepare() // the guard of the first term, started while following
 	defer loop.Close()
 	for {
-		out, err := campaignOnce(ctx, campaign, loop, cfg, log)
+		var last runloop.Outcome
+		err := c.Contend(ctx, func(t Term) error {
+			out, err := loop.Lead(ctx, t.forLoop(cfg.EnvPrefix, log))
+			if err != nil {
+				return commandError(err)
+			}
+			if out.Exit || out.Backoff > 0 {
+				last = out
+				return errStopContending
+			}
+			return nil
+		})
 		switch {
+		case errors.Is(err, errStopContending) && last.Exit:
+			return exitWithOutcome(last)
+		case errors.Is(err, errStopContending):
+			// Released: another replica may take over while this one waits.
+			if cmdutil.Sleep(ctx, last.Backoff, nil) == nil {
+				continue
+			}
 		case err != nil:
 			return err
-		case out.Exit:
-			return exitWithOutcome(out)
-		case out.Backoff > 0:
-			// Released: another replica may take over while this one waits.
-			if cmdutil.Sleep(ctx, out.Backoff, nil) != nil {
-				log.Info("stopped", "namespace", cfg.Namespace)
-				return nil
-			}
-			continue
 		}
-		break
-	}
-	log.Info("stopped", "namespace", cfg.Namespace)
-	return nil
-}
-
-// campaignOnce contends until ctx ends, the loop decides run exits, or the command keeps
-// crashing (out.Backoff): then the campaign stops after releasing, so that run waits without
-// the lease.
-func campaignOnce(ctx context.Context, campaign *lease.Campaign, loop *runloop.Loop, cfg *config.Config, log *slog.Logger) (runloop.Outcome, error) {
-	var last runloop.Outcome
-	err := campaign.Run(ctx, func(term *lease.Term) error {
-		g := term.Grant
-		out, err := loop.Lead(ctx, runloop.Term{
-			Done:      term.Done(),
-			Remaining: term.Remaining,
-			Renewed:   term.Renewed(),
-			Env:       childEnv(cfg, g),
-			Log:       log.With("namespace", g.Namespace, "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence),
-			Ended:     func() []any { return []any{"reason", term.Cause()} },
-		})
-		if err != nil {
-			return commandError(err)
-		}
-		if out.Exit || out.Backoff > 0 {
-			last = out
-			return lease.ErrStopCampaign
-		}
+		log.Info("stopped")
 		return nil
-	})
-	if errors.Is(err, lease.ErrStopCampaign) {
-		return last, nil
 	}
-	return runloop.Outcome{}, err
-}
-
-// childLoop is the supervision loop of run's command, in either mode.
-func childLoop(opts *Options, cfg *config.Config) *runloop.Loop {
-	return &runloop.Loop{Argv: opts.Argv, Environ: opts.Environ, Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
-		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit}
 }
 
 // exitWithOutcome is run's result when the loop decided to exit: the command's own code, or
@@ -244,18 +241,6 @@ func exitWithOutcome(out runloop.Outcome) error {
 		return &cmdutil.ExitError{Code: out.ExitCode, Err: fmt.Errorf("run: exiting with the child's outcome (%d)", out.ExitCode)}
 	}
 	return nil
-}
-
-// childEnv is what the child learns of its term, under the configured prefix.
-func childEnv(cfg *config.Config, g lease.Grant) []string {
-	p := cfg.EnvPrefix + "_"
-	return []string{
-		p + "FENCE=" + strconv.FormatUint(g.Fence, 10),
-		p + "HOLDER_ID=" + g.HolderID,
-		p + "NODE_ID=" + g.NodeID,
-		p + "TASK_ID=" + g.TaskID,
-		p + "NAMESPACE=" + g.Namespace,
-	}
 }
 
 // NewCmdGuard is the hidden command that runs the guard between run and its command.

@@ -1,0 +1,151 @@
+package runcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// roomContender wins terms of a room of an elections server through the Go client's Holder,
+// and logs each term's transitions as a lease.Campaign does: acquired, lost, term ended,
+// released.
+type roomContender struct {
+	cfg    *config.Config
+	holder *swarmlease.Holder
+	id     lease.Identity // the candidate id as HolderID, run's node and task ids
+	log    *slog.Logger
+}
+
+// newRoomContender checks run's settings for the room and builds its holder; following
+// receives each leader the holder learns of while it follows.
+func newRoomContender(cfg *config.Config, hostname func() string, log *slog.Logger, following func(Term)) (*roomContender, error) {
+	if err := cfg.RequireRemote(); err != nil {
+		return nil, cmdutil.Usage(err)
+	}
+	candidate, err := candidateID(cfg, hostname)
+	if err != nil {
+		return nil, cmdutil.Usage(err)
+	}
+	// The client's own lines (failed requests) name the server as run's do.
+	el, err := swarmlease.NewElections(cfg.Server, swarmlease.WithLogger(log))
+	if err != nil {
+		return nil, cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err))
+	}
+	holdOpts := []swarmlease.HoldOption{swarmlease.WithStopBefore(cfg.ShutdownTimeout), swarmlease.WithFollowing(func(l swarmlease.Leader) {
+		following(Term{Fence: l.Term, Holder: lease.Identity{HolderID: l.CandidateID}, Election: cfg.ElectionID})
+	})}
+	if cfg.RenewInterval > 0 {
+		holdOpts = append(holdOpts, swarmlease.WithRenewInterval(cfg.RenewInterval))
+	}
+	holder, err := el.NewHolder(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, holdOpts...)
+	if err != nil {
+		return nil, holdError(cfg, err)
+	}
+	return &roomContender{cfg: cfg, holder: holder, log: log,
+		id: lease.Identity{HolderID: candidate, NodeID: cfg.Identity.NodeID, TaskID: cfg.Identity.TaskID}}, nil
+}
+
+// Contend implements Contender.
+func (c *roomContender) Contend(ctx context.Context, lead func(Term) error) error {
+	for ctx.Err() == nil {
+		l, err := c.holder.Hold(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return holdError(c.cfg, err)
+		}
+		t := Term{Fence: l.Term(), Holder: c.id, Election: c.cfg.ElectionID, Done: l.Done(), Cause: l.Cause,
+			Remaining: func() time.Duration { return time.Until(l.Deadline()) }, Renewed: l.Renewed()}
+		log := c.log.With(t.logAttrs()...)
+		log.Info("acquired", "expires_at", l.Leader().ExpiresAt, "safety_deadline", l.Deadline())
+		leadErr := lead(t)
+		steppedDown := l.Cause() == nil
+		c.handBack(ctx, l, log)
+		if leadErr != nil {
+			return leadErr
+		}
+		if steppedDown {
+			// Give the followers one poll interval to take over, and never spin campaign and
+			// resign with a command that exits at once.
+			_ = cmdutil.Sleep(ctx, c.cfg.DefaultPoll, nil)
+		}
+	}
+	return nil
+}
+
+// handBack ends the term l and resigns it on a fresh context (run's own may be cancelled by
+// then), so that a follower takes over at once.
+func (c *roomContender) handBack(ctx context.Context, l *swarmlease.Leadership, log *slog.Logger) {
+	cause := l.Cause()
+	if errors.Is(cause, swarmlease.ErrLost) {
+		log.Warn("lost", "reason", cause.Error())
+	}
+	log.Info("term ended", "reason", endReason(cause))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_, err := l.Resign(rctx)
+	switch {
+	case errors.Is(cause, swarmlease.ErrLost) && err == nil:
+		// The server ended the term: nothing to hand back.
+	case err == nil:
+		log.Info("released")
+	case errors.Is(err, swarmlease.ErrLeaseNotCurrent):
+		// The lease had expired already: nothing to hand back either.
+	default:
+		log.Warn("release failed; unless it reached the server, followers take over when the lease expires", "err", err)
+	}
+}
+
+// holdError turns a refusal that retrying cannot change into run's error: inputs the client or
+// the server refuses are configuration errors (exit 2) naming the setting.
+func holdError(cfg *config.Config, err error) error {
+	switch {
+	case errors.Is(err, swarmlease.ErrInvalidTiming):
+		return timingSettingError(cfg, err)
+	case errors.Is(err, swarmlease.ErrInvalidTTL):
+		return cmdutil.Usage(fmt.Errorf("the elections server refused %s (from %s): %w", config.KeyTTLMillis, cfg.Source(config.KeyTTLMillis), err))
+	case errors.Is(err, swarmlease.ErrInvalidInput):
+		return cmdutil.Usage(fmt.Errorf("the elections server at %s refused the campaign (check %s and %s): %w", cfg.Server, config.KeyElectionID, config.KeyHolderID, err))
+	}
+	return fmt.Errorf("the elections server at %s refused the campaign: %w", cfg.Server, err)
+}
+
+// maxCandidateID is the longest candidate id of the elections API.
+const maxCandidateID = 64
+
+// candidateID is the candidate id of run through an elections server: holder_id when set
+// (RequireRemote checked it), else the hostname with every character outside
+// [A-Za-z0-9._:@-] replaced by '-', at most 64 characters.
+func candidateID(cfg *config.Config, hostname func() string) (string, error) {
+	if cfg.Identity.HolderID != "" {
+		return cfg.Identity.HolderID, nil
+	}
+	id := sanitizeCandidate(hostname())
+	if id == "" {
+		return "", fmt.Errorf("no candidate id: the hostname is empty; set %s or --%s",
+			config.EnvName(cfg.EnvPrefix, config.KeyHolderID), config.FlagName(config.KeyHolderID))
+	}
+	return id, nil
+}
+
+func sanitizeCandidate(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < maxCandidateID; i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.IndexByte("._:@-", c) >= 0:
+			b.WriteByte(c)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
