@@ -440,7 +440,9 @@ func TestCampaignWaitsOutATermWhoseElectionVanished(t *testing.T) {
 	ctxB, stopB := context.WithCancel(context.Background())
 	defer stopB()
 	bTerms := make(chan *lease.Term, 1)
-	go func() { _ = campaign(t, store, "b", ttl).Run(ctxB, func(term *lease.Term) error { bTerms <- term; <-term.Done(); return nil }) }()
+	go func() {
+		_ = campaign(t, store, "b", ttl).Run(ctxB, func(term *lease.Term) error { bTerms <- term; <-term.Done(); return nil })
+	}()
 	time.Sleep(200 * time.Millisecond) // b's first reads of a's term (it polls every 50 ms)
 
 	// The election vanishes; a goes on working, but can no longer write (it stops contending),
