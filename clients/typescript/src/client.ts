@@ -1,5 +1,6 @@
 // createLeaseClient: every endpoint of the contract, typed from clients/openapi.json.
 import createClient, { type Client } from "openapi-fetch";
+import type { CampaignRequest, CampaignResult, RequestOptions, RoomCalls } from "./calls.js";
 import { LeaseApiError } from "./errors.js";
 import type { paths } from "./generated/openapi.js";
 import { type HoldOptions, holdRoom, type Leadership } from "./hold.js";
@@ -21,28 +22,6 @@ import type {
   State,
 } from "./types.js";
 
-/** Options of one request. */
-export interface RequestOptions {
-  /** Aborts the request; the call then rejects with the signal's reason. */
-  signal?: AbortSignal;
-}
-
-/** What a candidate campaigns with. */
-export interface CampaignRequest {
-  /** 1 to 64 of [A-Za-z0-9._:@-]; several candidates may share one (the token identifies a term). */
-  candidateId: string;
-  /** The lease duration, whole seconds from 5 to 300 (default: the server's 30). */
-  ttlSeconds?: number;
-  /** At most 1024 characters, shown to everyone who reads the room. */
-  metadata?: string;
-}
-
-/** A campaign's or renewal's answer, with the leader token wrapped so that it never prints. */
-export type CampaignResult = Omit<CampaignAnswer, "leader_token"> & {
-  /** The term's token, for leaders only. */
-  leader_token?: LeaderToken;
-};
-
 /** Options of watchRoom. */
 export interface RoomWatchOptions extends WatchOptions {
   /** How long to wait for the first state (default: the client's initialTimeoutMs). */
@@ -53,7 +32,7 @@ export interface RoomWatchOptions extends WatchOptions {
  * A client of one lfp-swarm-lease server: the controller endpoints (healthz, readyz, info,
  * state, and the event stream through `observer()`) and the elections API.
  */
-export class LeaseClient {
+export class LeaseClient implements RoomCalls {
   readonly #base: string;
   readonly #settings: Settings;
   readonly #options: ClientOptions;

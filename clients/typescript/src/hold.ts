@@ -2,7 +2,7 @@
 // deadline — when renewals stop succeeding.
 import { childController, now, sleep } from "./abort.js";
 import { Backoff, safeJitter } from "./backoff.js";
-import type { LeaseClient } from "./client.js";
+import type { RoomCalls } from "./calls.js";
 import { LeadershipEndedError, LeaseApiError } from "./errors.js";
 import type { Settings } from "./options.js";
 import { checkRoomId } from "./room-id.js";
@@ -49,7 +49,7 @@ const minFollowerWaitMs = 20;
 
 /** The implementation of LeaseClient.hold. */
 export async function holdRoom(
-  client: LeaseClient,
+  client: RoomCalls,
   settings: Settings,
   roomId: string,
   candidateId: string,
@@ -86,7 +86,7 @@ export async function holdRoom(
       // it (even before the answer arrives) must still wake the follower.
       vacancy?.drain();
       const start = now();
-      let result: Awaited<ReturnType<LeaseClient["campaign"]>>;
+      let result: Awaited<ReturnType<RoomCalls["campaign"]>>;
       try {
         result = await client.campaign(roomId, { candidateId, ttlSeconds, metadata: options.metadata }, { signal });
       } catch (error) {
@@ -246,7 +246,7 @@ export class Leadership {
   /** Resolves with the cause when the term ends. */
   readonly done: Promise<LeadershipEndedError>;
 
-  readonly #client: LeaseClient;
+  readonly #client: RoomCalls;
   readonly #settings: Settings;
   readonly #token: LeaderToken;
   readonly #term: TermSettings;
@@ -261,7 +261,7 @@ export class Leadership {
 
   /** Use LeaseClient.hold. */
   constructor(
-    client: LeaseClient,
+    client: RoomCalls,
     settings: Settings,
     roomId: string,
     token: LeaderToken,
@@ -398,7 +398,7 @@ export class Leadership {
         () => controller.abort(new Error("the term's deadline")),
         this.#deadline - stopBeforeMs - now(),
       );
-      let result: Awaited<ReturnType<LeaseClient["renew"]>> | undefined;
+      let result: Awaited<ReturnType<RoomCalls["renew"]>> | undefined;
       let failure: unknown;
       try {
         result = await this.#client.renew(this.roomId, this.#token, ttlSeconds, { signal: controller.signal });

@@ -2,14 +2,8 @@
 // stream (RemoteLeaseObserver) and the elections API with hold. Browser-safe: fetch and web
 // streams only.
 
-export {
-  type CampaignRequest,
-  type CampaignResult,
-  createLeaseClient,
-  LeaseClient,
-  type RequestOptions,
-  type RoomWatchOptions,
-} from "./client.js";
+export type { CampaignRequest, CampaignResult, RequestOptions } from "./calls.js";
+export { createLeaseClient, LeaseClient, type RoomWatchOptions } from "./client.js";
 export {
   InitialTimeoutError,
   LeadershipEndedError,
