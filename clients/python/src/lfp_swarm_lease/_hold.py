@@ -7,18 +7,17 @@ import asyncio
 import sys
 from collections.abc import Coroutine
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _timing
 from ._backoff import Backoff
+from ._calls import RoomCalls
 from ._errors import LeaseApiError, LeaseError
 from ._leadership import Leadership
 from ._models import CampaignResult
 from ._options import safe_jitter
 from ._stream import watch_stream
 
-if TYPE_CHECKING:
-    from ._client import LeaseClient
 
 #: A follower told to retry "now" (its leader's lease is just ending) must not campaign in a
 #: tight loop.
@@ -68,7 +67,7 @@ class Hold:
     watch :meth:`Leadership.wait_ended`; the fence for every write is :attr:`Leadership.term`.
     """
 
-    def __init__(self, client: LeaseClient, room_id: str, candidate_id: str, *, ttl: int,
+    def __init__(self, client: RoomCalls, room_id: str, candidate_id: str, *, ttl: int,
                  metadata: str | None, stop_before: float, renew_interval: float | None) -> None:
         checked = check_ttl(ttl, "hold")
         if checked is None or not _timing.MIN_TTL <= checked <= _timing.MAX_TTL:
@@ -196,7 +195,7 @@ class _VacancyWatch:
     """Follows a room's watch stream while ``hold`` is a follower, and wakes it when the room
     is vacant. Its failures are not errors: the follower's timer still bounds each wait."""
 
-    def __init__(self, client: LeaseClient, room_id: str) -> None:
+    def __init__(self, client: RoomCalls, room_id: str) -> None:
         self._seen = asyncio.Event()
         # No initial timeout: the follower's timer bounds each wait, the watch only shortens it.
         self._stream = watch_stream(client._room_spec(room_id, None))

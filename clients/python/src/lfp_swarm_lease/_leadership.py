@@ -4,24 +4,21 @@ guards — before the term's safety deadline — when renewals stop succeeding."
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from . import _timing
 from ._backoff import Backoff
+from ._calls import RoomCalls
 from ._errors import EndReason, LeadershipEndedError, LeaseApiError, LeaseError
 from ._models import CampaignResult, ElectionLeader
 from ._options import safe_jitter
 from ._token import LeaderToken
-
-if TYPE_CHECKING:
-    from ._client import LeaseClient
 
 
 class Leadership:
     """One term won by :class:`Hold`, alive until it ends; :attr:`cause` then says why. Nothing
     it shows contains the token."""
 
-    def __init__(self, client: LeaseClient, room_id: str, won: CampaignResult, *, start: float,
+    def __init__(self, client: RoomCalls, room_id: str, won: CampaignResult, *, start: float,
                  ttl: int, stop_before: float, interval: float, body: asyncio.Task[object]) -> None:
         """Use :meth:`LeaseClient.hold`: this starts the renewals and the deadline's timer of
         the term ``won``, whose winning request started at ``start`` (``loop.time()``)."""
