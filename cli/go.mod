@@ -57,4 +57,5 @@ require (
 	go.opentelemetry.io/otel/metric v1.35.0 // indirect
 	go.opentelemetry.io/otel/trace v1.35.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	github.com/regbo/lfp-swarm-lease/timing v0.1.0 // indirect
 )

@@ -7,3 +7,5 @@ require (
 	github.com/regbo/lfp-swarm-lease/images v0.1.0
 	github.com/regbo/lfp-swarm-lease/lease v0.1.0
 )
+
+require github.com/regbo/lfp-swarm-lease/timing v0.1.0 // indirect

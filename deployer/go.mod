@@ -3,6 +3,7 @@ module github.com/regbo/lfp-swarm-lease/deployer
 go 1.26.0
 
 require (
+	github.com/regbo/lfp-swarm-lease/timing v0.1.0
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/compose-spec/compose-go/v2 v2.16.2

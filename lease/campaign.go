@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Reasons a term ends, as the cause of its context (context.Cause).
@@ -110,7 +111,7 @@ func (c *Campaign) validate() error {
 	}
 	ttl := c.Election.TTL()
 	if c.RenewInterval == 0 {
-		c.RenewInterval = ttl / 3
+		c.RenewInterval = timing.DefaultRenewInterval(ttl)
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
-	"github.com/regbo/lfp-swarm-lease/lease/timing"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Election is one contender's handle on one election. It is safe for concurrent use; its
@@ -78,7 +78,7 @@ func (e *Election) Store() Store { return e.store }
 func (e *Election) Remaining(g Grant) time.Duration { return g.Deadline - e.clock.Monotonic() }
 
 // SafetyMargin is how much earlier than the TTL a holder's deadline falls: a tenth of the TTL,
-// at most two seconds (lease/timing). It absorbs clock-rate differences between holder and
+// at most two seconds (the timing module). It absorbs clock-rate differences between holder and
 // contenders.
 func SafetyMargin(ttl time.Duration) time.Duration { return timing.SafetyMargin(ttl) }
 

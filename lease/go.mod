@@ -3,6 +3,7 @@ module github.com/regbo/lfp-swarm-lease/lease
 go 1.26.0
 
 require (
+	github.com/regbo/lfp-swarm-lease/timing v0.1.0
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/containerd/errdefs v1.0.0
 	github.com/fsnotify/fsnotify v1.10.1

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/timing"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Defaults of the Election settings (the README's Configuration table lists them).

@@ -3,14 +3,14 @@ package lease
 import (
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/timing"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // ErrInvalidTiming: a campaign's intervals do not fit in its lease. The error is a
 // *TimingError, which names the offending durations.
 var ErrInvalidTiming = timing.ErrInvalid
 
-// TimingError is the timing rule's refusal (lease/timing): the holder's window — the TTL minus
+// TimingError is the timing rule's refusal (the timing module): the holder's window — the TTL minus
 // its safety margin — must leave room for the stop time plus one renewal interval, and every
 // interval must be positive. The fields let a caller name its own settings for each duration.
 type TimingError = timing.Error

@@ -45,4 +45,5 @@ require (
 	go.opentelemetry.io/otel/trace v1.35.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	github.com/regbo/lfp-swarm-lease/timing v0.1.0 // indirect
 )

@@ -1,5 +1,7 @@
-// Package swarmlease is the Go client of lfp-swarm-lease, using only the standard library. It
-// has two parts: an Observer that follows a Swarm election through a controller's event stream,
+// Package swarmlease is the Go client of lfp-swarm-lease. It uses the standard library and one
+// module of the project's own, timing (the lease's timing rule and safety margin, written once
+// for the client and the engine; itself the standard library only) — so that it adds no
+// third-party module to its users' builds. It has two parts: an Observer that follows a Swarm election through a controller's event stream,
 // and an Elections client of the elections ("rooms") API, with which any process — no Docker
 // access needed — can elect a leader.
 //

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Elections is a client of the elections ("rooms") API of an lfp-swarm-lease server — or of any
@@ -50,8 +52,8 @@ func NewElections(baseURL string, opts ...Option) (*Elections, error) {
 // Limits of the contract that the client checks before sending.
 const (
 	// MinTTL and MaxTTL bound a lease's TTL; it is a whole number of seconds.
-	MinTTL = 5 * time.Second
-	MaxTTL = 300 * time.Second
+	MinTTL = timing.MinRoomTTL
+	MaxTTL = timing.MaxRoomTTL
 	// DefaultTTL is the server's TTL when a request gives none (Hold sends it explicitly).
 	DefaultTTL = 30 * time.Second
 )

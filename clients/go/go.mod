@@ -2,4 +2,4 @@ module github.com/regbo/lfp-swarm-lease/clients/go
 
 go 1.26.0
 
-require github.com/regbo/lfp-swarm-lease/lease v0.1.0
+require github.com/regbo/lfp-swarm-lease/timing v0.1.0

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/timing"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Reasons a Leadership ends, as its Cause.
@@ -27,7 +27,7 @@ var (
 )
 
 // SafetyMargin is how much earlier than the TTL Hold's safety deadline falls: a tenth of the
-// TTL, at most two seconds — the lease's own margin (lease/timing). It absorbs clock-rate
+// TTL, at most two seconds — the lease's own margin (the timing module). It absorbs clock-rate
 // differences between the holder and the server.
 func SafetyMargin(ttl time.Duration) time.Duration { return timing.SafetyMargin(ttl) }
 
@@ -107,14 +107,14 @@ func (c *Elections) NewHolder(roomID string, req CampaignRequest, opts ...HoldOp
 	if req.TTL == 0 {
 		req.TTL = DefaultTTL
 	}
-	if req.TTL < MinTTL || req.TTL > MaxTTL || req.TTL%time.Second != 0 {
+	if !timing.RoomTTLValid(req.TTL) {
 		return nil, fmt.Errorf("%w: %v: want a whole number of seconds from %d to %d", ErrInvalidTTL, req.TTL, int(MinTTL/time.Second), int(MaxTTL/time.Second))
 	}
 	if hc.renewInterval == 0 {
 		// A third of the TTL, as the Swarm lease renews, rather than the server's
 		// renew_after_ms (half): the term must also survive slow answers and a few retries
 		// before its deadline, which falls a margin and the stop time before the TTL.
-		hc.renewInterval = req.TTL / 3
+		hc.renewInterval = timing.DefaultRenewInterval(req.TTL)
 	}
 	if err := timing.Check(req.TTL, hc.renewInterval, hc.stopBefore); err != nil {
 		return nil, err

@@ -8,14 +8,17 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Limits of the wire contract (docs/elections-api.md).
 const (
-	// MinTTL and MaxTTL bound a lease's duration; it is a whole number of seconds.
-	MinTTL = 5 * time.Second
+	// MinTTL and MaxTTL bound a lease's duration; it is a whole number of seconds (the timing
+	// module's rule).
+	MinTTL = timing.MinRoomTTL
 	// MaxTTL is the longest accepted lease duration.
-	MaxTTL = 300 * time.Second
+	MaxTTL = timing.MaxRoomTTL
 	// DefaultTTL is the duration the wire contract applies when a request names none. The
 	// engine never applies it by itself: an explicit zero is invalid.
 	DefaultTTL = 30 * time.Second
@@ -93,7 +96,7 @@ func ValidateMetadata(m string) error {
 
 // ValidateTTL checks a lease duration: a whole number of seconds from MinTTL to MaxTTL.
 func ValidateTTL(ttl time.Duration) error {
-	if ttl < MinTTL || ttl > MaxTTL || ttl%time.Second != 0 {
+	if !timing.RoomTTLValid(ttl) {
 		return fmt.Errorf("%w %v: use a whole number of seconds from %d to %d", ErrInvalidTTL, ttl,
 			int(MinTTL/time.Second), int(MaxTTL/time.Second))
 	}

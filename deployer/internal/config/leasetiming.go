@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/timing"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // stackShutdownTimeout is the child's shutdown timeout that deploy/stack.yml pins

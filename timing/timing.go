@@ -98,3 +98,20 @@ func CheckClockSkew(ttl, skew time.Duration) error {
 	}
 	return nil
 }
+
+// The lease durations of the elections API's rooms: whole seconds from MinRoomTTL to
+// MaxRoomTTL, as the wire contract's ttl_seconds.
+const (
+	MinRoomTTL = 5 * time.Second
+	MaxRoomTTL = 300 * time.Second
+)
+
+// RoomTTLValid reports whether ttl is a lease duration of a room: a whole number of seconds
+// from MinRoomTTL to MaxRoomTTL.
+func RoomTTLValid(ttl time.Duration) bool {
+	return ttl >= MinRoomTTL && ttl <= MaxRoomTTL && ttl%time.Second == 0
+}
+
+// DefaultRenewInterval is how often a holder renews unless told otherwise: every third of the
+// TTL, so that two renewals can fail and the third still lands before the deadline.
+func DefaultRenewInterval(ttl time.Duration) time.Duration { return ttl / 3 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/timing"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // TestSafetyMargin: a tenth of the TTL, at most two seconds.
