@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +40,27 @@ func TestEnvExampleDocumentsEverySetting(t *testing.T) {
 			if s.Kind == Secret && strings.HasPrefix(line, s.Variable()+"=") && line != s.Variable()+"=" {
 				t.Errorf(".env.example gives a secret a value: %s", line)
 			}
+		}
+	}
+}
+
+// TestRecommendedSecretFilesAreIgnoredByGit: the secret file that .env.example recommends,
+// secrets/portainer-api-key, is one git never adds, like .env itself.
+func TestRecommendedSecretFilesAreIgnoredByGit(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	data, err := os.ReadFile(filepath.Join(root, ".env.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const recommended = "SWARM_LEASE_DEPLOY_PORTAINER_API_KEY_FILE=secrets/portainer-api-key"
+	if !strings.Contains(string(data), recommended) {
+		t.Fatalf(".env.example no longer recommends %s: update this test", recommended)
+	}
+	for _, path := range []string{"secrets/portainer-api-key", ".env"} {
+		cmd := exec.Command("git", "check-ignore", "-q", path)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("git check-ignore %s: %v %s: git would add the secret (add it to .gitignore)", path, err, out)
 		}
 	}
 }
