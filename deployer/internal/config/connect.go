@@ -18,7 +18,7 @@ import (
 func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 	cfg, warnings, err := Load(in)
 	for _, w := range warnings {
-		fmt.Fprintln(warn, w)
+		fmt.Fprintln(warn, "warning:", w)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -33,8 +33,7 @@ func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 	var refused *settings.FileError
 	if errors.As(err, &refused) {
 		// The CA bundle is the only file the client reads: name the setting that named it.
-		s, _ := setting("portainer_ca_file")
-		return nil, nil, refusedFile(s.Variable(), cfg.sources["portainer_ca_file"], refused)
+		return nil, nil, refusedFile(variable("portainer_ca_file"), cfg.Source("portainer_ca_file"), refused)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -57,5 +56,5 @@ func (c *Config) cleartextWarning() string {
 	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
 		return ""
 	}
-	return fmt.Sprintf("warning: SWARM_LEASE_DEPLOY_PORTAINER_URL (from %s) is http:// to %s, not loopback: Portainer's credentials travel in clear text; use https://%s:9443", c.sources["portainer_url"], host, host)
+	return fmt.Sprintf("warning: SWARM_LEASE_DEPLOY_PORTAINER_URL (from %s) is http:// to %s, not loopback: Portainer's credentials travel in clear text; use https://%s:9443", c.Source("portainer_url"), host, host)
 }
