@@ -48,6 +48,9 @@ type Input struct {
 	EnvFile string
 	// Dir is where the default .env is looked for: the repository root.
 	Dir string
+	// Registry: the command pushes or resolves images, so Connect checks the registry's
+	// settings with Portainer's, and every missing setting is reported at once.
+	Registry bool
 }
 
 // Load reads the settings from every layer, weakest first: the defaults, the .env file, the

@@ -325,6 +325,7 @@ func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
 	clearEnvironment(t)
 	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "prod")
 	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_secret")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", "https://p.example:9443")
 	cfg, _, err := Load(Input{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +338,10 @@ func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
 		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 403}, []string{"SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "access", "SWARM_LEASE_DEPLOY_ENDPOINT"}},
 		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 409}, []string{"SWARM_LEASE_DEPLOY_STACK_NAME", "concurrent deploy", "deploy again"}},
 		{fmt.Errorf("%w: engine", ownership.ErrNotManager), []string{"SWARM_LEASE_DEPLOY_ENDPOINT (from variable SWARM_LEASE_DEPLOY_ENDPOINT)", "Swarm manager"}},
+		{fmt.Errorf("find: %w", &portainer.UnreachableError{Op: "endpoint 1", Address: "https://p.example:9443", Cause: errors.New("connection refused")}),
+			[]string{"find: portainer: endpoint 1: portainer: unreachable at https://p.example:9443: connection refused; check SWARM_LEASE_DEPLOY_PORTAINER_URL (from variable SWARM_LEASE_DEPLOY_PORTAINER_URL), that Portainer is running"}},
+		{&portainer.UnreachableError{Op: "status", Address: "https://p.example:9443", Cause: errors.New("x509: certificate signed by unknown authority"), TLS: true},
+			[]string{"the TLS handshake failed: check SWARM_LEASE_DEPLOY_PORTAINER_CA_FILE (not set: the system's CAs)", "host name of SWARM_LEASE_DEPLOY_PORTAINER_URL"}},
 	}
 	for _, c := range cases {
 		got := cfg.ExplainPortainer(c.err)
@@ -348,8 +353,8 @@ func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
 				t.Errorf("%q does not contain %q", got, p)
 			}
 		}
-		if strings.Contains(got.Error(), "ptr_secret") {
-			t.Errorf("%q holds the API key", got)
+		if strings.Contains(got.Error(), "ptr_secret") || strings.Contains(got.Error(), "Options.") {
+			t.Errorf("%q holds the API key, or names the client's Go options instead of the settings", got)
 		}
 	}
 }

@@ -13,17 +13,22 @@ import (
 )
 
 // Connect is what every Portainer command starts with: it loads the settings, writes the
-// warnings to warn, checks the Portainer settings and returns a client, which has sent nothing
-// yet.
+// warnings to warn, checks the Portainer settings (and the registry's, with in.Registry) and
+// returns a client, which has sent nothing yet. Every problem of the settings is reported at
+// once, each an *Error.
 func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 	cfg, warnings, err := Load(in)
 	for _, w := range warnings {
 		fmt.Fprintln(warn, "warning:", w)
 	}
-	if err != nil {
+	if cfg == nil {
 		return nil, nil, err
 	}
-	if err := cfg.ValidatePortainer(); err != nil {
+	errs := []error{err, cfg.ValidatePortainer()}
+	if in.Registry {
+		errs = append(errs, cfg.ValidateRegistry())
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
 	if w := cfg.cleartextWarning(); w != "" {
@@ -32,7 +37,8 @@ func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 	client, err := portainer.New(cfg.PortainerOptions())
 	var refused *settings.FileError
 	if errors.As(err, &refused) {
-		// The CA bundle is the only file the client reads: name the setting that named it.
+		// The CA bundle is the only file the client reads (again, after ValidatePortainer):
+		// name the setting that named it.
 		return nil, nil, refusedFile(variable("portainer_ca_file"), cfg.Source("portainer_ca_file"), refused)
 	}
 	if err != nil {

@@ -20,6 +20,7 @@
 // silently ignored.
 //
 // Every problem of the settings is an *Error (exit 2) that names the setting as the user spells
-// it, where its value came from and what to do. Secrets are [portainer.Secret] values, which
-// print redacted.
+// it, where its value came from and what to do, and all of them are reported in one run. The
+// Portainer settings are checked here, before the client is built, so that no message speaks
+// of the client's Go options; secrets are [portainer.Secret] values, which print redacted.
 package config

@@ -1,22 +1,27 @@
 package config
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
-// ValidateRegistry checks the settings of the images' registry.
+// ValidateRegistry checks the settings of the images' registry; every problem is reported,
+// not only the first.
 func (c *Config) ValidateRegistry() error {
+	var errs []error
 	if c.Registry == "" {
-		return missing("registry", "it is where the images are")
+		errs = append(errs, missing("registry", "it is where the images are"))
 	}
 	if c.ImageNamespace == "" && c.Registry == "docker.io" {
-		return missing("image_namespace", "Docker Hub images live under a user or organisation")
+		errs = append(errs, missing("image_namespace", "Docker Hub images live under a user or organisation"))
 	}
-	if (c.RegistryUsername == "") != (c.RegistryToken == "") {
-		if c.RegistryUsername == "" {
-			return missing("registry_username", "a registry token needs its user")
-		}
-		return missing("registry_token", "a registry user needs its token")
+	if c.RegistryUsername == "" && c.RegistryToken != "" {
+		errs = append(errs, missing("registry_username", "a registry token needs its user"))
 	}
-	return nil
+	if c.RegistryUsername != "" && c.RegistryToken == "" {
+		errs = append(errs, missing("registry_token", "a registry user needs its token"))
+	}
+	return errors.Join(errs...)
 }
 
 // Repository is where the images go: REGISTRY[/NAMESPACE].
