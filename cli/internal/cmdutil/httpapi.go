@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
@@ -50,9 +51,14 @@ func Serve(ctx context.Context, opts server.Options, log *slog.Logger, ln net.Li
 	return srv.Serve(ctx, ln)
 }
 
-// CheckConnectionLimit refuses connection limits the descriptor limit cannot hold: past it,
-// connections would take the descriptors the store needs.
+// CheckConnectionLimit refuses connection limits the server would refuse — a per-client limit
+// above the global one (server.CheckConnectionLimits) — and those the descriptor limit cannot
+// hold: past it, connections would take the descriptors the store needs.
 func CheckConnectionLimit(cfg *config.Config) error {
+	if err := server.CheckConnectionLimits(cfg.MaxConnections, cfg.MaxConnectionsPerClient); err != nil {
+		return Usage(fmt.Errorf("invalid %s %q (from %s): must not exceed %s (%d)", config.KeyMaxConnectionsPerClient,
+			strconv.Itoa(cfg.MaxConnectionsPerClient), cfg.Source(config.KeyMaxConnectionsPerClient), config.KeyMaxConnections, cfg.MaxConnections))
+	}
 	capacity, ok := server.ConnectionCapacity()
 	if !ok {
 		return nil

@@ -1,19 +1,17 @@
 // Package config loads the settings of lfp-swarm-lease from four layers — typed flags, then
 // environment variables (each also readable from a file named by its _FILE variant), then the
-// labels of the current Swarm task's container, then defaults — and remembers where each value
-// came from, so that an invalid value is reported with its origin.
+// labels of the current Swarm task's container, then defaults — with the settings kernel (the
+// settings module), which remembers where each value came from, so that an invalid value is
+// reported with its origin. What is the CLI's own is here: its table of settings, Swarm
+// discovery, and the checks of the values.
 package config
 
-// Setting describes one configuration key.
-type Setting struct {
-	// Key is the canonical name: the flag is Key with '_' → '-', the variable PREFIX_ + upper(Key),
-	// the container label lower(prefix).Key.
-	Key string
-	// Default is the value used when no layer sets the key ("" for none).
-	Default string
-	// Help is the one-line description for flags and the README table.
-	Help string
-}
+import "github.com/regbo/lfp-swarm-lease/settings"
+
+// Setting describes one setting: the flag is Key with '_' → '-', the variable PREFIX_ +
+// upper(Key), the container label lower(prefix).Key; a Number is a whole number, whose flag is an
+// int64.
+type Setting = settings.Setting
 
 // Keys of the settings.
 const (
@@ -52,18 +50,19 @@ const (
 	KeyChildCgroup = "child_cgroup"
 )
 
-// wholeNumbers are the settings whose flags are typed as whole numbers (--ttl-ms int64), so
-// that `--ttl-ms soon` is refused by the flag parser itself; their range is checked with the
-// other layers' values.
-var wholeNumbers = map[string]bool{
-	KeyTTLMillis: true, KeyMaxCASRetries: true, KeyMaxClockSkewMs: true, KeyDefaultPollMillis: true, KeyKeepAliveMillis: true,
-	KeyShutdownTimeoutMs: true, KeyRenewIntervalMs: true, KeyMaxConnections: true, KeyMaxConnectionsPerClient: true,
-	KeyRoomShards: true, KeyMaxActiveRooms: true, KeyAdmissionPerMinute: true, KeyMaxTrackedClients: true,
-	KeyMaxWatchesPerClient: true, KeyMaxWatches: true, KeyWatchLifetimeMs: true,
-}
-
 // DefaultEnvPrefix is the prefix of every variable unless --env-prefix changes it.
 const DefaultEnvPrefix = "SWARM_LEASE"
+
+// reservedVariables are the names under the prefix that are not settings and draw no warning:
+// FENCE is what run exports to its command (with HOLDER_ID, NODE_ID, TASK_ID and NAMESPACE,
+// which are settings), so a command that is itself lfp-swarm-lease sees it; TEST_* is reserved
+// for test suites (e.g. SWARM_LEASE_TEST_DOCKER_HOST).
+var reservedVariables = []string{"FENCE", "TEST_*"}
+
+// schema is the settings kernel's view of the settings under prefix.
+func schema(prefix string) *settings.Schema {
+	return &settings.Schema{Prefix: prefix, Settings: Settings, Reserved: reservedVariables}
+}
 
 // Settings lists every setting in the order of the README's table.
 var Settings = []Setting{
@@ -72,28 +71,28 @@ var Settings = []Setting{
 	{Key: KeyNodeID, Help: "node metadata; default: the current Swarm node ID"},
 	{Key: KeyTaskID, Help: "task identity; default: the current Swarm task ID (empty outside Swarm)"},
 	{Key: KeyStore, Default: "swarm", Help: "where elections and rooms live: swarm, file:///abs/dir, or file:rel/dir or file://./rel/dir relative to the working directory (one host only), or memory; serve defaults to file:// in its data directory"},
-	{Key: KeyTTLMillis, Default: "30000", Help: "lease duration in milliseconds (at least 500)"},
-	{Key: KeyMaxCASRetries, Default: "8", Help: "conflicting writes retried within one operation"},
-	{Key: KeyMaxClockSkewMs, Default: "1000", Help: "tolerated wall-clock difference between hosts, in milliseconds (below the TTL; unset, at most a tenth of the TTL)"},
+	{Key: KeyTTLMillis, Kind: settings.Number, Default: "30000", Help: "lease duration in milliseconds (at least 500)"},
+	{Key: KeyMaxCASRetries, Kind: settings.Number, Default: "8", Help: "conflicting writes retried within one operation"},
+	{Key: KeyMaxClockSkewMs, Kind: settings.Number, Default: "1000", Help: "tolerated wall-clock difference between hosts, in milliseconds (below the TTL; unset, at most a tenth of the TTL)"},
 	{Key: KeyListen, Default: "0.0.0.0:8080", Help: "HTTP listen address (run, serve); off disables it for run"},
-	{Key: KeyDefaultPollMillis, Default: "1000", Help: "watcher poll interval in milliseconds"},
-	{Key: KeyKeepAliveMillis, Default: "15000", Help: "SSE keep-alive interval in milliseconds"},
-	{Key: KeyShutdownTimeoutMs, Default: "10000", Help: "grace period for the child between SIGTERM and SIGKILL, in milliseconds"},
-	{Key: KeyRenewIntervalMs, Help: "how often the leader renews, in milliseconds (default: a third of the TTL)"},
-	{Key: KeyMaxConnections, Help: "open HTTP connections at most; at the limit a waiting one is closed to admit a new one (default: the descriptor limit less a reserve for the store)"},
-	{Key: KeyMaxConnectionsPerClient, Help: "open HTTP connections per client address at most (default: a quarter of max_connections)"},
+	{Key: KeyDefaultPollMillis, Kind: settings.Number, Default: "1000", Help: "watcher poll interval in milliseconds"},
+	{Key: KeyKeepAliveMillis, Kind: settings.Number, Default: "15000", Help: "SSE keep-alive interval in milliseconds"},
+	{Key: KeyShutdownTimeoutMs, Kind: settings.Number, Default: "10000", Help: "grace period for the child between SIGTERM and SIGKILL, in milliseconds"},
+	{Key: KeyRenewIntervalMs, Kind: settings.Number, Help: "how often the leader renews, in milliseconds (default: a third of the TTL)"},
+	{Key: KeyMaxConnections, Kind: settings.Number, Help: "open HTTP connections at most; at the limit a waiting one is closed to admit a new one (default: the descriptor limit less a reserve for the store)"},
+	{Key: KeyMaxConnectionsPerClient, Kind: settings.Number, Help: "open HTTP connections per client address at most (default: a quarter of max_connections)"},
 
 	{Key: KeyElections, Default: "on", Help: "serve the elections (rooms) API: on, or off to answer every elections endpoint 403 (serve)"},
 	{Key: KeyElectionsNamespace, Default: "lfp-elections", Help: "where the rooms live in the store; every server of one elections service uses the same (serve)"},
-	{Key: KeyRoomShards, Default: "64", Help: "shards the rooms are spread over, 1 to 256; the same on every server of the namespace (serve)"},
-	{Key: KeyMaxActiveRooms, Default: "10000", Help: "rooms with a live lease at once; 0 for no limit (serve)"},
-	{Key: KeyAdmissionPerMinute, Default: "600", Help: "room creations and campaigns per minute per client; 0 for no limit (serve)"},
-	{Key: KeyMaxTrackedClients, Default: "65536", Help: "clients whose admission budget is remembered; the least recently seen is forgotten first (serve)"},
+	{Key: KeyRoomShards, Kind: settings.Number, Default: "64", Help: "shards the rooms are spread over, 1 to 256; the same on every server of the namespace (serve)"},
+	{Key: KeyMaxActiveRooms, Kind: settings.Number, Default: "10000", Help: "rooms with a live lease at once; 0 for no limit (serve)"},
+	{Key: KeyAdmissionPerMinute, Kind: settings.Number, Default: "600", Help: "room creations and campaigns per minute per client; 0 for no limit (serve)"},
+	{Key: KeyMaxTrackedClients, Kind: settings.Number, Default: "65536", Help: "clients whose admission budget is remembered; the least recently seen is forgotten first (serve)"},
 	{Key: KeyTrustedProxies, Help: "comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (serve)"},
 	{Key: KeyCORSAllowedOrigins, Help: "comma-separated origins (scheme://host[:port], or * for any) whose browser pages may call the HTTP API, SSE included; empty: no CORS headers (run, serve)"},
-	{Key: KeyMaxWatchesPerClient, Default: "32", Help: "concurrent elections watch streams per client (serve)"},
-	{Key: KeyMaxWatches, Default: "10000", Help: "concurrent elections watch streams in total (serve)"},
-	{Key: KeyWatchLifetimeMs, Default: "900000", Help: "an elections watch stream ends after this many milliseconds; clients reconnect (serve)"},
+	{Key: KeyMaxWatchesPerClient, Kind: settings.Number, Default: "32", Help: "concurrent elections watch streams per client (serve)"},
+	{Key: KeyMaxWatches, Kind: settings.Number, Default: "10000", Help: "concurrent elections watch streams in total (serve)"},
+	{Key: KeyWatchLifetimeMs, Kind: settings.Number, Default: "900000", Help: "an elections watch stream ends after this many milliseconds; clients reconnect (serve)"},
 
 	{Key: KeyServer, Help: "base URL of an elections server to contend through instead of Swarm, e.g. http://elect:8080 (run)"},
 	{Key: KeyElectionID, Help: "the room to contend for on the elections server: 8 to 64 of [A-Za-z0-9_-] (run)"},

@@ -1,45 +1,19 @@
 package config
 
-import "fmt"
+import "github.com/regbo/lfp-swarm-lease/settings"
+
+// Source says where a setting's value came from: the settings kernel's provenance, e.g. "flag
+// --ttl-ms", "environment variable SWARM_LEASE_TTL_MS", "file /run/secrets/ttl named by
+// SWARM_LEASE_TTL_MS_FILE", "container label swarm-lease.ttl_ms", "default: the hostname".
+type Source = settings.Source
 
 // SourceKind is the layer a value came from.
-type SourceKind int
+type SourceKind = settings.SourceKind
 
-// The layers, lowest precedence first.
+// The layers of the CLI, lowest precedence first.
 const (
-	FromDefault SourceKind = iota
-	FromLabel
-	FromEnv
-	FromFlag
+	FromDefault = settings.FromDefault
+	FromLabel   = settings.FromLabel
+	FromEnv     = settings.FromEnv
+	FromFlag    = settings.FromFlag
 )
-
-// Source says where a setting's value came from.
-type Source struct {
-	// Kind is the layer.
-	Kind SourceKind
-	// Name is the flag, variable, file or label that set it; for a default, what it derives
-	// from ("the hostname"), or empty.
-	Name string
-	// Via is, for a value read from a file, the variable that named the file.
-	Via string
-}
-
-// String describes the source for error messages, e.g. "environment variable SWARM_LEASE_TTL_MS".
-func (s Source) String() string {
-	switch s.Kind {
-	case FromFlag:
-		return "flag --" + s.Name
-	case FromEnv:
-		if s.Via != "" {
-			return fmt.Sprintf("file %s named by %s", s.Name, s.Via)
-		}
-		return "environment variable " + s.Name
-	case FromLabel:
-		return "container label " + s.Name
-	default:
-		if s.Name != "" {
-			return "default: " + s.Name
-		}
-		return "default"
-	}
-}

@@ -1,10 +1,14 @@
 package config
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
 
+// TestUnknownVariables: Load warns, through the settings kernel, about every variable under the
+// prefix that is no setting, naming the closest; what run exports to its child (FENCE) and the
+// test suites' variables (TEST_*) draw no warning.
 func TestUnknownVariables(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -23,7 +27,9 @@ func TestUnknownVariables(t *testing.T) {
 		{"two, sorted", "SWARM_LEASE", []string{"SWARM_LEASE_TTL=1", "SWARM_LEASE_LISTN=x"}, []string{"SWARM_LEASE_LISTN ", "SWARM_LEASE_TTL is not a setting and is ignored; the closest is SWARM_LEASE_TTL_MS "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := UnknownVariables(tc.prefix, tc.environ)
+			var got []string
+			l := Loader{EnvPrefix: tc.prefix, Environ: func() []string { return tc.environ }, Warn: func(w string) { got = append(got, w) }}
+			_, _ = l.Load(context.Background()) // warned about before anything fails
 			if len(got) != len(tc.want) {
 				t.Fatalf("warnings %q, want %d", got, len(tc.want))
 			}

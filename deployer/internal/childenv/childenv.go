@@ -8,13 +8,13 @@ import (
 	"os"
 	"strings"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/settingtable"
 )
 
 // Environ is os.Environ() without any SWARM_LEASE_DEPLOY_* variable (the _FILE forms
 // included).
 func Environ() []string {
-	return Without(os.Environ(), config.Prefix)
+	return Without(os.Environ(), settingtable.Prefix)
 }
 
 // Without is env (NAME=VALUE entries) without the variables whose name starts with prefix.

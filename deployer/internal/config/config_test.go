@@ -12,6 +12,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 // layers names the six layers, strongest first, as the precedence test sets them.
@@ -116,8 +117,8 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
-// TestFileRules checks the _FILE forms: one value per layer, readable non-empty files, one
-// trailing newline dropped.
+// TestFileRules checks the _FILE forms: one value per layer, readable non-empty files, every
+// trailing line end dropped (the settings kernel's rule, the CLI's too).
 func TestFileRules(t *testing.T) {
 	t.Run("value and _FILE in the environment", func(t *testing.T) {
 		clearEnvironment(t)
@@ -145,7 +146,7 @@ func TestFileRules(t *testing.T) {
 		wantError(t, err, "SWARM_LEASE_DEPLOY_REGISTRY_TOKEN_FILE", empty, "is empty")
 	})
 	for _, tc := range []struct{ name, file, want string }{
-		{"one trailing newline dropped", "ptr_abc \n\n", "ptr_abc \n"},
+		{"every trailing line end dropped", "ptr_abc \n\n", "ptr_abc "},
 		{"CRLF dropped", "ptr_abc\r\n", "ptr_abc"},
 		{"no newline", "ptr_abc", "ptr_abc"},
 	} {
@@ -211,8 +212,8 @@ func TestUnknownVariablesWarnWithTheClosestSetting(t *testing.T) {
 	}
 	joined := strings.Join(warnings, "\n")
 	for _, want := range []string{
-		"SWARM_LEASE_DEPLOY_PORTAINER_APIKEY is not a setting", "did you mean SWARM_LEASE_DEPLOY_PORTAINER_API_KEY?",
-		"SWARM_LEASE_DEPLOY_STAK_NAME is not a setting", ".env line 1", "did you mean SWARM_LEASE_DEPLOY_STACK_NAME?",
+		"SWARM_LEASE_DEPLOY_PORTAINER_APIKEY is not a setting and is ignored; the closest is SWARM_LEASE_DEPLOY_PORTAINER_API_KEY",
+		"SWARM_LEASE_DEPLOY_STAK_NAME, at " + filepath.Join(dir, ".env") + " line 1, is not a setting and is ignored; the closest is SWARM_LEASE_DEPLOY_STACK_NAME",
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings %q do not contain %q", joined, want)
@@ -230,6 +231,19 @@ func TestEnvFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "--env-file") {
 		t.Fatalf("missing explicit env file: error %v, want one naming it and --env-file", err)
 	}
+	// A .env that is not NAME=VALUE lines is a setting to fix, named by its line, never its
+	// text; a byte order mark is skipped.
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".env"), "\uFEFFSWARM_LEASE_DEPLOY_STACK_NAME=from-bom\nSWARM_LEASE_DEPLOY_REGISTRY_TOKEN='s3cr3t\n")
+	_, _, err = Load(Input{Dir: dir})
+	wantError(t, err, "config: .env (from "+filepath.Join(dir, ".env")+" line 2): the quoted value that starts here is never closed")
+	if strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("error %q quotes the file", err)
+	}
+	writeFile(t, filepath.Join(dir, ".env"), "\uFEFFSWARM_LEASE_DEPLOY_STACK_NAME=from-bom\n")
+	if cfg, _, err := Load(Input{Dir: dir}); err != nil || cfg.StackName != "from-bom" || !strings.Contains(cfg.Source("stack_name"), ".env line 1") {
+		t.Fatalf("a .env with a byte order mark: %v", err)
+	}
 	// Without --env-file and without ./.env, only defaults and the environment count.
 	cfg, _, err := Load(Input{Dir: t.TempDir()})
 	if err != nil || cfg.StackName != "lfp-demo" {
@@ -241,8 +255,8 @@ func TestSecretsHaveNoFlagsAndPrintRedacted(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	var envFile string
 	AddFlags(fs, &envFile)
-	for _, s := range Settings {
-		if s.Kind == Secret && fs.Lookup(strings.ReplaceAll(s.Key, "_", "-")) != nil {
+	for _, s := range schema.Settings {
+		if s.Kind == settings.Secret && fs.Lookup(strings.ReplaceAll(s.Key, "_", "-")) != nil {
 			t.Errorf("secret %s has a flag", s.Key)
 		}
 	}
@@ -263,17 +277,17 @@ func TestFlagsAreTypedAndShowTheirDefaults(t *testing.T) {
 	fs := pflag.NewFlagSet("deploy", pflag.ContinueOnError)
 	var envFile string
 	AddFlags(fs, &envFile)
-	for _, s := range Settings {
-		f := fs.Lookup(s.Flag())
-		if s.Flag() == "" {
+	for _, s := range schema.Settings {
+		f := fs.Lookup(flagName(s))
+		if flagName(s) == "" {
 			continue
 		}
-		want := map[Kind]string{Text: "string", Number: "int", Switch: "bool"}[s.Kind]
+		want := map[settings.Kind]string{settings.Text: "string", settings.Number: "int", settings.Switch: "bool"}[s.Kind]
 		if got := f.Value.Type(); got != want {
-			t.Errorf("--%s is a %s flag, want %s", s.Flag(), got, want)
+			t.Errorf("--%s is a %s flag, want %s", flagName(s), got, want)
 		}
 		if s.Default != "" && f.DefValue != s.Default {
-			t.Errorf("--%s shows the default %q, want %q", s.Flag(), f.DefValue, s.Default)
+			t.Errorf("--%s shows the default %q, want %q", flagName(s), f.DefValue, s.Default)
 		}
 	}
 	if err := fs.Parse([]string{"--replicas", "three"}); err == nil || !strings.Contains(err.Error(), "--replicas") {
@@ -311,6 +325,7 @@ func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
 	clearEnvironment(t)
 	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "prod")
 	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_secret")
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", "https://p.example:9443")
 	cfg, _, err := Load(Input{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -323,6 +338,10 @@ func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
 		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 403}, []string{"SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "access", "SWARM_LEASE_DEPLOY_ENDPOINT"}},
 		{&portainer.APIError{Op: "create stack lfp-demo", StatusCode: 409}, []string{"SWARM_LEASE_DEPLOY_STACK_NAME", "concurrent deploy", "deploy again"}},
 		{fmt.Errorf("%w: engine", ownership.ErrNotManager), []string{"SWARM_LEASE_DEPLOY_ENDPOINT (from variable SWARM_LEASE_DEPLOY_ENDPOINT)", "Swarm manager"}},
+		{fmt.Errorf("find: %w", &portainer.UnreachableError{Op: "endpoint 1", Address: "https://p.example:9443", Cause: errors.New("connection refused")}),
+			[]string{"find: portainer: endpoint 1: portainer: unreachable at https://p.example:9443: connection refused; check SWARM_LEASE_DEPLOY_PORTAINER_URL (from variable SWARM_LEASE_DEPLOY_PORTAINER_URL), that Portainer is running"}},
+		{&portainer.UnreachableError{Op: "status", Address: "https://p.example:9443", Cause: errors.New("x509: certificate signed by unknown authority"), TLS: true},
+			[]string{"the TLS handshake failed: check SWARM_LEASE_DEPLOY_PORTAINER_CA_FILE (not set: the system's CAs)", "host name of SWARM_LEASE_DEPLOY_PORTAINER_URL"}},
 	}
 	for _, c := range cases {
 		got := cfg.ExplainPortainer(c.err)
@@ -334,8 +353,8 @@ func TestExplainPortainerNamesTheSettingToCheck(t *testing.T) {
 				t.Errorf("%q does not contain %q", got, p)
 			}
 		}
-		if strings.Contains(got.Error(), "ptr_secret") {
-			t.Errorf("%q holds the API key", got)
+		if strings.Contains(got.Error(), "ptr_secret") || strings.Contains(got.Error(), "Options.") {
+			t.Errorf("%q holds the API key, or names the client's Go options instead of the settings", got)
 		}
 	}
 }

@@ -13,17 +13,22 @@ import (
 )
 
 // Connect is what every Portainer command starts with: it loads the settings, writes the
-// warnings to warn, checks the Portainer settings and returns a client, which has sent nothing
-// yet.
+// warnings to warn, checks the Portainer settings (and the registry's, with in.Registry) and
+// returns a client, which has sent nothing yet. Every problem of the settings is reported at
+// once, each an *Error.
 func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 	cfg, warnings, err := Load(in)
 	for _, w := range warnings {
-		fmt.Fprintln(warn, w)
+		fmt.Fprintln(warn, "warning:", w)
 	}
-	if err != nil {
+	if cfg == nil {
 		return nil, nil, err
 	}
-	if err := cfg.ValidatePortainer(); err != nil {
+	errs := []error{err, cfg.ValidatePortainer()}
+	if in.Registry {
+		errs = append(errs, cfg.ValidateRegistry())
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, nil, err
 	}
 	if w := cfg.cleartextWarning(); w != "" {
@@ -32,9 +37,9 @@ func Connect(in Input, warn io.Writer) (*Config, *portainer.Client, error) {
 	client, err := portainer.New(cfg.PortainerOptions())
 	var refused *settings.FileError
 	if errors.As(err, &refused) {
-		// The CA bundle is the only file the client reads: name the setting that named it.
-		s, _ := setting("portainer_ca_file")
-		return nil, nil, refusedFile(s.Variable(), cfg.sources["portainer_ca_file"], refused)
+		// The CA bundle is the only file the client reads (again, after ValidatePortainer):
+		// name the setting that named it.
+		return nil, nil, refusedFile(variable("portainer_ca_file"), cfg.Source("portainer_ca_file"), refused)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -57,5 +62,5 @@ func (c *Config) cleartextWarning() string {
 	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
 		return ""
 	}
-	return fmt.Sprintf("warning: SWARM_LEASE_DEPLOY_PORTAINER_URL (from %s) is http:// to %s, not loopback: Portainer's credentials travel in clear text; use https://%s:9443", c.sources["portainer_url"], host, host)
+	return fmt.Sprintf("warning: SWARM_LEASE_DEPLOY_PORTAINER_URL (from %s) is http:// to %s, not loopback: Portainer's credentials travel in clear text; use https://%s:9443", c.Source("portainer_url"), host, host)
 }

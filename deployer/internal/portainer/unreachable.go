@@ -10,10 +10,36 @@ import (
 	"strings"
 )
 
-// transportError turns a failed exchange (no HTTP answer) into an error that says Portainer is
-// unreachable at the configured address and what to check. The cause is the dialer's or TLS
-// stack's own error, which names the address but never a credential: the URL holds none, and
-// credentials travel in headers only.
+// UnreachableError is a call that got no HTTP answer: Portainer is unreachable at the
+// configured address. It matches ErrUnreachable. Cause is the dialer's or TLS stack's own error,
+// which names the address but never a credential: the URL holds none, and credentials travel in
+// headers only.
+type UnreachableError struct {
+	// Op names the call, e.g. "endpoint 1".
+	Op string
+	// Address is the configured address, without /api.
+	Address string
+	// Cause is why no answer came.
+	Cause error
+	// TLS: the TLS handshake failed (the certificate, or plain HTTP on an https URL).
+	TLS bool
+}
+
+// Error reads "portainer: OP: portainer: unreachable at ADDRESS: CAUSE; HINT", the hint naming
+// the options to check.
+func (e *UnreachableError) Error() string {
+	hint := "check Options.URL, that Portainer is running and listening there, and that this machine can reach it"
+	if e.TLS {
+		hint = "the TLS handshake failed: check Options.CAFile (the CA that signs Portainer's certificate) and that the URL's host name is in the certificate"
+	}
+	return fmt.Sprintf("portainer: %s: %v at %s: %v; %s", e.Op, ErrUnreachable, e.Address, e.Cause, hint)
+}
+
+// Is matches ErrUnreachable.
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// transportError turns a failed exchange (no HTTP answer) into an *UnreachableError, or the
+// context's error when the call was cancelled.
 func (c *Client) transportError(ctx context.Context, op string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("portainer: %s: %w", op, ctxErr)
@@ -23,11 +49,7 @@ func (c *Client) transportError(ctx context.Context, op string, err error) error
 	if errors.As(err, &urlErr) {
 		cause = urlErr.Err
 	}
-	hint := "check Options.URL, that Portainer is running and listening there, and that this machine can reach it"
-	if isTLSError(cause) {
-		hint = "the TLS handshake failed: check Options.CAFile (the CA that signs Portainer's certificate) and that the URL's host name is in the certificate"
-	}
-	return fmt.Errorf("portainer: %s: %w at %s: %v; %s", op, ErrUnreachable, c.display(), cause, hint)
+	return &UnreachableError{Op: op, Address: c.display(), Cause: cause, TLS: isTLSError(cause)}
 }
 
 // display is the configured address without /api, for messages.

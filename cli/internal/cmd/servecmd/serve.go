@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -98,12 +99,16 @@ func serveRun(ctx context.Context, opts *Options) error {
 	if cfg.Listen == config.ListenOff {
 		return cmdutil.Usage(errors.New("serve needs a listen address; listen is off"))
 	}
+	proxies, err := trustedProxies(cfg)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
 	}
 	defer ln.Close()
-	err = serve(ctx, cfg, ln, log, opts.IO.Err)
+	err = serve(ctx, cfg, proxies, ln, log, opts.IO.Err)
 	if ctx.Err() != nil {
 		log.Info("stopped", "reason", "shutdown", "err", err)
 		return err
@@ -111,9 +116,20 @@ func serveRun(ctx context.Context, opts *Options) error {
 	return err
 }
 
-// serve runs the server of the serve command on ln until ctx ends; stderr is the stream log
-// lines go to, whose drops it counts.
-func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.Logger, stderr io.Writer) error {
+// trustedProxies parses the trusted_proxies setting by the server's rule, naming the setting
+// and its source when it does not parse.
+func trustedProxies(cfg *config.Config) ([]netip.Prefix, error) {
+	proxies, err := server.ParseTrustedProxies(cfg.Elections.TrustedProxies)
+	if err != nil {
+		return nil, cmdutil.Usage(fmt.Errorf("invalid %s %q (from %s): %v; separate several with commas",
+			config.KeyTrustedProxies, cfg.Elections.TrustedProxies, cfg.Source(config.KeyTrustedProxies), err))
+	}
+	return proxies, nil
+}
+
+// serve runs the server of the serve command on ln until ctx ends, the elections API trusting
+// proxies; stderr is the stream log lines go to, whose drops it counts.
+func serve(ctx context.Context, cfg *config.Config, proxies []netip.Prefix, ln net.Listener, log *slog.Logger, stderr io.Writer) error {
 	metrics := server.NewMetrics()
 	cmdutil.RegisterLogDrops(metrics.Registry(), stderr)
 	opts, err := cmdutil.ServerOptions(cfg, metrics, log)
@@ -161,7 +177,7 @@ func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.L
 		admission = -1 // no limit
 	}
 	opts.Elections = &server.ElectionsOptions{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
-		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: el.TrustedProxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
+		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: proxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
 		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}
 	return cmdutil.Serve(ctx, opts, log, ln, "store", store.Describe(), "elections", el.Enabled,
 		"elections_namespace", el.Namespace, "namespace", cfg.Namespace)

@@ -96,11 +96,8 @@ and the rendered stack, and changes nothing anywhere.`,
 }
 
 func deployRun(ctx context.Context, opts *Options) error {
-	cfg, client, err := config.Connect(config.Input{Flags: opts.Flags, EnvFile: opts.EnvFile, Dir: opts.Dir}, opts.IO.ErrOut)
+	cfg, client, err := config.Connect(config.Input{Flags: opts.Flags, EnvFile: opts.EnvFile, Dir: opts.Dir, Registry: true}, opts.IO.ErrOut)
 	if err != nil {
-		return err
-	}
-	if err := cfg.ValidateRegistry(); err != nil {
 		return err
 	}
 	if err := checkImageFlags(opts, cfg); err != nil {

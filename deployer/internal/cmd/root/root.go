@@ -3,6 +3,7 @@ package root
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +35,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
+	// Inherited by every command: a flag the command does not have exits 2, as a setting to
+	// fix does.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	cmd.AddCommand(
 		deploy.NewCmdDeploy(f, nil),
 		remove.NewCmdRemove(f, nil),
@@ -44,14 +48,28 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
+// UsageError is a command line the deployer does not take: an unknown flag, a flag's value of
+// the wrong type.
+type UsageError struct{ Err error }
+
+// Error is Err's message.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *UsageError) Unwrap() error { return e.Err }
+
 // ExitCode is the process's exit code for a command's error: 0 for none, 2 for a setting to
-// fix (a usage error, as in the CLI), 1 for anything that failed on the way.
+// fix or a command line the deployer does not take (a usage error, as in the CLI), 1 for
+// anything that failed on the way.
 func ExitCode(err error) int {
 	var cerr *config.Error
+	var usage *UsageError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &cerr):
+	case errors.As(err, &cerr), errors.As(err, &usage), strings.HasPrefix(err.Error(), "unknown command "):
+		// cobra's "unknown command" (a misspelt command, or an argument a command does not
+		// take) has no hook of its own.
 		return 2
 	}
 	return 1

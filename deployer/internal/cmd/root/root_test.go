@@ -20,6 +20,8 @@ func TestExitCode(t *testing.T) {
 		{nil, 0},
 		{fmt.Errorf("deploy: %w", &config.Error{Variable: "SWARM_LEASE_DEPLOY_REPLICAS"}), 2},
 		{errors.New("portainer: 401"), 1},
+		{&UsageError{Err: errors.New("unknown flag: --bogus")}, 2},
+		{errors.New(`unknown command "deplyo" for "deployer"`), 2},
 	} {
 		if got := ExitCode(tc.err); got != tc.want {
 			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
@@ -57,6 +59,20 @@ func TestVersionFlagPrintsTheVersionLine(t *testing.T) {
 		}
 		if got, want := out.String(), version.Line()+"\n"; got != want {
 			t.Errorf("%v printed %q, want %q", args, got, want)
+		}
+	}
+}
+
+// TestFlagErrorsAreUsageErrors: a flag a command does not have, or a value of the wrong type,
+// is a *UsageError whatever the command, and exits 2.
+func TestFlagErrorsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"remove", "--bogus"}, {"deploy", "--replicas", "three"}, {"--bogus"}} {
+		cmd := NewCmdRoot(&cmdutil.Factory{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
+		cmd.SetArgs(args)
+		err := cmd.Execute()
+		var usage *UsageError
+		if !errors.As(err, &usage) || ExitCode(err) != 2 {
+			t.Errorf("%v: %v (%T), exit %d; want a *UsageError and exit 2", args, err, err, ExitCode(err))
 		}
 	}
 }

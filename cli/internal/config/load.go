@@ -1,0 +1,154 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/spf13/pflag"
+
+	"github.com/regbo/lfp-swarm-lease/settings"
+)
+
+// Loader loads a Config. Zero fields fall back to the process's own environment and files.
+type Loader struct {
+	// EnvPrefix is the variable prefix ("" = DefaultEnvPrefix).
+	EnvPrefix string
+	// Flags holds the typed flags; only flags the user set count.
+	Flags *pflag.FlagSet
+	// Environ returns the environment (default os.Environ).
+	Environ func() []string
+	// Discover finds the current Swarm task; nil disables discovery. It is called only when
+	// the store is swarm or the namespace or holder ID is missing.
+	Discover func(ctx context.Context) (Task, error)
+	// NoHolderID: the command never contends, so a missing holder ID needs no discovery.
+	NoHolderID bool
+	// NamespaceOptional: the command works without an election (serve without a namespace
+	// serves only the elections API), so failed discovery is not an error.
+	NamespaceOptional bool
+	// StoreDefault replaces the store setting's default (serve: the embedded file store).
+	StoreDefault string
+	// Remote: the command contends through an elections server when the server setting is
+	// set (run); then it needs no Docker access, and discovery never runs.
+	Remote bool
+	// Hostname, when set, is the holder ID's default outside a Swarm task (no discovered node
+	// ID and none configured), so that a missing holder ID is never a reason to discover; nil
+	// keeps discovery the only source. A remote run (server set) names its candidate itself.
+	Hostname func() string
+	// Warn receives warnings that do not stop the command, such as an unknown variable under
+	// the prefix (nil: dropped).
+	Warn func(string)
+}
+
+// FlagName returns the flag of a key.
+func FlagName(key string) string { return settings.FlagName(key) }
+
+// EnvName returns the variable of a key under prefix.
+func EnvName(prefix, key string) string { return schema(prefix).Variable(key) }
+
+// LabelName returns the container label of a key under prefix, e.g. swarm-lease.ttl_ms.
+func LabelName(prefix, key string) string { return schema(prefix).Label(key) }
+
+// RegisterFlags adds one flag per setting to fs. Defaults are not set on the flags: a flag
+// counts only when given, so that lower layers can still apply.
+func RegisterFlags(fs *pflag.FlagSet, keys ...string) {
+	for _, s := range Settings {
+		if len(keys) > 0 && !slices.Contains(keys, s.Key) {
+			continue
+		}
+		help := s.Help
+		if s.Default != "" {
+			help += " (default " + s.Default + ")"
+		}
+		if s.Kind == settings.Number {
+			fs.Int64(FlagName(s.Key), 0, help)
+			continue
+		}
+		fs.String(FlagName(s.Key), "", help)
+	}
+}
+
+// Load reads every layer, validates the result, and reports the first problems found, each
+// naming the setting and where its value came from.
+func (l Loader) Load(ctx context.Context) (*Config, error) {
+	prefix := l.EnvPrefix
+	if prefix == "" {
+		prefix = DefaultEnvPrefix
+	}
+	if !validPrefix(prefix) {
+		return nil, fmt.Errorf("invalid --env-prefix %q: use letters, digits and '_', starting with a letter", prefix)
+	}
+	environ := l.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	s := schema(prefix)
+
+	defaults := s.Defaults()
+	if l.StoreDefault != "" {
+		defaults.Set(KeyStore, l.StoreDefault, Source{Kind: FromDefault})
+	}
+	env, err := s.Environment(environ)
+	if l.Warn != nil {
+		for _, w := range s.Warnings(env) {
+			l.Warn(w)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	flags, err := s.Flags(l.Flags)
+	if err != nil {
+		return nil, err
+	}
+
+	// Discovery only when it can matter: the Swarm store wants task metadata anyway, and any
+	// store needs a namespace and a holder ID. (A value of the wrong kind is reported below.)
+	upper, _ := s.Merge(defaults, env, flags)
+	var task *Task
+	labelLayer := settings.NewLayer()
+	needNamespace := upper.Text(KeyNamespace) == ""
+	// Without a hostname default, a missing holder ID can only come from the task.
+	needHolder := !l.NoHolderID && upper.Text(KeyHolderID) == "" && l.Hostname == nil
+	remote := l.Remote && upper.Text(KeyServer) != ""
+	if l.Discover != nil && !remote && (upper.Text(KeyStore) == string(StoreSwarm) || needNamespace || needHolder) {
+		t, err := l.Discover(ctx)
+		switch {
+		case err == nil:
+			task = &t
+			labelLayer = labels(s, t)
+		case needHolder && !l.NamespaceOptional:
+			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s (flags --%s, --%s)",
+				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID), FlagName(KeyNamespace), FlagName(KeyHolderID))
+		case needNamespace && !l.NamespaceOptional:
+			return nil, fmt.Errorf("%w: %w\nthe namespace comes from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s or --%s",
+				ErrDiscovery, err, EnvName(prefix, KeyNamespace), FlagName(KeyNamespace))
+		}
+	}
+	if l.Hostname != nil && !l.NoHolderID && !remote {
+		// Below every other layer: a task's node ID, a variable or a flag wins.
+		if h := l.Hostname(); h != "" {
+			defaults.Set(KeyHolderID, h, Source{Kind: FromDefault, Name: "the hostname"})
+		}
+	}
+
+	// Every layer's values are read by their kind; a value that is not a whole number is
+	// dropped with an error, so that it is reported once, with its source.
+	values, typeErr := s.Merge(defaults, labelLayer, env, flags)
+	c, err := build(prefix, values, task)
+	return c, errors.Join(typeErr, err)
+}
+
+func validPrefix(p string) bool {
+	for i, r := range p {
+		switch {
+		case r >= 'A' && r <= 'Z', r >= 'a' && r <= 'z':
+		case (r >= '0' && r <= '9' || r == '_') && i > 0:
+		default:
+			return false
+		}
+	}
+	return p != ""
+}

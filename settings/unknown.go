@@ -1,0 +1,57 @@
+package settings
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// Warnings returns, sorted, one warning for every variable of the layers (the environment's, a
+// .env file's) that is under the prefix but is neither a setting, nor a setting's _FILE
+// variable, nor Reserved: a misspelt variable would otherwise be ignored without a word. Each
+// names the setting whose variable is closest by edit distance (its _FILE variable for a name
+// ending in _FILE), and where the variable is when it is not the environment's:
+//
+//	SWARM_LEASE_TTL is not a setting and is ignored; the closest is SWARM_LEASE_TTL_MS
+//	SWARM_LEASE_DEPLOY_STAK_NAME, at /repo/.env line 3, is not a setting and is ignored; the closest is SWARM_LEASE_DEPLOY_STACK_NAME
+//
+// followed, when the schema has reserved names, by which they are. A warning never shows a
+// value.
+func (s *Schema) Warnings(layers ...Layer) []string {
+	names := make([]string, 0, len(s.Settings))
+	for _, st := range s.Settings {
+		names = append(names, s.Variable(st.Key))
+	}
+	var reserved []string
+	for _, r := range s.Reserved {
+		reserved = append(reserved, s.Prefix+"_"+r)
+	}
+	var warnings []string
+	for _, l := range layers {
+		for _, src := range l.unknown {
+			base := strings.TrimSuffix(src.Name, FileSuffix)
+			best, bestDistance := "", 0
+			for _, candidate := range names {
+				if d := levenshtein.ComputeDistance(base, candidate); best == "" || d < bestDistance {
+					best, bestDistance = candidate, d
+				}
+			}
+			if base != src.Name {
+				best += FileSuffix
+			}
+			w := src.Name
+			if src.Kind == FromDotEnv {
+				w += fmt.Sprintf(", at %s line %d,", src.File, src.Line)
+			}
+			w += " is not a setting and is ignored; the closest is " + best
+			if len(reserved) > 0 {
+				w += " (" + strings.Join(reserved, " and ") + " are reserved and never warned about)"
+			}
+			warnings = append(warnings, w)
+		}
+	}
+	sort.Strings(warnings)
+	return warnings
+}
