@@ -70,295 +70,317 @@ func mustNotAcquire(t *testing.T, c contender, wantHolder string) lease.TryAcqui
 // RunElectionSuite runs the behavioural suite of the lease model (docs/safety.md §1) against a store. It drives the engine
 // with fake clocks, so it runs unchanged on the memory, file and Swarm stores.
 func RunElectionSuite(t *testing.T, newStore NewStore) {
+	t.Run("AcquireRenewReleaseHandover", func(t *testing.T) { testAcquireRenewReleaseHandover(t, newStore) })
+	t.Run("SameIdentityStartsNewTerm", func(t *testing.T) { testSameIdentityStartsNewTerm(t, newStore) })
+	t.Run("SameHolderOtherTaskWaits", func(t *testing.T) { testSameHolderOtherTaskWaits(t, newStore) })
+	t.Run("ExpiryByWallClockWaitsForSkew", func(t *testing.T) { testExpiryByWallClockWaitsForSkew(t, newStore) })
+	t.Run("ExpiryByMonotonicClockIgnoresWallClock", func(t *testing.T) { testExpiryByMonotonicClockIgnoresWallClock(t, newStore) })
+	t.Run("RenewalResetsObservation", func(t *testing.T) { testRenewalResetsObservation(t, newStore) })
+	t.Run("ContenderUsesHolderTTL", func(t *testing.T) { testContenderUsesHolderTTL(t, newStore) })
+	t.Run("HolderDeadlineIsMonotonicWithMargin", func(t *testing.T) { testHolderDeadlineIsMonotonicWithMargin(t, newStore) })
+	t.Run("SnapshotAcquiredFollowsExpiry", func(t *testing.T) { testSnapshotAcquiredFollowsExpiry(t, newStore) })
+	t.Run("InitIsIdempotent", func(t *testing.T) { testInitIsIdempotent(t, newStore) })
+	t.Run("DestroyAndRecreateNeverLowersFence", func(t *testing.T) { testDestroyAndRecreateNeverLowersFence(t, newStore) })
+	t.Run("NotifiesWrites", func(t *testing.T) { testNotifiesWrites(t, newStore) })
+	t.Run("ConcurrentAcquireHasOneWinner", func(t *testing.T) { testConcurrentAcquireHasOneWinner(t, newStore) })
+}
+
+func testAcquireRenewReleaseHandover(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
+	store := newStore(t)
+	ns := Namespace(t)
+	a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
 
-	t.Run("AcquireRenewReleaseHandover", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
+	g := mustAcquire(t, a)
+	if g.Fence == 0 || g.HolderID != "a" || g.TaskID != "task-a" || g.NodeID != "node-a" {
+		t.Fatalf("grant = %+v", g)
+	}
+	mustNotAcquire(t, b, "a")
 
-		g := mustAcquire(t, a)
-		if g.Fence == 0 || g.HolderID != "a" || g.TaskID != "task-a" || g.NodeID != "node-a" {
-			t.Fatalf("grant = %+v", g)
-		}
-		mustNotAcquire(t, b, "a")
+	renewed, err := a.e.Renew(ctx, g.Fence)
+	if err != nil {
+		t.Fatalf("a renew: %v", err)
+	}
+	if renewed.Fence != g.Fence {
+		t.Fatalf("renew changed the fence: %d → %d", g.Fence, renewed.Fence)
+	}
+	if _, err := b.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("b renew of a's fence: %v, want ErrNotHolder", err)
+	}
+	if err := b.e.Release(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("b release of a's fence: %v, want ErrNotHolder", err)
+	}
+	if err := a.e.Release(ctx, g.Fence+1); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("a release of a wrong fence: %v, want ErrNotHolder", err)
+	}
+	if err := a.e.Release(ctx, g.Fence); err != nil {
+		t.Fatalf("a release: %v", err)
+	}
+	snap, err := b.e.Inspect(ctx)
+	if err != nil || snap.Acquired || snap.Held() || snap.Fence != g.Fence {
+		t.Fatalf("after release: %+v, %v (want no holder, fence kept at %d)", snap, err, g.Fence)
+	}
+	if err := a.e.Release(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("second release: %v, want ErrNotHolder", err)
+	}
+	gb := mustAcquire(t, b)
+	if gb.Fence != g.Fence+1 {
+		t.Fatalf("b's fence after a's release = %d, want %d", gb.Fence, g.Fence+1)
+	}
+	if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("a renew after losing: %v, want ErrNotHolder", err)
+	}
+}
 
-		renewed, err := a.e.Renew(ctx, g.Fence)
-		if err != nil {
-			t.Fatalf("a renew: %v", err)
-		}
-		if renewed.Fence != g.Fence {
-			t.Fatalf("renew changed the fence: %d → %d", g.Fence, renewed.Fence)
-		}
-		if _, err := b.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("b renew of a's fence: %v, want ErrNotHolder", err)
-		}
-		if err := b.e.Release(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("b release of a's fence: %v, want ErrNotHolder", err)
-		}
-		if err := a.e.Release(ctx, g.Fence+1); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("a release of a wrong fence: %v, want ErrNotHolder", err)
-		}
-		if err := a.e.Release(ctx, g.Fence); err != nil {
-			t.Fatalf("a release: %v", err)
-		}
-		snap, err := b.e.Inspect(ctx)
-		if err != nil || snap.Acquired || snap.Held() || snap.Fence != g.Fence {
-			t.Fatalf("after release: %+v, %v (want no holder, fence kept at %d)", snap, err, g.Fence)
-		}
-		if err := a.e.Release(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("second release: %v, want ErrNotHolder", err)
-		}
-		gb := mustAcquire(t, b)
-		if gb.Fence != g.Fence+1 {
-			t.Fatalf("b's fence after a's release = %d, want %d", gb.Fence, g.Fence+1)
-		}
-		if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("a renew after losing: %v, want ErrNotHolder", err)
-		}
-	})
+func testSameIdentityStartsNewTerm(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	ns := Namespace(t)
+	a := newContender(t, store, ns, "a")
+	g1 := mustAcquire(t, a)
+	// A restarted holder (same identity, fresh process) must get a newer fence.
+	restarted := newContender(t, store, ns, "a")
+	g2 := mustAcquire(t, restarted)
+	if g2.Fence != g1.Fence+1 {
+		t.Fatalf("re-acquire fence = %d, want %d", g2.Fence, g1.Fence+1)
+	}
+	if _, err := a.e.Renew(ctx, g1.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("renew of the superseded fence: %v, want ErrNotHolder", err)
+	}
+	// The same identity may renew the current fence from any process: a remembered older
+	// write must not make the first process refuse it.
+	if g, err := a.e.Renew(ctx, g2.Fence); err != nil || g.Fence != g2.Fence {
+		t.Fatalf("renew of the current fence by the same identity: %+v, %v", g, err)
+	}
+}
 
-	t.Run("SameIdentityStartsNewTerm", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a := newContender(t, store, ns, "a")
-		g1 := mustAcquire(t, a)
-		// A restarted holder (same identity, fresh process) must get a newer fence.
-		restarted := newContender(t, store, ns, "a")
-		g2 := mustAcquire(t, restarted)
-		if g2.Fence != g1.Fence+1 {
-			t.Fatalf("re-acquire fence = %d, want %d", g2.Fence, g1.Fence+1)
-		}
-		if _, err := a.e.Renew(ctx, g1.Fence); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("renew of the superseded fence: %v, want ErrNotHolder", err)
-		}
-		// The same identity may renew the current fence from any process: a remembered older
-		// write must not make the first process refuse it.
-		if g, err := a.e.Renew(ctx, g2.Fence); err != nil || g.Fence != g2.Fence {
-			t.Fatalf("renew of the current fence by the same identity: %+v, %v", g, err)
-		}
-	})
+func testSameHolderOtherTaskWaits(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	ns := Namespace(t)
+	a := newContender(t, store, ns, "a")
+	mustAcquire(t, a)
+	other, err := lease.New(store, ns, lease.Identity{HolderID: "a", TaskID: "another-task"},
+		lease.WithClock(a.clock), lease.WithTTL(2*time.Second), lease.WithMaxClockSkew(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := other.TryAcquire(ctx)
+	if err != nil || res.Acquired {
+		t.Fatalf("same holder ID, other task: acquired=%v err=%v; want held", res.Acquired, err)
+	}
+}
 
-	t.Run("SameHolderOtherTaskWaits", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a := newContender(t, store, ns, "a")
-		mustAcquire(t, a)
-		other, err := lease.New(store, ns, lease.Identity{HolderID: "a", TaskID: "another-task"},
-			lease.WithClock(a.clock), lease.WithTTL(2*time.Second), lease.WithMaxClockSkew(500*time.Millisecond))
-		if err != nil {
+func testExpiryByWallClockWaitsForSkew(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	ns := Namespace(t)
+	a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
+	g := mustAcquire(t, a)
+	b.clock.Advance(2 * time.Second) // exactly at expires_at: not past it by the skew
+	mustNotAcquire(t, b, "a")
+	b.clock.JumpWall(400 * time.Millisecond) // past expiry but within the 500 ms skew
+	mustNotAcquire(t, b, "a")
+	b.clock.JumpWall(200 * time.Millisecond) // past expiry + skew
+	gb := mustAcquire(t, b)
+	if gb.Fence != g.Fence+1 {
+		t.Fatalf("takeover fence = %d, want %d", gb.Fence, g.Fence+1)
+	}
+	if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("renew by the expired holder after takeover: %v, want ErrNotHolder", err)
+	}
+}
+
+func testExpiryByMonotonicClockIgnoresWallClock(t *testing.T, newStore NewStore) {
+	store := newStore(t)
+	ns := Namespace(t)
+	a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
+	mustAcquire(t, a)
+	// b's wall clock is an hour behind: the wall rule would never fire in time.
+	b.clock.JumpWall(-time.Hour)
+	mustNotAcquire(t, b, "a") // first observation
+	b.clock.Advance(2*time.Second - time.Millisecond)
+	mustNotAcquire(t, b, "a")
+	b.clock.Advance(time.Millisecond) // unchanged for a full TTL of b's own time
+	mustAcquire(t, b)
+}
+
+func testRenewalResetsObservation(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	ns := Namespace(t)
+	a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
+	g := mustAcquire(t, a)
+	b.clock.JumpWall(-time.Hour) // only the monotonic rule can fire for b
+	mustNotAcquire(t, b, "a")
+	b.clock.Advance(1500 * time.Millisecond)
+	a.clock.Advance(1500 * time.Millisecond)
+	if _, err := a.e.Renew(ctx, g.Fence); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(1 * time.Second) // 2.5 s since b first saw a lease that was renewed since
+	mustNotAcquire(t, b, "a")
+	b.clock.Advance(2 * time.Second) // the renewed record unchanged for a full TTL
+	mustAcquire(t, b)
+}
+
+func testContenderUsesHolderTTL(t *testing.T, newStore NewStore) {
+	store := newStore(t)
+	ns := Namespace(t)
+	a := newContender(t, store, ns, "a", lease.WithTTL(10*time.Second))
+	b := newContender(t, store, ns, "b", lease.WithTTL(time.Second), lease.WithMaxClockSkew(100*time.Millisecond))
+	mustAcquire(t, a)
+	b.clock.JumpWall(-time.Hour)
+	mustNotAcquire(t, b, "a")
+	b.clock.Advance(5 * time.Second) // far past b's own TTL, within a's
+	mustNotAcquire(t, b, "a")
+	b.clock.Advance(5 * time.Second)
+	mustAcquire(t, b)
+}
+
+func testHolderDeadlineIsMonotonicWithMargin(t *testing.T, newStore NewStore) {
+	store := newStore(t)
+	a := newContender(t, store, Namespace(t), "a", lease.WithTTL(10*time.Second))
+	g := mustAcquire(t, a)
+	want := 10*time.Second - lease.SafetyMargin(10*time.Second)
+	if got := a.e.Remaining(g); got != want {
+		t.Fatalf("remaining right after acquiring = %v, want %v", got, want)
+	}
+	a.clock.JumpWall(time.Hour) // wall jumps do not move the deadline
+	a.clock.Advance(want)
+	if got := a.e.Remaining(g); got != 0 {
+		t.Fatalf("remaining at the deadline = %v, want 0", got)
+	}
+}
+
+func testSnapshotAcquiredFollowsExpiry(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	ns := Namespace(t)
+	a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
+	snap, err := b.e.Inspect(ctx)
+	if err != nil || snap.Exists || snap.Acquired {
+		t.Fatalf("inspect before anything: %+v, %v; want not existing", snap, err)
+	}
+	mustAcquire(t, a)
+	if snap, err = b.e.Inspect(ctx); err != nil || !snap.Exists || !snap.Acquired || snap.HolderID != "a" {
+		t.Fatalf("inspect while held: %+v, %v", snap, err)
+	}
+	b.clock.Advance(3 * time.Second)
+	if snap, err = b.e.Inspect(ctx); err != nil || snap.Acquired || snap.HolderID != "a" {
+		t.Fatalf("inspect after expiry: %+v, %v; want acquired=false with the last holder", snap, err)
+	}
+}
+
+func testInitIsIdempotent(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	a := newContender(t, store, Namespace(t), "a")
+	s1, err := a.e.Init(ctx)
+	if err != nil || !s1.Exists || s1.Held() {
+		t.Fatalf("init: %+v, %v", s1, err)
+	}
+	s2, err := a.e.Init(ctx)
+	if err != nil || s2.Fence != s1.Fence || s2.Version != s1.Version {
+		t.Fatalf("second init: %+v, %v; want unchanged %+v", s2, err, s1)
+	}
+	if g := mustAcquire(t, a); g.Fence != s1.Fence+1 {
+		t.Fatalf("fence after init = %d, want %d", g.Fence, s1.Fence+1)
+	}
+}
+
+func testDestroyAndRecreateNeverLowersFence(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	a := newContender(t, store, Namespace(t), "a")
+	var last uint64
+	for range 5 {
+		last = mustAcquire(t, a).Fence
+	}
+	if err := a.e.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.e.Destroy(ctx); err != nil {
+		t.Fatalf("destroying a missing election: %v", err)
+	}
+	if snap, err := a.e.Inspect(ctx); err != nil || snap.Exists {
+		t.Fatalf("inspect after destroy: %+v, %v", snap, err)
+	}
+	if _, err := a.e.Renew(ctx, last); !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("renew after destroy: %v, want ErrNotHolder", err)
+	}
+	a.clock.Advance(time.Millisecond)
+	if g := mustAcquire(t, a); g.Fence <= last {
+		t.Fatalf("fence after re-creation = %d, not above %d", g.Fence, last)
+	}
+}
+
+func testNotifiesWrites(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	n, ok := store.(lease.Notifier)
+	if !ok {
+		t.Fatalf("%s does not implement lease.Notifier", store.Describe())
+	}
+	ns := Namespace(t)
+	a := newContender(t, store, ns, "a")
+	if _, err := a.e.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nctx, cancel := context.WithCancel(ctx)
+	ch, err := n.Notify(nctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drain what subscribing itself may have signalled, then write.
+	select {
+	case <-ch:
+	case <-time.After(100 * time.Millisecond):
+	}
+	g := mustAcquire(t, a)
+	select {
+	case <-ch:
+	case <-time.After(2 * time.Second):
+		t.Fatal("no notification within 2 s of an acquisition")
+	}
+	if err := a.e.Release(ctx, g.Fence); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(2 * time.Second):
+		t.Fatal("no notification within 2 s of a release")
+	}
+	cancel()
+	for range ch { // closed once the context ends
+	}
+}
+
+func testConcurrentAcquireHasOneWinner(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	store := newStore(t)
+	ns := Namespace(t)
+	const n = 6
+	results := make(chan lease.TryAcquireResult, n)
+	errs := make(chan error, n)
+	for i := range n {
+		c := newContender(t, store, ns, fmt.Sprintf("c%d", i), lease.WithMaxCASRetries(50))
+		go func() {
+			res, err := c.e.TryAcquire(ctx)
+			results <- res
+			errs <- err
+		}()
+	}
+	winners := 0
+	for range n {
+		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
-		res, err := other.TryAcquire(ctx)
-		if err != nil || res.Acquired {
-			t.Fatalf("same holder ID, other task: acquired=%v err=%v; want held", res.Acquired, err)
+		if (<-results).Acquired {
+			winners++
 		}
-	})
-
-	t.Run("ExpiryByWallClockWaitsForSkew", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
-		g := mustAcquire(t, a)
-		b.clock.Advance(2 * time.Second) // exactly at expires_at: not past it by the skew
-		mustNotAcquire(t, b, "a")
-		b.clock.JumpWall(400 * time.Millisecond) // past expiry but within the 500 ms skew
-		mustNotAcquire(t, b, "a")
-		b.clock.JumpWall(200 * time.Millisecond) // past expiry + skew
-		gb := mustAcquire(t, b)
-		if gb.Fence != g.Fence+1 {
-			t.Fatalf("takeover fence = %d, want %d", gb.Fence, g.Fence+1)
-		}
-		if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("renew by the expired holder after takeover: %v, want ErrNotHolder", err)
-		}
-	})
-
-	t.Run("ExpiryByMonotonicClockIgnoresWallClock", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
-		mustAcquire(t, a)
-		// b's wall clock is an hour behind: the wall rule would never fire in time.
-		b.clock.JumpWall(-time.Hour)
-		mustNotAcquire(t, b, "a") // first observation
-		b.clock.Advance(2*time.Second - time.Millisecond)
-		mustNotAcquire(t, b, "a")
-		b.clock.Advance(time.Millisecond) // unchanged for a full TTL of b's own time
-		mustAcquire(t, b)
-	})
-
-	t.Run("RenewalResetsObservation", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
-		g := mustAcquire(t, a)
-		b.clock.JumpWall(-time.Hour) // only the monotonic rule can fire for b
-		mustNotAcquire(t, b, "a")
-		b.clock.Advance(1500 * time.Millisecond)
-		a.clock.Advance(1500 * time.Millisecond)
-		if _, err := a.e.Renew(ctx, g.Fence); err != nil {
-			t.Fatal(err)
-		}
-		b.clock.Advance(1 * time.Second) // 2.5 s since b first saw a lease that was renewed since
-		mustNotAcquire(t, b, "a")
-		b.clock.Advance(2 * time.Second) // the renewed record unchanged for a full TTL
-		mustAcquire(t, b)
-	})
-
-	t.Run("ContenderUsesHolderTTL", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a := newContender(t, store, ns, "a", lease.WithTTL(10*time.Second))
-		b := newContender(t, store, ns, "b", lease.WithTTL(time.Second), lease.WithMaxClockSkew(100*time.Millisecond))
-		mustAcquire(t, a)
-		b.clock.JumpWall(-time.Hour)
-		mustNotAcquire(t, b, "a")
-		b.clock.Advance(5 * time.Second) // far past b's own TTL, within a's
-		mustNotAcquire(t, b, "a")
-		b.clock.Advance(5 * time.Second)
-		mustAcquire(t, b)
-	})
-
-	t.Run("HolderDeadlineIsMonotonicWithMargin", func(t *testing.T) {
-		store := newStore(t)
-		a := newContender(t, store, Namespace(t), "a", lease.WithTTL(10*time.Second))
-		g := mustAcquire(t, a)
-		want := 10*time.Second - lease.SafetyMargin(10*time.Second)
-		if got := a.e.Remaining(g); got != want {
-			t.Fatalf("remaining right after acquiring = %v, want %v", got, want)
-		}
-		a.clock.JumpWall(time.Hour) // wall jumps do not move the deadline
-		a.clock.Advance(want)
-		if got := a.e.Remaining(g); got != 0 {
-			t.Fatalf("remaining at the deadline = %v, want 0", got)
-		}
-	})
-
-	t.Run("SnapshotAcquiredFollowsExpiry", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		a, b := newContender(t, store, ns, "a"), newContender(t, store, ns, "b")
-		snap, err := b.e.Inspect(ctx)
-		if err != nil || snap.Exists || snap.Acquired {
-			t.Fatalf("inspect before anything: %+v, %v; want not existing", snap, err)
-		}
-		mustAcquire(t, a)
-		if snap, err = b.e.Inspect(ctx); err != nil || !snap.Exists || !snap.Acquired || snap.HolderID != "a" {
-			t.Fatalf("inspect while held: %+v, %v", snap, err)
-		}
-		b.clock.Advance(3 * time.Second)
-		if snap, err = b.e.Inspect(ctx); err != nil || snap.Acquired || snap.HolderID != "a" {
-			t.Fatalf("inspect after expiry: %+v, %v; want acquired=false with the last holder", snap, err)
-		}
-	})
-
-	t.Run("InitIsIdempotent", func(t *testing.T) {
-		store := newStore(t)
-		a := newContender(t, store, Namespace(t), "a")
-		s1, err := a.e.Init(ctx)
-		if err != nil || !s1.Exists || s1.Held() {
-			t.Fatalf("init: %+v, %v", s1, err)
-		}
-		s2, err := a.e.Init(ctx)
-		if err != nil || s2.Fence != s1.Fence || s2.Version != s1.Version {
-			t.Fatalf("second init: %+v, %v; want unchanged %+v", s2, err, s1)
-		}
-		if g := mustAcquire(t, a); g.Fence != s1.Fence+1 {
-			t.Fatalf("fence after init = %d, want %d", g.Fence, s1.Fence+1)
-		}
-	})
-
-	t.Run("DestroyAndRecreateNeverLowersFence", func(t *testing.T) {
-		store := newStore(t)
-		a := newContender(t, store, Namespace(t), "a")
-		var last uint64
-		for range 5 {
-			last = mustAcquire(t, a).Fence
-		}
-		if err := a.e.Destroy(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.e.Destroy(ctx); err != nil {
-			t.Fatalf("destroying a missing election: %v", err)
-		}
-		if snap, err := a.e.Inspect(ctx); err != nil || snap.Exists {
-			t.Fatalf("inspect after destroy: %+v, %v", snap, err)
-		}
-		if _, err := a.e.Renew(ctx, last); !errors.Is(err, lease.ErrNotHolder) {
-			t.Fatalf("renew after destroy: %v, want ErrNotHolder", err)
-		}
-		a.clock.Advance(time.Millisecond)
-		if g := mustAcquire(t, a); g.Fence <= last {
-			t.Fatalf("fence after re-creation = %d, not above %d", g.Fence, last)
-		}
-	})
-
-	t.Run("NotifiesWrites", func(t *testing.T) {
-		store := newStore(t)
-		n, ok := store.(lease.Notifier)
-		if !ok {
-			t.Fatalf("%s does not implement lease.Notifier", store.Describe())
-		}
-		ns := Namespace(t)
-		a := newContender(t, store, ns, "a")
-		if _, err := a.e.Init(ctx); err != nil {
-			t.Fatal(err)
-		}
-		nctx, cancel := context.WithCancel(ctx)
-		ch, err := n.Notify(nctx, ns)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Drain what subscribing itself may have signalled, then write.
-		select {
-		case <-ch:
-		case <-time.After(100 * time.Millisecond):
-		}
-		g := mustAcquire(t, a)
-		select {
-		case <-ch:
-		case <-time.After(2 * time.Second):
-			t.Fatal("no notification within 2 s of an acquisition")
-		}
-		if err := a.e.Release(ctx, g.Fence); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-ch:
-		case <-time.After(2 * time.Second):
-			t.Fatal("no notification within 2 s of a release")
-		}
-		cancel()
-		for range ch { // closed once the context ends
-		}
-	})
-
-	t.Run("ConcurrentAcquireHasOneWinner", func(t *testing.T) {
-		store := newStore(t)
-		ns := Namespace(t)
-		const n = 6
-		results := make(chan lease.TryAcquireResult, n)
-		errs := make(chan error, n)
-		for i := range n {
-			c := newContender(t, store, ns, fmt.Sprintf("c%d", i), lease.WithMaxCASRetries(50))
-			go func() {
-				res, err := c.e.TryAcquire(ctx)
-				results <- res
-				errs <- err
-			}()
-		}
-		winners := 0
-		for range n {
-			if err := <-errs; err != nil {
-				t.Fatal(err)
-			}
-			if (<-results).Acquired {
-				winners++
-			}
-		}
-		if winners != 1 {
-			t.Fatalf("%d contenders won at once, want exactly 1", winners)
-		}
-	})
+	}
+	if winners != 1 {
+		t.Fatalf("%d contenders won at once, want exactly 1", winners)
+	}
 }
