@@ -123,7 +123,10 @@ func (c *Config) RequireRemote() error {
 	} else if rooms.ValidateRoomID(c.ElectionID) != nil {
 		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): want 8 to 64 letters, digits, '_' or '-'", KeyElectionID, c.ElectionID, c.Source(KeyElectionID)))
 	}
-	if h := c.Identity.HolderID; h != "" && rooms.ValidateCandidateID(h) != nil {
+	if h := c.Identity.HolderID; h == "" {
+		errs = append(errs, fmt.Errorf("no candidate id: with %s set, the holder ID is the candidate id, and the hostname is empty: set %s or --%s",
+			KeyServer, EnvName(c.EnvPrefix, KeyHolderID), FlagName(KeyHolderID)))
+	} else if rooms.ValidateCandidateID(h) != nil {
 		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): with %s, it is the candidate id: 1 to 64 letters, digits, '.', '_', ':', '@' or '-'",
 			KeyHolderID, h, c.Source(KeyHolderID), KeyServer))
 	}

@@ -155,7 +155,8 @@ func TestRemoteSkipsDiscoveryAndValidates(t *testing.T) {
 	}
 	load := func(vars ...string) *config.Config {
 		t.Helper()
-		c, err := config.Loader{Remote: true, Environ: env(append([]string{"SWARM_LEASE_SERVER=http://elect:8080"}, vars...)...), Discover: noDocker}.Load(context.Background())
+		c, err := config.Loader{Remote: true, Environ: env(append([]string{"SWARM_LEASE_SERVER=http://elect:8080"}, vars...)...), Discover: noDocker,
+			Hostname: func() string { return "web 1/☃" }}.Load(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,6 +167,18 @@ func TestRemoteSkipsDiscoveryAndValidates(t *testing.T) {
 	}
 	if err := load("SWARM_LEASE_ELECTION=nightly-report").RequireRemote(); err != nil {
 		t.Fatalf("the defaults (TTL 30 s, grace 10 s): %v", err)
+	}
+	// The hostname is the candidate id's default, made one (the holder ID's default, once).
+	if c := load("SWARM_LEASE_ELECTION=nightly-report"); c.Identity.HolderID != "web-1----" || c.Source(config.KeyHolderID).String() != "default: the hostname" {
+		t.Fatalf("candidate id from the hostname: %q (%s), want %q", c.Identity.HolderID, c.Source(config.KeyHolderID), "web-1----")
+	}
+	noHost, err := config.Loader{Remote: true, Environ: env("SWARM_LEASE_SERVER=http://elect:8080", "SWARM_LEASE_ELECTION=nightly-report"), Discover: noDocker,
+		Hostname: func() string { return "" }}.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := noHost.RequireRemote(); err == nil || !strings.Contains(err.Error(), "SWARM_LEASE_HOLDER_ID") {
+		t.Fatalf("no hostname and no holder ID: %v, want an error naming SWARM_LEASE_HOLDER_ID", err)
 	}
 	for _, tc := range []struct {
 		vars []string

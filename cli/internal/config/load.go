@@ -35,7 +35,8 @@ type Loader struct {
 	Remote bool
 	// Hostname, when set, is the holder ID's default outside a Swarm task (no discovered node
 	// ID and none configured), so that a missing holder ID is never a reason to discover; nil
-	// keeps discovery the only source. A remote run (server set) names its candidate itself.
+	// keeps discovery the only source. Through an elections server (Remote, server set) it is
+	// reduced to the candidate id's alphabet: [A-Za-z0-9._:@-], at most 64 characters.
 	Hostname func() string
 	// Warn receives warnings that do not stop the command, such as an unknown variable under
 	// the prefix (nil: dropped).
@@ -127,9 +128,14 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 				ErrDiscovery, err, EnvName(prefix, KeyNamespace), FlagName(KeyNamespace))
 		}
 	}
-	if l.Hostname != nil && !l.NoHolderID && !remote {
-		// Below every other layer: a task's node ID, a variable or a flag wins.
-		if h := l.Hostname(); h != "" {
+	if l.Hostname != nil && !l.NoHolderID {
+		// Below every other layer: a task's node ID, a variable or a flag wins. Through an
+		// elections server the holder ID is the candidate id, of a smaller alphabet.
+		h := l.Hostname()
+		if remote {
+			h = candidateFromHostname(h)
+		}
+		if h != "" {
 			defaults.Set(KeyHolderID, h, Source{Kind: FromDefault, Name: "the hostname"})
 		}
 	}

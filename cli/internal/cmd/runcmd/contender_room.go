@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
@@ -26,14 +25,13 @@ type roomContender struct {
 
 // newRoomContender checks run's settings for the room and builds its holder; following
 // receives each leader the holder learns of while it follows.
-func newRoomContender(cfg *config.Config, hostname func() string, log *slog.Logger, following func(Term)) (*roomContender, error) {
+func newRoomContender(cfg *config.Config, log *slog.Logger, following func(Term)) (*roomContender, error) {
+	// The candidate id is the holder ID (by default the hostname, made a valid candidate id by
+	// the configuration), which RequireRemote checks.
 	if err := cfg.RequireRemote(); err != nil {
 		return nil, cmdutil.Usage(err)
 	}
-	candidate, err := candidateID(cfg, hostname)
-	if err != nil {
-		return nil, cmdutil.Usage(err)
-	}
+	candidate := cfg.Identity.HolderID
 	// The client's own lines (failed requests) name the server as run's do.
 	el, err := swarmlease.NewElections(cfg.Server, swarmlease.WithLogger(log))
 	if err != nil {
@@ -117,35 +115,4 @@ func holdError(cfg *config.Config, err error) error {
 		return cmdutil.Usage(fmt.Errorf("the elections server at %s refused the campaign (check %s and %s): %w", cfg.Server, config.KeyElectionID, config.KeyHolderID, err))
 	}
 	return fmt.Errorf("the elections server at %s refused the campaign: %w", cfg.Server, err)
-}
-
-// maxCandidateID is the longest candidate id of the elections API.
-const maxCandidateID = 64
-
-// candidateID is the candidate id of run through an elections server: holder_id when set
-// (RequireRemote checked it), else the hostname with every character outside
-// [A-Za-z0-9._:@-] replaced by '-', at most 64 characters.
-func candidateID(cfg *config.Config, hostname func() string) (string, error) {
-	if cfg.Identity.HolderID != "" {
-		return cfg.Identity.HolderID, nil
-	}
-	id := sanitizeCandidate(hostname())
-	if id == "" {
-		return "", fmt.Errorf("no candidate id: the hostname is empty; set %s or --%s",
-			config.EnvName(cfg.EnvPrefix, config.KeyHolderID), config.FlagName(config.KeyHolderID))
-	}
-	return id, nil
-}
-
-func sanitizeCandidate(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s) && b.Len() < maxCandidateID; i++ {
-		switch c := s[i]; {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.IndexByte("._:@-", c) >= 0:
-			b.WriteByte(c)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
 }

@@ -24,8 +24,6 @@ type Options struct {
 	IO cmdutil.IOStreams
 	// Environ is the environment the command inherits.
 	Environ []string
-	// Hostname is the candidate id's default through an elections server.
-	Hostname func() string
 	// Argv is the command and its arguments.
 	Argv []string
 	// Once exits after the first term; ExitOnChildExit when the command exits by itself.
@@ -88,10 +86,11 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.IO, opts.Environ, opts.Hostname, opts.Argv = f.IOStreams, f.Environ(), f.Hostname, args
+			opts.IO, opts.Environ, opts.Argv = f.IOStreams, f.Environ(), args
 			opts.Config = func() (*config.Config, error) {
 				// With a server, run contends through the elections API: no Docker access.
-				// Outside a Swarm task the holder is this host.
+				// Outside a Swarm task the holder is this host (in a room: the hostname made a
+				// valid candidate id).
 				return f.LoadConfig(cmd, config.Loader{Remote: true, Hostname: f.Hostname})
 			}
 			if runF != nil {
@@ -184,7 +183,7 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 func roomRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.Logger) error {
 	log = log.With("server", cfg.Server)
 	leaders := &leaderLog{log: log}
-	contender, err := newRoomContender(cfg, opts.Hostname, log, leaders.onLeader)
+	contender, err := newRoomContender(cfg, log, leaders.onLeader)
 	if err != nil {
 		return err
 	}
