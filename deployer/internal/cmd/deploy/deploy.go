@@ -85,6 +85,9 @@ and the rendered stack, and changes nothing anywhere.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			if err := f.NeedRepository("deploy"); err != nil {
+				return err
+			}
 			return deployRun(cmd.Context(), opts)
 		},
 	}
