@@ -22,7 +22,8 @@ type Published struct {
 
 // Publish builds both images for b's platforms and pushes them to registry (HOST[:PORT][/path])
 // as ControllerName:tag and ControllerName-demo:tag, with the machine's Docker credentials.
-// Loopback registries are spoken to over plain HTTP, as Docker does.
+// Loopback registries (127.0.0.0/8, ::1, localhost) are spoken to over plain HTTP only, as
+// Docker does.
 func Publish(ctx context.Context, b Build, registry, tag string) (Published, error) {
 	return PublishTo(ctx, b, Target{Registry: registry, Tag: tag})
 }
@@ -70,7 +71,7 @@ func PublishTo(ctx context.Context, b Build, t Target) (Published, error) {
 
 // push writes idx under tag and returns repository@digest.
 func push(ctx context.Context, idx v1.ImageIndex, tag name.Tag, keychain authn.Keychain) (string, error) {
-	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain)); err != nil {
+	if err := remote.WriteIndex(tag, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), loopbackTransport()); err != nil {
 		return "", fmt.Errorf("images: push %s: %w", tag, err)
 	}
 	digest, err := idx.Digest()

@@ -23,7 +23,8 @@ var ErrReference = errors.New("images: invalid image reference")
 // Registry.
 type Target struct {
 	// Registry is HOST[:PORT][/path], e.g. docker.io/example or 127.0.0.1:5000. Loopback
-	// registries are spoken to over plain HTTP, as Docker does; every other one over HTTPS.
+	// registries (127.0.0.0/8, ::1, localhost) are spoken to over plain HTTP only, as Docker
+	// does; every other one over HTTPS.
 	Registry string
 	// Tag is the images' tag.
 	Tag string
@@ -69,7 +70,7 @@ func Resolve(ctx context.Context, t Target) (Published, error) {
 
 // resolve is tag's repository@digest, from a HEAD request.
 func resolve(ctx context.Context, tag name.Tag, keychain authn.Keychain) (string, error) {
-	desc, err := remote.Head(tag, remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain))
+	desc, err := remote.Head(tag, remote.WithContext(ctx), remote.WithAuthFromKeychain(keychain), loopbackTransport())
 	if err != nil {
 		var terr *transport.Error
 		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {

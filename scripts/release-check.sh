@@ -5,6 +5,11 @@
 # module proxy, npm publish --dry-run, the Python sdist and wheel).
 #
 #   scripts/release-check.sh X.Y.Z
+#
+# Every go test has an explicit timeout: go test's default, 10 minutes per package, is shorter
+# than the release pipeline's tests take on a busy machine (goreleaser alone builds every binary
+# for six platforms). Those run last, as a package of their own with -v, so that go test streams
+# each test's progress, goreleaser's included, while they run.
 set -euo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: $0 X.Y.Z" >&2
@@ -12,4 +17,9 @@ if [ $# -ne 1 ]; then
 fi
 cd "$(dirname "$0")/.."
 scripts/verify-release-version.sh "v$1"
-(cd deployer && go test -count=1 ./...)
+cd deployer
+mapfile -t packages < <(go list ./... | grep -v '/internal/pipeline$')
+echo "release-check: the deployer's tests" >&2
+go test -count=1 -timeout 30m "${packages[@]}"
+echo "release-check: the release pipeline's tests (several minutes; their progress follows)" >&2
+go test -count=1 -v -timeout 60m ./internal/pipeline

@@ -24,16 +24,16 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	dir, err := repositoryRoot(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "deployer:", err)
-		return 1
-	}
 	f := &cmdutil.Factory{
 		IO:  cmdutil.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr},
-		Dir: dir,
-		Git: gitrun.Exec{Dir: dir},
 		Now: time.Now,
+	}
+	// Outside a work tree only the commands that need the repository fail (NeedRepository):
+	// help, version and remove work anywhere.
+	if dir, err := repositoryRoot(ctx); err != nil {
+		f.RepoErr = err
+	} else {
+		f.Dir, f.Git = dir, gitrun.Exec{Dir: dir}
 	}
 	if err := root.NewCmdRoot(f).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "deployer:", err)
@@ -49,9 +49,5 @@ func repositoryRoot(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	top, err := gitrun.Exec{Dir: wd}.Git(ctx, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", fmt.Errorf("run the deployer inside the repository's work tree: %w", err)
-	}
-	return top, nil
+	return gitrun.Exec{Dir: wd}.Git(ctx, "rev-parse", "--show-toplevel")
 }

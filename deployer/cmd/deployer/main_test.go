@@ -151,3 +151,34 @@ func TestFileSettingsNeverPrintTheFile(t *testing.T) {
 		t.Fatalf("the output quotes the file:\n%s", r.Brief())
 	}
 }
+
+// outside runs `deployer ARGS…` in a directory that is in no git work tree.
+func outside(t *testing.T, args ...string) settingstest.Result {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	// git looks no further up than the directory's parent, whatever /tmp is on this machine.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}
+	return settingstest.Run(t, cmd, settingDeadline)
+}
+
+// Outside a git work tree only the commands that need the repository fail, and they say so:
+// help, version and remove (which needs only the settings) work anywhere.
+func TestOnlyWhatNeedsTheRepositoryNeedsGit(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"remove", "--help"}, {"deploy", "--help"}, {"version"}, {"--version"}} {
+		if r := outside(t, args...); r.Code != 0 || r.Stdout == "" {
+			t.Errorf("deployer %s outside git: exit %d, want 0 with output\nstderr: %s", strings.Join(args, " "), r.Code, r.Brief())
+		}
+	}
+	for _, args := range [][]string{{"deploy", "--dry-run"}, {"release", "--dry-run"}, {"verify-version", "v0.1.0"}} {
+		r := outside(t, args...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "inside the repository's work tree") {
+			t.Errorf("deployer %s outside git: exit %d, want 1 saying it needs the repository\nstderr: %s", strings.Join(args, " "), r.Code, r.Brief())
+		}
+	}
+	// remove reaches its settings: the missing Portainer address is the error, not git.
+	if r := outside(t, "remove"); r.Code != 2 || !strings.Contains(r.Stderr, "SWARM_LEASE_DEPLOY_PORTAINER_URL") {
+		t.Errorf("deployer remove outside git: exit %d, want 2 naming the missing setting\nstderr: %s", r.Code, r.Brief())
+	}
+}

@@ -3,6 +3,7 @@
 package cmdutil
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -20,10 +21,23 @@ type IOStreams struct {
 type Factory struct {
 	// IO is the process's standard streams in the binary and buffers in tests.
 	IO IOStreams
-	// Dir is the repository's work tree.
+	// Dir is the repository's work tree; "" when the deployer runs outside one (see RepoErr).
 	Dir string
-	// Git runs git in Dir.
+	// RepoErr says why Dir is empty: no git work tree around the working directory. Only the
+	// commands that need the repository's files or its git fail with it (see NeedRepository);
+	// help, version and remove work anywhere.
+	RepoErr error
+	// Git runs git in Dir (nil outside a work tree).
 	Git gitrun.Runner
 	// Now is the clock.
 	Now func() time.Time
+}
+
+// NeedRepository is nil inside the repository's work tree, and otherwise the error of the
+// command name, which needs it.
+func (f *Factory) NeedRepository(name string) error {
+	if f.RepoErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%s works on the repository: run it inside the repository's work tree (%w)", name, f.RepoErr)
 }

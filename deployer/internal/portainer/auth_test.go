@@ -112,12 +112,13 @@ func (c cookieTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// The CSRF failure is plain text: it becomes the APIError's message, and matches ErrForbidden.
-// (The client's own transport never gets there: it keeps no cookie.)
+// The CSRF failure — of a write that carries the login cookie — is plain text: it becomes the
+// APIError's message, and matches ErrForbidden. (The client's own transport never gets there:
+// it keeps no cookie.)
 func TestCSRFFailureIsAPlainTextForbidden(t *testing.T) {
 	fake := portainertest.Start(t, fakeOptions(""))
 	c := newClient(t, portainer.Options{URL: fake.URL(), APIKey: testKey, HTTPClient: &http.Client{Transport: cookieTransport{"any"}}})
-	_, err := c.Endpoint(testContext(t), "1")
+	err := c.DeleteStack(testContext(t), 1, 1)
 	var apiErr *portainer.APIError
 	if !errors.Is(err, portainer.ErrForbidden) || !errors.As(err, &apiErr) || apiErr.Message != "Forbidden - CSRF token not found in request" {
 		t.Fatalf("request with the login cookie = %v, want the CSRF 403", err)

@@ -46,10 +46,20 @@ func (c *Client) Endpoint(ctx context.Context, idOrName string) (Endpoint, error
 	}
 	switch len(found) {
 	case 0:
-		return Endpoint{}, fmt.Errorf("portainer: %s: %w: Portainer has no environment of that name; check the name under Environments or give its numeric ID", op, ErrEndpointNotFound)
+		return Endpoint{}, &notFoundError{op: op}
 	case 1:
 		return found[0], nil
 	default:
 		return Endpoint{}, fmt.Errorf("portainer: %s: %d environments have that name; give the numeric ID instead", op, len(found))
 	}
 }
+
+// notFoundError is an environment name that no environment has. It reads "portainer: endpoint
+// "NAME": not found" and matches ErrEndpointNotFound, without repeating the sentinel's own
+// text: callers add what to do (see the deployer's settings), which would say it again.
+type notFoundError struct{ op string }
+
+func (e *notFoundError) Error() string { return "portainer: " + e.op + ": not found" }
+
+// Is matches ErrEndpointNotFound.
+func (e *notFoundError) Is(target error) bool { return target == ErrEndpointNotFound }

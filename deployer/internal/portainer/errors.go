@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Sentinel errors that an *APIError matches with errors.Is according to its status code (and,
@@ -45,13 +46,16 @@ type APIError struct {
 	also map[int]error
 }
 
-// Error reads "portainer: create stack demo: 409 Conflict: <message> (<details>)".
+// Error reads "portainer: create stack demo: 409 Conflict: <message> (<details>)". Details
+// that only repeat the message or the status — Portainer's details of a failed deploy are its
+// message capitalised, those of a 401 "Unauthorized" — are left out.
 func (e *APIError) Error() string {
-	s := fmt.Sprintf("portainer: %s: %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
+	status := http.StatusText(e.StatusCode)
+	s := fmt.Sprintf("portainer: %s: %d %s", e.Op, e.StatusCode, status)
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
-	if e.Details != "" && e.Details != e.Message {
+	if e.Details != "" && !strings.EqualFold(e.Details, e.Message) && !strings.EqualFold(e.Details, status) {
 		s += " (" + e.Details + ")"
 	}
 	return s

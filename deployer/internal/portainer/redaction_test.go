@@ -2,12 +2,14 @@ package portainer_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -122,5 +124,90 @@ func TestDeployErrorRedactsSecretEnv(t *testing.T) {
 	assertNoSecret(t, "deploy error", err.Error(), echoedEnv)
 	if len(fake.Stacks()) != 0 {
 		t.Fatalf("a failed deploy left a record: %+v", fake.Stacks())
+	}
+}
+
+// A plain-text error body is cut to a bounded size for the message; a secret the cut falls
+// into is redacted all the same, since the text is redacted before it is cut.
+func TestErrorTextIsRedactedBeforeItIsCut(t *testing.T) {
+	const key = "ptr_I8mBFW32zb67VoMRQERxMnKFYkWIA+4qj42p6xL1aNI="
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusForbidden)
+		// The key straddles the cut: its first half lies before it.
+		_, _ = w.Write([]byte(strings.Repeat("x", 500) + r.Header.Get("X-API-Key") + " and more"))
+	}))
+	t.Cleanup(srv.Close)
+	_, err := newClient(t, portainer.Options{URL: srv.URL, APIKey: key}).Endpoint(testContext(t), "1")
+	if err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("error %v, want the body cut", err)
+	}
+	assertNoSecret(t, "the cut error", err.Error(), key[:8])
+}
+
+// encodings are the forms in which a server may echo a secret: base64 (at every alignment,
+// and as the password of a Basic credential), URL-encoded and JSON-escaped.
+func encodings(secret string) []string {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	quoted, _ := json.Marshal(secret)
+	return []string{
+		b64(secret), b64("x" + secret), b64("xy" + secret), b64("admin:" + secret),
+		base64.URLEncoding.EncodeToString([]byte(secret)), base64.RawStdEncoding.EncodeToString([]byte(secret)),
+		url.QueryEscape(secret), url.PathEscape(secret), string(quoted[1 : len(quoted)-1]),
+	}
+}
+
+// A server that echoes the credentials encoded — base64, URL-encoded, JSON-escaped — gets
+// none of them into an error: every form of every secret is redacted.
+func TestEncodedEchoesOfSecretsAreRedacted(t *testing.T) {
+	const (
+		key      = "ptr_I8mBFW32zb67VoMRQERxMnKFYkWIA+4qj42p6xL1aNI="
+		password = `pass word/with+"odd"&chars=`
+		envValue = "env secret/with+plus=and&amp"
+	)
+	var jwt string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var seen []string
+		if r.URL.Path == "/api/auth" {
+			var login struct{ Password string }
+			_ = json.NewDecoder(r.Body).Decode(&login)
+			if login.Password == password {
+				jwt = "eyJhbGciOiJIUzI1NiJ9.eyJpZCI6MX0.c2lnbmF0dXJl"
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jwt":"` + jwt + `"}`))
+				return
+			}
+		} else {
+			var body struct{ Env []struct{ Value string } }
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			for _, v := range body.Env {
+				seen = append(seen, v.Value)
+			}
+		}
+		seen = append(seen, r.Header.Get("X-API-Key"), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		var echo []string
+		for _, s := range seen {
+			if s != "" {
+				echo = append(echo, encodings(s)...)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"message": "echo " + strings.Join(echo, " "), "details": "again " + strings.Join(echo, ",")})
+	}))
+	t.Cleanup(srv.Close)
+	request := portainer.CreateStackRequest{Name: "demo", SwarmID: "sw", StackFileContent: "services: {}",
+		Env: []portainer.EnvVar{{Name: "TOKEN", Value: envValue, Secret: true}}}
+	for _, o := range []portainer.Options{{URL: srv.URL, APIKey: key}, {URL: srv.URL, Username: "admin", Password: password}} {
+		_, err := newClient(t, o).CreateSwarmStack(testContext(t), 1, request)
+		if err == nil || !strings.Contains(err.Error(), "echo [REDACTED]") {
+			t.Fatalf("create against the echo server = %v, want the echo redacted", err)
+		}
+		for _, secret := range []string{key, password, envValue, jwt} {
+			if secret == "" {
+				continue // the JWT, before the password client logged in
+			}
+			assertNoSecret(t, "the error", err.Error(), append(encodings(secret), secret)...)
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/redact"
 )
 
 // Body limits: every read of a response goes through one, so a broken or hostile server cannot
@@ -154,22 +156,24 @@ func (c *Client) send(ctx context.Context, cl call, payload []byte, token Secret
 }
 
 // apiError builds the *APIError of a non-2xx answer, with the client's credentials (known) and
-// the call's secrets redacted from the text Portainer sent.
+// the call's secrets redacted from the text Portainer sent — before a plain-text body is cut
+// to its bounded size, since a cut through a secret would leave a part that no longer matches.
+// Surrounding white space goes: a failed deploy's message is the docker CLI's stderr, which
+// ends in a newline.
 func apiError(cl call, resp response, known []string) *APIError {
 	e := &APIError{Op: cl.op, StatusCode: resp.status, also: cl.also}
+	secrets := append(known, cl.secrets...)
 	var body struct {
 		Message string `json:"message"`
 		Details string `json:"details"`
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.header.Get("Content-Type"))
 	if mediaType == "application/json" && json.Unmarshal(resp.body, &body) == nil {
-		e.Message, e.Details = body.Message, body.Details
-	} else {
-		e.Message = truncate(strings.TrimSpace(string(resp.body)), maxErrorText)
+		e.Message = strings.TrimSpace(redact.Text(body.Message, secrets...))
+		e.Details = strings.TrimSpace(redact.Text(body.Details, secrets...))
+		return e
 	}
-	secrets := append(known, cl.secrets...)
-	e.Message = redact(e.Message, secrets)
-	e.Details = redact(e.Details, secrets)
+	e.Message = truncate(strings.TrimSpace(redact.Text(string(resp.body), secrets...)), maxErrorText)
 	return e
 }
 
@@ -186,21 +190,6 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// redact replaces every occurrence of each non-empty secret in s, also in its JSON-escaped
-// form (a server that quotes a request body quotes it escaped).
-func redact(s string, secrets []string) string {
-	for _, secret := range secrets {
-		if secret == "" {
-			continue
-		}
-		s = strings.ReplaceAll(s, secret, redacted)
-		if quoted, err := json.Marshal(secret); err == nil {
-			s = strings.ReplaceAll(s, string(quoted[1:len(quoted)-1]), redacted)
-		}
-	}
-	return s
-}
 
 // knownSecrets are the client's credentials, for redaction.
 func (c *Client) knownSecrets() []string {

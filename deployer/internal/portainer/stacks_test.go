@@ -85,7 +85,7 @@ func TestStackLifecycle(t *testing.T) {
 			}
 
 			_, err = c.CreateSwarmStack(ctx, ep.ID, portainer.CreateStackRequest{Name: name, SwarmID: swarm, StackFileContent: stackFile})
-			want := "portainer: create stack " + name + ": 409 Conflict: A stack with the normalized name '" + name + "' already exists (A stack already exists with this name)"
+			want := "portainer: create stack " + name + ": 409 Conflict: A stack with the normalized name '" + name + "' already exists"
 			if !errors.Is(err, portainer.ErrConflict) || err.Error() != want {
 				t.Fatalf("second create = %v, want %s", err, want)
 			}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,6 +24,8 @@ import (
 type engine struct {
 	host      string // DOCKER_HOST form; "" when none was configured
 	transport *http.Transport
+	// environ is Portainer's own process environment, which the docker CLI runs with.
+	environ []string
 }
 
 // errNoEngine answers the calls that need an engine when Options.DockerHost is empty.
@@ -31,8 +34,8 @@ var errNoEngine = errors.New("portainertest: no Docker engine: set Options.Docke
 // cliTimeout bounds one docker CLI run (a stack deploy resolves every image in its registry).
 const cliTimeout = 3 * time.Minute
 
-func newEngine(host string) *engine {
-	e := &engine{host: host}
+func newEngine(host string, environ []string) *engine {
+	e := &engine{host: host, environ: environ}
 	if host == "" {
 		return e
 	}
@@ -83,32 +86,24 @@ func (e *engine) passthrough(w http.ResponseWriter, r *http.Request, dockerPath 
 	proxy.ServeHTTP(w, r)
 }
 
+// nameInUse reports whether the engine has a stack of that name or a Compose project of it:
+// services labelled with the stack namespace name, or containers labelled with the Compose
+// project name. Portainer refuses a stack name either holds.
+func (e *engine) nameInUse(ctx context.Context, name string) (bool, error) {
+	services, err := e.stackServices(ctx, name)
+	if err != nil || len(services) > 0 {
+		return len(services) > 0, err
+	}
+	var containers []json.RawMessage
+	err = e.get(ctx, "/containers/json", url.Values{"all": {"1"}, "filters": {labelFilter("com.docker.compose.project=" + name)}}, &containers)
+	return len(containers) > 0, err
+}
+
 // stackServices returns the names of the engine's services labelled with the stack namespace
 // name: an external stack when no record has that name.
 func (e *engine) stackServices(ctx context.Context, name string) ([]string, error) {
-	if e.transport == nil {
-		return nil, errNoEngine
-	}
-	filters, _ := json.Marshal(map[string][]string{"label": {"com.docker.stack.namespace=" + name}})
-	u := url.URL{Scheme: "http", Host: "docker", Path: "/services", RawQuery: url.Values{"filters": {string(filters)}}.Encode()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := (&http.Client{Transport: e.transport, Timeout: time.Minute}).Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("docker: GET /services: %s: %s", resp.Status, bytes.TrimSpace(body))
-	}
 	var services []struct{ Spec struct{ Name string } }
-	if err := json.Unmarshal(body, &services); err != nil {
+	if err := e.get(ctx, "/services", url.Values{"filters": {labelFilter("com.docker.stack.namespace=" + name)}}, &services); err != nil {
 		return nil, err
 	}
 	names := make([]string, 0, len(services))
@@ -118,11 +113,42 @@ func (e *engine) stackServices(ctx context.Context, name string) ([]string, erro
 	return names, nil
 }
 
-// stackDeploy runs `docker stack deploy --with-registry-auth [--prune] -c <file> <name>` as
-// Portainer does: the stack's Env is the process environment (so ${VAR} in the file takes its
-// values), plus PATH and HOME to find and run the CLI, and DOCKER_HOST last so that no Env
-// entry can point the deploy at another engine. It returns the CLI's stderr.
-func (e *engine) stackDeploy(dir, name, content string, env []EnvVar, prune bool) (string, error) {
+// labelFilter is the Docker API's filters parameter for one label.
+func labelFilter(label string) string {
+	filters, _ := json.Marshal(map[string][]string{"label": {label}})
+	return string(filters)
+}
+
+// get decodes the engine's answer to GET path?query into out.
+func (e *engine) get(ctx context.Context, path string, query url.Values, out any) error {
+	if e.transport == nil {
+		return errNoEngine
+	}
+	u := url.URL{Scheme: "http", Host: "docker", Path: path, RawQuery: query.Encode()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Transport: e.transport, Timeout: time.Minute}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("docker: GET %s: %s: %s", path, resp.Status, bytes.TrimSpace(body))
+	}
+	return json.Unmarshal(body, out)
+}
+
+// stackDeploy runs `docker stack deploy` as Portainer does (see deployArgs) against the
+// engine, with Portainer's own process environment plus the stack's Env (which wins over a
+// variable of the same name), so that ${VAR} in the file takes Env's value, or else
+// Portainer's. It returns the CLI's stderr as it is.
+func (e *engine) stackDeploy(dir, name, content string, env []EnvVar, prune, pull bool) (string, error) {
 	if e.host == "" {
 		return errNoEngine.Error(), errNoEngine
 	}
@@ -138,16 +164,25 @@ func (e *engine) stackDeploy(dir, name, content string, env []EnvVar, prune bool
 	if err := file.Close(); err != nil {
 		return "", err
 	}
+	vars := make([]string, 0, len(env))
+	for _, v := range env {
+		vars = append(vars, v.Name+"="+v.Value)
+	}
+	return e.docker(filepath.Dir(file.Name()), vars, deployArgs(file.Name(), name, prune, pull)...)
+}
+
+// deployArgs are the docker CLI's arguments of a deploy as Portainer runs it: always with the
+// registry credentials, --prune on request, and --resolve-image=never when the deploy must
+// not pull (an update with PullImage false; a create always pulls).
+func deployArgs(file, name string, prune, pull bool) []string {
 	args := []string{"stack", "deploy", "--with-registry-auth"}
 	if prune {
 		args = append(args, "--prune")
 	}
-	args = append(args, "-c", file.Name(), name)
-	vars := make([]string, 0, len(env)+3)
-	for _, v := range env {
-		vars = append(vars, v.Name+"="+v.Value)
+	if !pull {
+		args = append(args, "--resolve-image=never")
 	}
-	return e.docker(filepath.Dir(file.Name()), vars, args...)
+	return append(args, "-c", file, name)
 }
 
 // stackRemove runs `docker stack rm <name>` (which leaves volumes alone).
@@ -158,15 +193,16 @@ func (e *engine) stackRemove(name string) (string, error) {
 	return e.docker("", nil, "stack", "rm", name)
 }
 
-// docker runs the CLI with exactly vars plus PATH, HOME and DOCKER_HOST, returning stderr.
+// docker runs the CLI against the engine (-H, as Portainer points it at an environment) with
+// Portainer's process environment plus vars, returning stderr as it is.
 func (e *engine) docker(dir string, vars []string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "docker", args...)
+	cmd := exec.CommandContext(ctx, "docker", append([]string{"-H", e.host}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(vars, "PATH="+os.Getenv("PATH"), "HOME="+os.Getenv("HOME"), "DOCKER_HOST="+e.host)
+	cmd.Env = append(slices.Clone(e.environ), vars...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
-	return strings.TrimSpace(stderr.String()), err
+	return stderr.String(), err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -28,13 +29,14 @@ func label(t *testing.T, host, stack, key string) string {
 	return leasetest.Docker(t, host, "service", "inspect", "--format", `{{index .Spec.Labels "`+key+`"}}`, stack+"_idle")
 }
 
-// The deploy's environment is exactly the stack's Env (plus PATH and HOME): the test process's
-// own variables do not reach the stack file. Names are normalised, and a taken name — by a record
-// or by an external stack's services — is a 409 that deploys nothing.
-func TestCreateUsesExactlyEnvAndRefusesTakenNames(t *testing.T) {
+// The deploy's environment is Portainer's own process environment plus the stack's Env, which
+// wins: a variable the stack's Env leaves out takes Portainer's value. Names are normalised, and
+// a taken name — by a record or by an external stack's services — is a 409 that deploys
+// nothing.
+func TestCreateUsesPortainersEnvironmentPlusEnvAndRefusesTakenNames(t *testing.T) {
 	host := leasetest.SwarmHost(t)
-	t.Setenv("PORTAINERTEST_LEAK", "from-the-test-process")
-	fake := Start(t, Options{DockerHost: host, APIKeys: []string{testKey}})
+	environ := append(os.Environ(), "PORTAINERTEST_LEAK=from-portainer", "VALUE=overridden")
+	fake := Start(t, Options{DockerHost: host, APIKeys: []string{testKey}, Environment: environ})
 	swarm := swarmID(t, host)
 	name := uniqueName("ptt-env")
 
@@ -43,10 +45,10 @@ func TestCreateUsesExactlyEnvAndRefusesTakenNames(t *testing.T) {
 		t.Fatalf("create %s: %d %s, want 200 with the normalised name %s", strings.ToUpper(name), got.status, got.body, name)
 	}
 	if v := label(t, host, name, "value"); v != "from-env" {
-		t.Errorf("label value = %q, want from-env", v)
+		t.Errorf("label value = %q, want from-env: the stack's Env wins", v)
 	}
-	if v := label(t, host, name, "leak"); v != "" {
-		t.Errorf("label leak = %q: the test process's environment reached the deploy", v)
+	if v := label(t, host, name, "leak"); v != "from-portainer" {
+		t.Errorf("label leak = %q, want Portainer's environment's from-portainer", v)
 	}
 
 	if again := create(t, fake, 1, name, swarm, nil); again.status != http.StatusConflict || !strings.Contains(again.body, "A stack with the normalized name '"+name+"' already exists") {

@@ -46,33 +46,37 @@ func TestRequestsGetPortainersAnswers(t *testing.T) {
 	}{
 		{"status needs no credentials", "GET", "/api/system/status", nil, nil, 200, jsonType, `"Version":"2.23.0"`},
 		{"older status alias", "GET", "/api/status", nil, nil, 200, jsonType, `"Version":"2.23.0"`},
-		{"no credentials", "GET", "/api/stacks", nil, nil, 401, jsonType, `"message":"A valid authorisation token is missing"`},
-		{"unknown API key", "GET", "/api/stacks", map[string]string{"X-API-Key": "ptr_unknown"}, nil, 401, jsonType, `{"message":"Invalid JWT token"}`},
+		{"no credentials", "GET", "/api/stacks", nil, nil, 401, jsonType, `{"message":"A valid authorisation token is missing","details":"Unauthorized"}`},
+		{"unknown API key", "GET", "/api/stacks", map[string]string{"X-API-Key": "ptr_unknown"}, nil, 401, jsonType, `{"message":"Invalid JWT token","details":"Unauthorized"}`},
 		{"API key header in any case", "GET", "/api/stacks", map[string]string{"x-api-key": testKey}, nil, 200, jsonType, `[]`},
 		{"JWT", "GET", "/api/stacks", bearer, nil, 200, jsonType, `[]`},
-		{"unknown JWT", "GET", "/api/stacks", map[string]string{"Authorization": "Bearer eyJ.x.y"}, nil, 401, jsonType, `{"message":"Invalid JWT token"}`},
-		{"both an API key and a JWT", "GET", "/api/stacks", map[string]string{"X-API-Key": testKey, "Authorization": "Bearer " + jwt.JWT}, nil, 403, jsonType, `"message":"Access denied"`},
-		{"login cookie without CSRF token", "GET", "/api/stacks", withCookie, nil, 403, "text/plain; charset=utf-8", "Forbidden - CSRF token not found in request"},
+		{"unknown JWT", "GET", "/api/stacks", map[string]string{"Authorization": "Bearer eyJ.x.y"}, nil, 401, jsonType, `{"message":"Invalid JWT token","details":"Unauthorized"}`},
+		{"both an API key and a JWT", "GET", "/api/stacks", map[string]string{"X-API-Key": testKey, "Authorization": "Bearer " + jwt.JWT}, nil, 403, jsonType, `{"message":"api key and auth header are not allowed at the same time","details":"api key and auth header are not allowed at the same time"}`},
+		{"both, even where no credentials are needed", "GET", "/api/system/status", map[string]string{"X-API-Key": testKey, "Authorization": "Bearer " + jwt.JWT}, nil, 403, jsonType, `"message":"api key and auth header are not allowed at the same time"`},
+		{"login cookie on a read", "GET", "/api/stacks", withCookie, nil, 200, jsonType, `[]`},
 		{"login cookie on a write", "DELETE", "/api/stacks/1?endpointId=1", withCookie, nil, 403, "text/plain; charset=utf-8", "Forbidden - CSRF token not found in request"},
+		{"login cookie on a create", "POST", "/api/stacks/create/swarm/string?endpointId=1", withCookie, createBody, 403, "text/plain; charset=utf-8", "Forbidden - CSRF token not found in request"},
 		{"wrong password", "POST", "/api/auth", nil, map[string]string{"Username": "admin", "Password": "nope"}, 422, jsonType, `"message":"Invalid credentials"`},
 		{"unknown user", "POST", "/api/auth", nil, map[string]string{"username": "eve", "password": "x"}, 422, jsonType, `"message":"Invalid credentials"`},
 		{"login without password", "POST", "/api/auth", nil, map[string]string{"Username": "admin"}, 400, jsonType, `"details":"Invalid password"`},
 		{"endpoint by ID", "GET", "/api/endpoints/2", keyed(), nil, 200, jsonType, `"Id":2,"Name":"other","Type":1`},
-		{"missing endpoint", "GET", "/api/endpoints/9", keyed(), nil, 404, jsonType, `"message":"Unable to find an environment with the specified identifier inside the database"`},
+		{"missing endpoint", "GET", "/api/endpoints/9", keyed(), nil, 404, jsonType, `{"message":"Unable to find an environment with the specified identifier inside the database","details":"Object not found inside the database (bucket=endpoints, key=9)"}`},
+		{"endpoint ID that is no number", "GET", "/api/endpoints/x", keyed(), nil, 400, jsonType, `{"message":"Invalid environment identifier route variable","details":"strconv.Atoi: parsing \"x\": invalid syntax"}`},
 		{"endpoints by exact name", "GET", "/api/endpoints?name=local&excludeSnapshots=true", keyed(), nil, 200, jsonType, `[{"Id":1,"Name":"local"`},
 		{"no endpoint of that name", "GET", "/api/endpoints?name=loc", keyed(), nil, 200, jsonType, `[]`},
-		{"missing stack", "GET", "/api/stacks/7", keyed(), nil, 404, jsonType, `"message":"Unable to find a stack with the specified identifier inside the database"`},
+		{"missing stack", "GET", "/api/stacks/7", keyed(), nil, 404, jsonType, `{"message":"Unable to find a stack with the specified identifier inside the database","details":"Object not found inside the database (bucket=stacks, key=7)"}`},
 		{"missing stack's file", "GET", "/api/stacks/7/file", keyed(), nil, 404, jsonType, `"Unable to find a stack`},
 		{"bad filters", "GET", "/api/stacks?filters=%7Bnope", keyed(), nil, 400, jsonType, `"message":"Invalid query parameter: filters"`},
-		{"create without endpointId", "POST", "/api/stacks/create/swarm/string", keyed(), createBody, 400, jsonType, `"message":"Invalid query parameter: endpointId"`},
+		{"create without endpointId", "POST", "/api/stacks/create/swarm/string", keyed(), createBody, 400, jsonType, `{"message":"Invalid query parameter: endpointId","details":"Missing query parameter"}`},
 		{"create on a missing endpoint", "POST", "/api/stacks/create/swarm/string?endpointId=9", keyed(), createBody, 404, jsonType, `"Unable to find an environment`},
 		{"create with a name that normalises to nothing", "POST", "/api/stacks/create/swarm/string?endpointId=1", keyed(), map[string]any{"Name": "!!", "SwarmID": "s", "StackFileContent": "x"}, 400, jsonType, `"details":"Invalid stack name"`},
 		{"create without Swarm ID", "POST", "/api/stacks/create/swarm/string?endpointId=1", keyed(), map[string]any{"Name": "x", "StackFileContent": "x"}, 400, jsonType, `"details":"Invalid Swarm ID"`},
 		{"create without a file", "POST", "/api/stacks/create/swarm/string?endpointId=1", keyed(), map[string]any{"Name": "x", "SwarmID": "s"}, 400, jsonType, `"details":"Invalid stack file content"`},
-		{"create without an engine", "POST", "/api/stacks/create/swarm/string?endpointId=1", keyed(), createBody, 500, jsonType, `no Docker engine`},
+		{"create without an engine", "POST", "/api/stacks/create/swarm/string?endpointId=1", keyed(), createBody, 500, jsonType, `"message":"Unable to check for name collision"`},
 		{"update of a missing stack", "PUT", "/api/stacks/7?endpointId=1", keyed(), map[string]any{"StackFileContent": "x"}, 404, jsonType, `"Unable to find a stack`},
 		{"update without endpointId", "PUT", "/api/stacks/7", keyed(), map[string]any{"StackFileContent": "x"}, 400, jsonType, `"Invalid query parameter: endpointId"`},
 		{"delete of a missing stack", "DELETE", "/api/stacks/7?endpointId=1", keyed(), nil, 404, jsonType, `"Unable to find a stack`},
+		{"delete without endpointId reads the stack first", "DELETE", "/api/stacks/7", keyed(), nil, 404, jsonType, `"Unable to find a stack`},
 		{"passthrough without an engine", "GET", "/api/endpoints/1/docker/swarm", keyed(), nil, 500, jsonType, `no Docker engine`},
 		{"passthrough of a missing endpoint", "GET", "/api/endpoints/9/docker/info", keyed(), nil, 404, jsonType, `"Unable to find an environment`},
 		{"passthrough beyond the client's calls", "GET", "/api/endpoints/1/docker/containers/json", keyed(), nil, 404, jsonType, `proxies only`},
@@ -91,7 +95,7 @@ func TestRequestsGetPortainersAnswers(t *testing.T) {
 	for _, w := range fake.Writes() {
 		writes = append(writes, w.Method+" "+w.Path)
 	}
-	want := "DELETE /api/stacks/1 POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string PUT /api/stacks/7 PUT /api/stacks/7 DELETE /api/stacks/7"
+	want := "DELETE /api/stacks/1 POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string POST /api/stacks/create/swarm/string PUT /api/stacks/7 PUT /api/stacks/7 DELETE /api/stacks/7 DELETE /api/stacks/7"
 	if strings.Join(writes, " ") != want {
 		t.Errorf("Writes() = %v, want %s", writes, want)
 	}

@@ -1,6 +1,7 @@
 package portainertest
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -100,14 +101,28 @@ func (s *Server) dockerPassthrough(w http.ResponseWriter, r *http.Request) {
 func (s *Server) endpointOf(w http.ResponseWriter, raw, invalid string) (Endpoint, bool) {
 	id, err := strconv.Atoi(raw)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, invalid, "Invalid request")
+		writeError(w, http.StatusBadRequest, invalid, err.Error())
 		return Endpoint{}, false
 	}
+	ep, ok := s.endpoint(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Unable to find an environment with the specified identifier inside the database", notInDatabase("endpoints", id))
+	}
+	return ep, ok
+}
+
+// endpoint is the environment id, if there is one.
+func (s *Server) endpoint(id int) (Endpoint, bool) {
 	for _, ep := range s.endpoints {
 		if ep.ID == id {
 			return ep, true
 		}
 	}
-	writeError(w, http.StatusNotFound, "Unable to find an environment with the specified identifier inside the database", "object not found inside the database")
 	return Endpoint{}, false
+}
+
+// notInDatabase is the details of Portainer's 404s: its database's error for a missing key of
+// a bucket.
+func notInDatabase(bucket string, key int) string {
+	return fmt.Sprintf("Object not found inside the database (bucket=%s, key=%d)", bucket, key)
 }

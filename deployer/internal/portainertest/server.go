@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -32,6 +33,12 @@ type Options struct {
 	Endpoints []Endpoint
 	// Now is the clock of the login rate limit and the records' dates (default time.Now).
 	Now func() time.Time
+	// Environment is Portainer's own process environment, which `docker stack deploy` runs
+	// with, the stack's Env added (default: the test process's, os.Environ()).
+	Environment []string
+	// Stacks are records the server starts with, as a Portainer database from earlier would
+	// hold them: nothing of them is deployed. IDs must be unique; new records get higher ones.
+	Stacks []Stack
 }
 
 // Endpoint is one environment of the fake.
@@ -135,10 +142,13 @@ func Start(t testing.TB, o Options) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Environment == nil {
+		o.Environment = os.Environ()
+	}
 	s := &Server{
 		t:          t,
 		dir:        t.TempDir(),
-		engine:     newEngine(o.DockerHost),
+		engine:     newEngine(o.DockerHost, o.Environment),
 		version:    version,
 		instanceID: randomHex(16),
 		now:        o.Now,
@@ -150,6 +160,12 @@ func Start(t testing.TB, o Options) *Server {
 		created:    map[string]bool{},
 		tokens:     map[string]string{},
 		logins:     loginLimiter{banned: map[string]time.Time{}, recent: map[string][]time.Time{}},
+	}
+	for _, st := range o.Stacks {
+		c := st
+		c.Env = slices.Clone(st.Env)
+		s.stacks[c.ID] = &c
+		s.nextID = max(s.nextID, c.ID+1)
 	}
 	s.http = httptest.NewServer(s.routes())
 	t.Cleanup(s.cleanup)

@@ -28,7 +28,7 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	registry := fs.String("registry", "", "registry and path, e.g. ghcr.io/regbo or 127.0.0.1:5000 (required)")
+	registry := fs.String("registry", "", "registry and path, e.g. docker.io/regbo or 127.0.0.1:5000 (required)")
 	tag := fs.String("tag", "latest", "image tag")
 	root := fs.String("root", ".", "the repository root")
 	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "platforms, comma-separated")

@@ -85,6 +85,9 @@ and the rendered stack, and changes nothing anywhere.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			if err := f.NeedRepository("deploy"); err != nil {
+				return err
+			}
 			return deployRun(cmd.Context(), opts)
 		},
 	}
@@ -128,11 +131,15 @@ func deployRun(ctx context.Context, opts *Options) error {
 	if demo == "" {
 		demo = cfg.Repository() + "/" + images.ControllerName + "-demo@" + placeholderDigest
 	}
-	rendered, err := stackfile.Render(ctx, cfg.StackName, stackfile.Path, content, variables(cfg, demo).Env())
+	env, err := variables(cfg, demo).Env(content)
 	if err != nil {
 		return err
 	}
-	p := plan{portainer: status, url: cfg.PortainerURL, found: found, name: cfg.StackName, images: imgs, env: variables(cfg, demo).Env()}
+	rendered, err := stackfile.Render(ctx, cfg.StackName, stackfile.Path, content, env)
+	if err != nil {
+		return err
+	}
+	p := plan{portainer: status, url: cfg.PortainerURL, found: found, name: cfg.StackName, images: imgs, env: env}
 	p.print(opts.IO.Out)
 	if opts.DryRun {
 		printDryRun(opts, imgs, rendered)
@@ -146,7 +153,10 @@ func deployRun(ctx context.Context, opts *Options) error {
 		}
 		fmt.Fprintf(opts.IO.Out, "pushed %s\npushed %s\n", imgs.published.Controller, imgs.published.Demo)
 		demo = imgs.published.Demo
-		if _, err := stackfile.Render(ctx, cfg.StackName, stackfile.Path, content, variables(cfg, demo).Env()); err != nil {
+		if env, err = variables(cfg, demo).Env(content); err != nil {
+			return err
+		}
+		if _, err := stackfile.Render(ctx, cfg.StackName, stackfile.Path, content, env); err != nil {
 			return err
 		}
 	}
@@ -159,7 +169,7 @@ func deployRun(ctx context.Context, opts *Options) error {
 	if err := found.Unchanged(now); err != nil {
 		return err
 	}
-	return apply(ctx, opts, cfg, client, now, portainerStack{file: string(content), env: variables(cfg, demo).Env(), image: demo})
+	return apply(ctx, opts, cfg, client, now, portainerStack{file: string(content), env: env, image: demo})
 }
 
 // printDryRun ends a dry run's plan with the rendered stack.
@@ -217,7 +227,8 @@ func createFailed(ctx context.Context, client *portainer.Client, ep portainer.En
 	return fmt.Errorf("%w: this create left services %s on endpoint %s, which Portainer has no record of: remove them with `docker stack rm %s` on a manager of that Swarm, then deploy again", err, strings.Join(left, ", "), ep.Name, cfg.StackName)
 }
 
-// variables are the stack's variables from the settings, with the demo image demo.
+// variables are the stack's variables that the settings give, with the demo image demo; their
+// Env adds the stack file's other variables with the file's defaults.
 func variables(cfg *config.Config, demo string) stackfile.Variables {
 	return stackfile.Variables{
 		DemoImage: demo, LeaseTTLMs: cfg.LeaseTTLMs, Replicas: cfg.Replicas, EndpointMode: cfg.EndpointMode,

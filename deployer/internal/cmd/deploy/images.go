@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/childenv"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/redact"
 	"github.com/regbo/lfp-swarm-lease/images"
 )
 
@@ -103,8 +106,27 @@ func planImages(ctx context.Context, opts *Options, cfg *config.Config) (imagePl
 
 // imageError blames what failed: a build error is the build's, a reference that does not parse
 // is a setting to fix, and only the rest — the registry's answers and the network — is the
-// registry's.
+// registry's. A registry's answer is quoted, and a registry (or its token service) may echo the
+// credentials it was sent: every secret setting is redacted from the error, in every form.
 func imageError(cfg *config.Config, err error) error {
+	return redact.Error(blameImageError(cfg, err), secrets(cfg)...)
+}
+
+// secrets are the values of the secret settings — every portainer.Secret of the settings,
+// whether it came from a variable, a _FILE or .env — for redaction.
+func secrets(cfg *config.Config) []string {
+	v := reflect.ValueOf(cfg).Elem()
+	var out []string
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Type() == reflect.TypeFor[portainer.Secret]() {
+			out = append(out, f.String())
+		}
+	}
+	return out
+}
+
+// blameImageError is imageError before redaction.
+func blameImageError(cfg *config.Config, err error) error {
 	switch {
 	case errors.Is(err, images.ErrBuild):
 		return fmt.Errorf("building the images failed (nothing was pushed): %w", err)

@@ -2,9 +2,12 @@ package deploy
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +114,35 @@ func TestImageErrorsBlameWhatFailed(t *testing.T) {
 	err = pushImages(context.Background(), opts, registryConfig(t, host, "0.2.0"), &imagePlan{})
 	if err == nil || !strings.Contains(err.Error(), "building the images failed") || strings.Contains(err.Error(), "registry") {
 		t.Errorf("a failed build: error %v, want a build error that does not blame the registry", err)
+	}
+}
+
+// A registry whose token service echoes the credentials it was sent — base64 in a Basic
+// header, URL-encoded in a query — gets none of them into the deployer's error.
+func TestRegistryErrorsHoldNoSecret(t *testing.T) {
+	const token = "dckr_pat_Echoed+Token/0123456789="
+	var realm string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			user, password, _ := r.BasicAuth()
+			http.Error(w, fmt.Sprintf("refused %s (%s, %s)", r.Header.Get("Authorization"), url.QueryEscape(password), user), http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm=%q,service="registry"`, realm))
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	realm = srv.URL + "/token"
+	cfg := registryConfig(t, strings.TrimPrefix(srv.URL, "http://"), "")
+	cfg.RegistryUsername, cfg.RegistryToken = "pusher", token
+	_, err := planImages(context.Background(), &Options{Now: time.Now}, cfg)
+	if err == nil || !strings.Contains(err.Error(), "refused Basic") || !strings.Contains(err.Error(), "[REDACTED]") {
+		t.Fatalf("plan against the echoing registry: %v, want its refusal redacted", err)
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("pusher:" + token))
+	for _, s := range []string{token, basic, url.QueryEscape(token)} {
+		if strings.Contains(err.Error(), s) {
+			t.Errorf("the error holds %q: %v", s, err)
+		}
 	}
 }

@@ -75,6 +75,9 @@ and one tag DIR/vX.Y.Z per Go module, and pushes commit and tags with git push -
 			if runF != nil {
 				return runF(opts)
 			}
+			if err := f.NeedRepository("release"); err != nil {
+				return err
+			}
 			return releaseRun(cmd.Context(), opts)
 		},
 	}

@@ -23,7 +23,8 @@ import (
 type Options struct {
 	// IO receives the result (Out) and warnings (ErrOut).
 	IO cmdutil.IOStreams
-	// Dir is the repository's work tree, where the default .env is.
+	// Dir is the repository's work tree, where the default .env is; "" outside a work tree
+	// (remove needs no repository), where the default .env is the working directory's.
 	Dir string
 	// Flags are the command's flags, a layer of the settings.
 	Flags *pflag.FlagSet

@@ -3,6 +3,7 @@ package remove
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainerstub"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainertest"
 )
 
 // vanishingStack is a Portainer on loopback that lists the stack and answers its delete with
@@ -23,12 +26,18 @@ func vanishingStack(t *testing.T) string {
 	return portainerstub.Server(t, routes)
 }
 
-func TestRemoveOfAStackDeletedMeanwhileIsNothingToRemove(t *testing.T) {
+// clearSettings unsets every deployer setting of the test process's environment.
+func clearSettings(t *testing.T) {
+	t.Helper()
 	for _, kv := range os.Environ() {
 		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, config.Prefix) {
 			t.Setenv(name, "")
 		}
 	}
+}
+
+func TestRemoveOfAStackDeletedMeanwhileIsNothingToRemove(t *testing.T) {
+	clearSettings(t)
 	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", vanishingStack(t))
 	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_test")
 	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "1")
@@ -39,5 +48,22 @@ func TestRemoveOfAStackDeletedMeanwhileIsNothingToRemove(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "nothing to remove") {
 		t.Errorf("output %q, want nothing to remove", out)
+	}
+}
+
+// An endpoint name Portainer does not have is said once, with the setting to fix.
+func TestUnknownEndpointNameIsSaidOnce(t *testing.T) {
+	fake := portainertest.Start(t, portainertest.Options{APIKeys: []string{"ptr_test"}})
+	clearSettings(t)
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_URL", fake.URL())
+	t.Setenv("SWARM_LEASE_DEPLOY_PORTAINER_API_KEY", "ptr_test")
+	t.Setenv("SWARM_LEASE_DEPLOY_ENDPOINT", "nowhere")
+	err := removeRun(context.Background(), &Options{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Dir: t.TempDir()})
+	if !errors.Is(err, portainer.ErrEndpointNotFound) || !strings.Contains(err.Error(), "SWARM_LEASE_DEPLOY_ENDPOINT") {
+		t.Fatalf("remove: %v, want ErrEndpointNotFound naming the setting", err)
+	}
+	// Before, the client's error said it, gave advice, and the settings' advice followed.
+	if strings.Count(err.Error(), "portainer:") != 1 || strings.Count(err.Error(), "no environment") != 1 {
+		t.Errorf("the error repeats itself: %v", err)
 	}
 }

@@ -40,6 +40,9 @@ func NewCmdVerifyVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.C
 			if runF != nil {
 				return runF(opts)
 			}
+			if err := f.NeedRepository("verify-version"); err != nil {
+				return err
+			}
 			return verifyVersionRun(opts)
 		},
 	}
