@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 // Embedded starts a single-member etcd inside the test process, with its data in a temporary
@@ -44,8 +45,8 @@ func startEmbedded(t testing.TB) (string, error) {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
-	cfg.Logger = "zap"
+	// Quiet: a test's output is its own, and etcd logs errors while it shuts down.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	// Tests write small values at a high rate; the default 100 ms heartbeat is for networks.
 	cfg.TickMs, cfg.ElectionMs = 10, 100
 	e, err := embed.StartEtcd(cfg)
