@@ -64,7 +64,25 @@ type Member struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
-	out  *bytes.Buffer
+	out  *syncBuffer
+}
+
+// syncBuffer is a member's output: written by the process's copier, read by WaitReady.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // StartCluster starts an n-member cluster and returns once every member answers a
@@ -163,7 +181,7 @@ func (m *Member) start(initialCluster, state string) error {
 		"--initial-cluster-token", m.c.token,
 		"--heartbeat-interval", "25", "--election-timeout", "250",
 		"--logger", "zap", "--log-level", "error")
-	out := &bytes.Buffer{}
+	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so that a signal meant for it reaches nothing else.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
