@@ -24,6 +24,9 @@ type Election struct {
 	maxClockSkew  time.Duration
 	clock         Clock
 	recorder      Recorder
+	// clockFences: the store's history can be rolled back (ClockFencer), so a new term's fence
+	// is also at least the wall clock in microseconds.
+	clockFences bool
 
 	mu sync.Mutex
 	// observed is the last record this process saw and the monotonic time it first saw it:
@@ -57,6 +60,9 @@ func New(store Store, namespace string, id Identity, opts ...Option) (*Election,
 	}
 	if err := e.validate(); err != nil {
 		return nil, err
+	}
+	if cf, ok := store.(ClockFencer); ok {
+		e.clockFences = cf.ClockFences()
 	}
 	return e, nil
 }
@@ -143,7 +149,7 @@ func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Re
 		}
 		next := cur
 		next.HolderID, next.NodeID, next.TaskID = e.id.HolderID, e.id.NodeID, e.id.TaskID
-		next.Fence = cur.Fence + 1
+		next.Fence = e.nextFence(cur.Fence, now)
 		next.AcquiredAt = now
 		e.stamp(&next, now)
 		return next, nil
@@ -188,6 +194,20 @@ func (e *Election) Release(ctx context.Context, fence uint64) error {
 		return Record{Namespace: cur.Namespace, Fence: cur.Fence, RenewedAt: now, ExpiresAt: now}, nil
 	}, nil)
 }
+
+// nextFence is the fence of a term that follows one with fence at wall time now: fence + 1, or
+// on a store whose history can be rolled back (ClockFencer) at least now in Unix microseconds,
+// so that a record read back older than the fences already handed out still yields a fence
+// above them (docs/safety.md §7c).
+func (e *Election) nextFence(fence uint64, now time.Time) uint64 {
+	if !e.clockFences {
+		return fence + 1
+	}
+	return max(fence+1, uint64(max(now.UnixMicro(), 0)))
+}
+
+// ClockFences reports whether the election's fences follow the clock rule of ClockFencer.
+func (e *Election) ClockFences() bool { return e.clockFences }
 
 // errHeld stops a try-acquire that found another live holder. It leaves the package only inside
 // an error that wraps ErrAmbiguous, where it says what the retry after an unsettled write found.

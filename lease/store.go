@@ -33,3 +33,13 @@ type Store interface {
 type BlindUpdater interface {
 	UpdateBlind(ctx context.Context, rec Record, expected Version) (Version, error)
 }
+
+// ClockFencer is implemented by stores whose history can be rolled back as a whole — etcd
+// restored from an older snapshot — so that a record reads an older fence than some already
+// handed out, with nothing in the store to tell. When ClockFences returns true, every new term's
+// fence is at least the deciding contender's wall clock in Unix microseconds: max(fence + 1,
+// now), the rule of the rooms' terms (docs/safety.md §7c). Fences then still strictly increase
+// but are not contiguous.
+type ClockFencer interface {
+	ClockFences() bool
+}

@@ -40,6 +40,25 @@ func newContender(t *testing.T, store lease.Store, ns, holder string, opts ...le
 	return contender{clock: clock, e: e}
 }
 
+// followsFence reports whether got is the fence a new term of c may have after a term with
+// fence prev: prev + 1, or on a store whose fences follow the clock (lease.ClockFencer) any
+// higher fence that is at least prev + 1 and at most c's wall clock in microseconds when that
+// is higher.
+func followsFence(c contender, prev, got uint64) bool {
+	if !c.e.ClockFences() {
+		return got == prev+1
+	}
+	return got == max(prev+1, uint64(c.clock.Now().UnixMicro()))
+}
+
+// nextFenceWanted says which fence followsFence wants, for messages.
+func nextFenceWanted(c contender, prev uint64) string {
+	if !c.e.ClockFences() {
+		return fmt.Sprint(prev + 1)
+	}
+	return fmt.Sprintf("max(%d, the clock %d µs)", prev+1, c.clock.Now().UnixMicro())
+}
+
 func mustAcquire(t *testing.T, c contender) lease.Grant {
 	t.Helper()
 	res, err := c.e.TryAcquire(context.Background())
@@ -124,8 +143,8 @@ func testAcquireRenewReleaseHandover(t *testing.T, newStore NewStore) {
 		t.Fatalf("second release: %v, want ErrNotHolder", err)
 	}
 	gb := mustAcquire(t, b)
-	if gb.Fence != g.Fence+1 {
-		t.Fatalf("b's fence after a's release = %d, want %d", gb.Fence, g.Fence+1)
+	if !followsFence(b, g.Fence, gb.Fence) {
+		t.Fatalf("b's fence after a's release = %d, want %s", gb.Fence, nextFenceWanted(b, g.Fence))
 	}
 	if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
 		t.Fatalf("a renew after losing: %v, want ErrNotHolder", err)
@@ -141,8 +160,8 @@ func testSameIdentityStartsNewTerm(t *testing.T, newStore NewStore) {
 	// A restarted holder (same identity, fresh process) must get a newer fence.
 	restarted := newContender(t, store, ns, "a")
 	g2 := mustAcquire(t, restarted)
-	if g2.Fence != g1.Fence+1 {
-		t.Fatalf("re-acquire fence = %d, want %d", g2.Fence, g1.Fence+1)
+	if !followsFence(restarted, g1.Fence, g2.Fence) {
+		t.Fatalf("re-acquire fence = %d, want %s", g2.Fence, nextFenceWanted(restarted, g1.Fence))
 	}
 	if _, err := a.e.Renew(ctx, g1.Fence); !errors.Is(err, lease.ErrNotHolder) {
 		t.Fatalf("renew of the superseded fence: %v, want ErrNotHolder", err)
@@ -183,8 +202,8 @@ func testExpiryByWallClockWaitsForSkew(t *testing.T, newStore NewStore) {
 	mustNotAcquire(t, b, "a")
 	b.clock.JumpWall(200 * time.Millisecond) // past expiry + skew
 	gb := mustAcquire(t, b)
-	if gb.Fence != g.Fence+1 {
-		t.Fatalf("takeover fence = %d, want %d", gb.Fence, g.Fence+1)
+	if !followsFence(b, g.Fence, gb.Fence) {
+		t.Fatalf("takeover fence = %d, want %s", gb.Fence, nextFenceWanted(b, g.Fence))
 	}
 	if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
 		t.Fatalf("renew by the expired holder after takeover: %v, want ErrNotHolder", err)
@@ -284,8 +303,8 @@ func testInitIsIdempotent(t *testing.T, newStore NewStore) {
 	if err != nil || s2.Fence != s1.Fence || s2.Version != s1.Version {
 		t.Fatalf("second init: %+v, %v; want unchanged %+v", s2, err, s1)
 	}
-	if g := mustAcquire(t, a); g.Fence != s1.Fence+1 {
-		t.Fatalf("fence after init = %d, want %d", g.Fence, s1.Fence+1)
+	if g := mustAcquire(t, a); !followsFence(a, s1.Fence, g.Fence) {
+		t.Fatalf("fence after init = %d, want %s", g.Fence, nextFenceWanted(a, s1.Fence))
 	}
 }
 

@@ -177,6 +177,10 @@ func (q *shardQueue) remove(o *op) {
 // flush decides and writes one batch: read (or take the remembered document), decide every op
 // in order, write once if anything changed, retry on conflicts.
 func (m *Manager) flush(q *shardQueue, batch []*op) {
+	if m.rs != nil {
+		m.flushRooms(q, batch)
+		return
+	}
 	ctx := m.batches.get()
 	// pass is the batch's hold on the activation gate, let go once: when the activating write
 	// is visible to other counts (WrittenVisible), or at the end.
@@ -460,7 +464,11 @@ func (m *Manager) setLeader(r *Result, room string, e *roomEntry, token string) 
 
 // admit checks an activation against the shard's byte budget and the active-room limit.
 func (m *Manager) admit(room string, e, old *roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
-	if doc.sizeWith(room, e, old) > m.maxShardBytes {
+	if doc.partial {
+		if m.budgetSet && doc.partialBytes(room, e) > m.maxShardBytes {
+			return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
+		}
+	} else if doc.sizeWith(room, e, old) > m.maxShardBytes {
 		return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
 	}
 	if caps == nil { // no limit

@@ -47,12 +47,16 @@ func WithShards(n int) Option { return func(m *Manager) { m.shards = n } }
 
 // WithMaxActiveRooms bounds the number of rooms with a live lease (default
 // DefaultMaxActiveRooms; 0 means no limit). docs/rooms.md says how exact it is per store.
-func WithMaxActiveRooms(n int) Option { return func(m *Manager) { m.maxActive = n } }
+func WithMaxActiveRooms(n int) Option {
+	return func(m *Manager) { m.maxActive, m.activeSet = n, true }
+}
 
 // WithMaxShardBytes sets each shard document's byte budget (default DefaultMaxShardBytes,
 // MinShardBytes to MaxShardBytes). A campaign that would take its shard over it fails with
 // ErrShardFull.
-func WithMaxShardBytes(n int) Option { return func(m *Manager) { m.maxShardBytes = n } }
+func WithMaxShardBytes(n int) Option {
+	return func(m *Manager) { m.maxShardBytes, m.budgetSet = n, true }
+}
 
 // WithMaxClockSkew sets how far apart the wall clocks of the processes serving the namespace
 // may be (default DefaultMaxClockSkew; below MinTTL). A lease counts as live until its

@@ -89,6 +89,15 @@ type Manager struct {
 	// mem is the store when it is a *MemoryStore: documents go to it and come back as they
 	// are, never encoded or decoded (memory.go). A wrapper of one is a Store like any other.
 	mem *MemoryStore
+	// rs is the store when it keeps every room under a key of its own: batches then read and
+	// write only their rooms (roompath.go).
+	rs RoomStore
+	// activeSet and budgetSet tell that WithMaxActiveRooms and WithMaxShardBytes were given:
+	// on a RoomStore the defaults differ (DefaultMaxActiveRoomsIndividual, and no byte budget,
+	// which exists for the Swarm store's proposal size).
+	activeSet, budgetSet bool
+	// count is the active-room count on a RoomStore (roomcount.go).
+	count roomCounter
 
 	queues []*shardQueue
 	// gate holds the store's activation lock while any activation of this Manager is in
@@ -125,6 +134,9 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 	m.reader, _ = store.(ShardVersionReader)
 	m.lister, _ = store.(ShardVersionLister)
 	m.mem, _ = store.(*MemoryStore)
+	if m.rs, _ = store.(RoomStore); m.rs != nil && !m.activeSet {
+		m.maxActive = DefaultMaxActiveRoomsIndividual
+	}
 	m.index.shards = make([]indexedShard, m.shards)
 	m.queues = make([]*shardQueue, m.shards)
 	for i := range m.queues {
@@ -214,7 +226,13 @@ func (m *Manager) Status(ctx context.Context, roomID string) (RoomState, error) 
 		return RoomState{}, m.wrap("status", roomID, err)
 	}
 	key := m.key(roomID)
-	doc, _, err := m.load(ctx, key)
+	var doc *shardDoc
+	var err error
+	if m.rs != nil {
+		doc, _, err = m.loadRooms(ctx, key, []string{roomID}, 0)
+	} else {
+		doc, _, err = m.load(ctx, key)
+	}
 	if err != nil {
 		return RoomState{}, m.wrap("status", roomID, err)
 	}
@@ -222,12 +240,16 @@ func (m *Manager) Status(ctx context.Context, roomID string) (RoomState, error) 
 }
 
 // Notify returns a channel that receives a value whenever the room may have changed, until ctx
-// ends. It fires for every write to the room's shard: a hint, after which the consumer reads
+// ends. It fires for every write to the room's shard (on a RoomStore, to the room alone): a hint, after which the consumer reads
 // Status and drops duplicates; consumers must poll as well. ErrNoNotifier when the store has no
 // notifications.
 func (m *Manager) Notify(ctx context.Context, roomID string) (<-chan struct{}, error) {
 	if err := ValidateRoomID(roomID); err != nil {
 		return nil, m.wrap("notify", roomID, err)
+	}
+	if m.rs != nil {
+		ch, err := m.rs.NotifyRoom(ctx, m.key(roomID), roomID)
+		return ch, m.wrap("notify", roomID, err)
 	}
 	n, ok := m.store.(ShardNotifier)
 	if !ok {
@@ -336,7 +358,13 @@ func (m *Manager) Statuses(ctx context.Context, roomIDs []string) (map[string]Ro
 	}
 	out := make(map[string]RoomState, len(roomIDs))
 	for i, ids := range byShard {
-		doc, _, err := m.load(ctx, ShardKey{Namespace: m.ns, Index: i})
+		var doc *shardDoc
+		var err error
+		if m.rs != nil {
+			doc, _, err = m.loadRooms(ctx, ShardKey{Namespace: m.ns, Index: i}, ids, 0)
+		} else {
+			doc, _, err = m.load(ctx, ShardKey{Namespace: m.ns, Index: i})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("status of %d rooms in shard %d: %w", len(ids), i, err)
 		}

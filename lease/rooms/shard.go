@@ -34,6 +34,13 @@ type shardDoc struct {
 	sized      bool
 	expiresLow int64
 	bounded    bool
+
+	// partial marks a document read from a RoomStore: it holds only the rooms a batch names,
+	// and its byte budget is what the head accounts (roompath.go): others is the bytes of the
+	// shard's rooms not in Rooms, overhead those of the document around its rooms.
+	partial  bool
+	others   int
+	overhead int
 }
 
 // roomEntry is the stored state of one room's current (or last, not yet collected) term.

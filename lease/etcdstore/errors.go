@@ -1,0 +1,78 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// classify wraps an etcd client error with the lease sentinel the engines act on. A write
+// (write true) is ambiguous unless the error proves the request was never proposed: a write
+// timed out, cut off with its connection, or in flight while the leader changed may still
+// commit, so it wraps lease.ErrAmbiguous (with ErrNoQuorum or ErrUnavailable beside it, to say
+// why). A read that failed is never answered from elsewhere: it wraps ErrNoQuorum or
+// ErrUnavailable.
+func classify(op, key string, err error, write bool) error {
+	if err == nil {
+		return nil
+	}
+	kind := kindOf(err)
+	switch {
+	case kind == nil:
+		return fmt.Errorf("etcd store: %s %q: %w", op, key, err)
+	case write && !notProposed(err):
+		return fmt.Errorf("etcd store: %s %q: %w (%w): %w", op, key, lease.ErrAmbiguous, kind, err)
+	}
+	return fmt.Errorf("etcd store: %s %q: %w: %w", op, key, kind, err)
+}
+
+// kindOf maps an error to a lease sentinel, nil for errors that are none of them (a request
+// the cluster refuses as malformed: a bug, not a state of the cluster).
+func kindOf(err error) error {
+	e := rpctypes.Error(err)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(e, rpctypes.ErrNoLeader), errors.Is(e, rpctypes.ErrLeaderChanged),
+		errors.Is(e, rpctypes.ErrTimeoutDueToLeaderFail), errors.Is(e, rpctypes.ErrNotLeader):
+		return lease.ErrNoQuorum
+	case errors.Is(e, rpctypes.ErrNoSpace):
+		return lease.ErrStoreFull
+	case errors.Is(e, rpctypes.ErrPermissionDenied), errors.Is(e, rpctypes.ErrAuthFailed),
+		errors.Is(e, rpctypes.ErrInvalidAuthToken), errors.Is(e, rpctypes.ErrUserEmpty),
+		errors.Is(e, rpctypes.ErrAuthOldRevision):
+		return lease.ErrPermission
+	}
+	switch status.Code(e) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.AlreadyExists, codes.NotFound:
+		return nil
+	case codes.PermissionDenied, codes.Unauthenticated:
+		return lease.ErrPermission
+	}
+	// Timeouts (ours or etcd's), lost connections, stopped or unhealthy members, throttling.
+	return lease.ErrUnavailable
+}
+
+// notProposed reports whether err proves that a write never reached Raft: refused by the
+// member before it proposed anything.
+func notProposed(err error) bool {
+	e := rpctypes.Error(err)
+	for _, sure := range []error{rpctypes.ErrNoLeader, rpctypes.ErrNoSpace, rpctypes.ErrPermissionDenied,
+		rpctypes.ErrAuthFailed, rpctypes.ErrInvalidAuthToken, rpctypes.ErrUserEmpty, rpctypes.ErrTooManyRequests,
+		rpctypes.ErrRequestTooLarge, rpctypes.ErrTooManyOps, rpctypes.ErrDuplicateKey, rpctypes.ErrEmptyKey} {
+		if errors.Is(e, sure) {
+			return true
+		}
+	}
+	switch status.Code(e) {
+	case codes.InvalidArgument, codes.PermissionDenied, codes.Unauthenticated:
+		return true
+	}
+	return false
+}

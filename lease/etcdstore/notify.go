@@ -1,0 +1,81 @@
+package etcdstore
+
+import (
+	"context"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// Notify implements lease.Notifier with an etcd watch of the election's key. The watch is in
+// place when Notify returns: a write after it is signalled.
+func (s *Store) Notify(ctx context.Context, namespace string) (<-chan struct{}, error) {
+	return s.watch(ctx, s.electionKey(namespace), false), nil
+}
+
+// watch returns a channel signalled for every change of key (of every key under it when
+// prefix) until ctx ends, when it is closed. It returns once etcd has created the watch, or
+// after the request timeout (the watch then keeps trying). A watch that ends early — its member
+// lost the leader (the watch asks for one), the connection dropped — is opened again from the
+// next revision it had not seen, after a short pause, with a signal, since changes may have been
+// missed if that revision was compacted meanwhile: the notifications are hints, and their
+// consumers poll as well.
+func (s *Store) watch(ctx context.Context, key string, prefix bool) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	created := make(chan struct{})
+	go func() {
+		defer close(ch)
+		var next int64 // the first revision not yet seen; 0 before the first watch
+		pause := 50 * time.Millisecond
+		for first := true; ctx.Err() == nil; first = false {
+			opts := []clientv3.OpOption{clientv3.WithCreatedNotify()}
+			if prefix {
+				opts = append(opts, clientv3.WithPrefix())
+			}
+			if next > 0 {
+				opts = append(opts, clientv3.WithRev(next))
+			}
+			wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+			for resp := range s.cli.Watch(wctx, key, opts...) {
+				if resp.Created && first {
+					close(created)
+					first = false
+				}
+				if resp.Err() != nil {
+					next = 0 // compacted or cancelled: start again from now
+					break
+				}
+				if resp.Header.Revision > 0 && next == 0 {
+					next = resp.Header.Revision + 1
+				}
+				if len(resp.Events) > 0 {
+					next = resp.Events[len(resp.Events)-1].Kv.ModRevision + 1
+					lease.Signal(ch)
+					pause = 50 * time.Millisecond
+				}
+			}
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			lease.Signal(ch)
+			t := time.NewTimer(pause) // a back-off between watches, not a synchronisation
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			pause = min(2*pause, 2*time.Second)
+		}
+	}()
+	t := time.NewTimer(s.timeout)
+	defer t.Stop()
+	select {
+	case <-created:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return ch
+}

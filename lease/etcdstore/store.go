@@ -1,0 +1,177 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// Store keeps election records (lease.Store) and rooms (rooms.Store, rooms.RoomStore) in etcd.
+// It is safe for concurrent use; Close releases its connections.
+type Store struct {
+	cli     *clientv3.Client
+	opts    Options
+	timeout time.Duration
+}
+
+var (
+	_ lease.Store       = (*Store)(nil)
+	_ lease.Notifier    = (*Store)(nil)
+	_ lease.ClockFencer = (*Store)(nil)
+)
+
+// New connects to the cluster of o. It does not wait for the cluster: a member that cannot be
+// reached shows in the first request's error (lease.ErrUnavailable), so that a server starts,
+// and reports itself not ready, while etcd is down.
+func New(o Options) (*Store, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	cfg := clientv3.Config{
+		Endpoints:   o.Endpoints,
+		DialTimeout: o.DialTimeout,
+		// Keepalives find a member that went away without closing the connection (a
+		// partition, a host that died), so that requests move to another member.
+		DialKeepAliveTime:    2 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+		Username:             o.Username,
+		Password:             o.Password,
+		Logger:               zap.NewNop(),
+		// A member whose cluster is older than this client's expectations is refused.
+		RejectOldCluster: false,
+	}
+	if o.tls() {
+		info := transport.TLSInfo{TrustedCAFile: o.CAFile, CertFile: o.CertFile, KeyFile: o.KeyFile}
+		tc, err := info.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd store: TLS files: %w", err)
+		}
+		tc.MinVersion = tls.VersionTLS12
+		cfg.TLS = tc
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
+	}
+	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout}, nil
+}
+
+// Open is ParseURL then New.
+func Open(rawURL string) (*Store, error) {
+	o, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(o)
+}
+
+// Close closes the store's connections; watches end.
+func (s *Store) Close() error { return s.cli.Close() }
+
+// Client is the store's etcd client, for health checks and tests.
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// Options returns the store's options, defaults applied.
+func (s *Store) Options() Options { return s.opts }
+
+// Describe implements lease.Store.
+func (s *Store) Describe() string { return s.opts.String() }
+
+// ClockFences implements lease.ClockFencer: etcd can be restored from an older snapshot, which
+// rolls every record back (docs/safety.md §7c).
+func (s *Store) ClockFences() bool { return true }
+
+// Ping asks the cluster for a linearizable read of one key: nil when a quorum answers. For
+// readiness checks.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	_, err := s.cli.Get(ctx, s.opts.Prefix+"/ping", clientv3.WithCountOnly())
+	return classify("ping", s.opts.Prefix, err, false)
+}
+
+// request derives one request's context: bounded by the request timeout, and failing at once
+// on a member without a leader (which would otherwise hold the request until it times out).
+func (s *Store) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	return clientv3.WithRequireLeader(ctx), cancel
+}
+
+func (s *Store) electionKey(namespace string) string {
+	return s.opts.Prefix + "/elections/" + namespace
+}
+
+// Load implements lease.Store with a linearizable read.
+func (s *Store) Load(ctx context.Context, namespace string) (lease.Record, lease.Version, error) {
+	key := s.electionKey(namespace)
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	resp, err := s.cli.Get(ctx, key)
+	if err != nil {
+		return lease.Record{}, 0, classify("load", key, err, false)
+	}
+	if len(resp.Kvs) == 0 {
+		return lease.Record{}, 0, fmt.Errorf("etcd store: %q: %w", key, lease.ErrNotFound)
+	}
+	kv := resp.Kvs[0]
+	rec, err := decodeRecord(key, namespace, kv.Value)
+	if err != nil {
+		return lease.Record{}, 0, err
+	}
+	return rec, lease.Version(kv.ModRevision), nil
+}
+
+// Create implements lease.Store: a transaction that puts the key only if it does not exist.
+func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
+	key := s.electionKey(rec.Namespace)
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(encodeRecord(rec)))).Commit()
+	if err != nil {
+		return 0, classify("create", key, err, true)
+	}
+	if !resp.Succeeded {
+		return 0, fmt.Errorf("etcd store: create %q: %w", key, lease.ErrExists)
+	}
+	return lease.Version(resp.Header.Revision), nil
+}
+
+// Update implements lease.Store: a transaction conditional on the key's mod revision. The
+// version it returns is the transaction's own revision — the key's new mod revision.
+func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
+	key := s.electionKey(rec.Namespace)
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", int64(expected))).
+		Then(clientv3.OpPut(key, string(encodeRecord(rec)))).
+		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).Commit()
+	if err != nil {
+		return 0, classify("update", key, err, true)
+	}
+	if !resp.Succeeded {
+		if len(resp.Responses) == 1 && len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
+			return 0, fmt.Errorf("etcd store: update %q: %w", key, lease.ErrNotFound)
+		}
+		return 0, fmt.Errorf("etcd store: update %q: version %d changed: %w", key, expected, lease.ErrConflict)
+	}
+	return lease.Version(resp.Header.Revision), nil
+}
+
+// Delete implements lease.Store.
+func (s *Store) Delete(ctx context.Context, namespace string) error {
+	key := s.electionKey(namespace)
+	ctx, cancel := s.request(ctx)
+	defer cancel()
+	_, err := s.cli.Delete(ctx, key)
+	return classify("delete", key, err, true)
+}

@@ -1,0 +1,136 @@
+package etcdstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+)
+
+// newStore returns a store on endpoint with a prefix of the test's own, closed when t ends.
+func newStore(t testing.TB, endpoints ...string) *etcdstore.Store {
+	t.Helper()
+	s, err := etcdstore.New(etcdstore.Options{Endpoints: endpoints, Prefix: "/" + leasetest.Namespace(t), RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// sharedStore returns a function that hands out new clients of one prefix on one server: the
+// suites' "several processes".
+func sharedStore(t *testing.T, endpoint string) func(t *testing.T) *etcdstore.Store {
+	prefix := "/" + leasetest.Namespace(t)
+	return func(t *testing.T) *etcdstore.Store {
+		s, err := etcdstore.New(etcdstore.Options{Endpoints: []string{endpoint}, Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+}
+
+func TestElectionSuite(t *testing.T) {
+	ep := etcdtest.Embedded(t)
+	newS := sharedStore(t, ep)
+	leasetest.RunElectionSuite(t, func(t *testing.T) lease.Store { return newS(t) })
+}
+
+// TestConcurrency: 8 contenders, each with its own client (connection), against one election;
+// the history is checked by porcupine and the invariants of docs/safety.md §1–2.
+func TestConcurrency(t *testing.T) {
+	ep := etcdtest.Embedded(t)
+	newS := sharedStore(t, ep)
+	leasetest.RunConcurrencySuite(t, func(t *testing.T) lease.Store { return newS(t) }, leasetest.ConcurrencyConfig{})
+}
+
+func TestVersionIsTheModRevision(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, etcdtest.Embedded(t))
+	rec := lease.Record{Namespace: "jobs", HolderID: "a", Fence: 7, TTL: time.Second,
+		RenewedAt: time.UnixMicro(1_700_000_000_123_456).UTC(), ExpiresAt: time.UnixMicro(1_700_000_001_123_456).UTC()}
+	v1, err := s.Create(ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, rec); !errors.Is(err, lease.ErrExists) {
+		t.Fatalf("second create: %v, want ErrExists", err)
+	}
+	got, ver, err := s.Load(ctx, "jobs")
+	if err != nil || ver != v1 || !got.Equal(rec) {
+		t.Fatalf("load: %+v at %d, %v; want %+v at %d", got, ver, err, rec, v1)
+	}
+	resp, err := s.Client().Get(ctx, s.Options().Prefix+"/elections/jobs")
+	if err != nil || lease.Version(resp.Kvs[0].ModRevision) != v1 {
+		t.Fatalf("mod revision %v, version %d (%v)", resp.Kvs, v1, err)
+	}
+	rec.Fence = 8
+	v2, err := s.Update(ctx, rec, v1)
+	if err != nil || v2 <= v1 {
+		t.Fatalf("update: %d, %v", v2, err)
+	}
+	if _, err := s.Update(ctx, rec, v1); !errors.Is(err, lease.ErrConflict) {
+		t.Fatalf("stale update: %v, want ErrConflict", err)
+	}
+	if err := s.Delete(ctx, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, rec, v2); !errors.Is(err, lease.ErrNotFound) {
+		t.Fatalf("update of a deleted record: %v, want ErrNotFound", err)
+	}
+	if _, _, err := s.Load(ctx, "jobs"); !errors.Is(err, lease.ErrNotFound) {
+		t.Fatalf("load of a deleted record: %v, want ErrNotFound", err)
+	}
+}
+
+// TestUnreachable: with no member listening, reads fail with ErrUnavailable and writes are
+// ambiguous (a connection lost mid-request may have delivered them) — never a stale answer.
+func TestUnreachable(t *testing.T) {
+	ports, err := etcdtest.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := etcdstore.New(etcdstore.Options{Endpoints: []string{"127.0.0.1:" + itoa(ports[0])}, RequestTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, _, err := s.Load(ctx, "jobs"); !errors.Is(err, lease.ErrUnavailable) {
+		t.Fatalf("load: %v, want ErrUnavailable", err)
+	}
+	if _, err := s.Update(ctx, lease.Record{Namespace: "jobs"}, 5); !errors.Is(err, lease.ErrAmbiguous) {
+		t.Fatalf("update: %v, want ErrAmbiguous", err)
+	}
+	if err := s.Ping(ctx); !errors.Is(err, lease.ErrUnavailable) {
+		t.Fatalf("ping: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestNotify(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newStore(t, etcdtest.Embedded(t))
+	ch, err := s.Notify(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, lease.Record{Namespace: "jobs", Fence: 1}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification within 5 s of a write")
+	}
+	cancel()
+	for range ch { // closed once ctx ends
+	}
+}

@@ -1,0 +1,81 @@
+package rooms
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// roomCounter is a Manager's count of the active rooms on a RoomStore. The store counts them
+// itself, from its expiry index, without reading a room (RoomStore.CountRooms); the Manager
+// adds its own activations since that count and those in flight. The count is taken again when
+// it is older than the count max age, and whenever the limit is in reach — after the
+// Manager's activations in flight have ended, so that the count then includes every one of
+// them and is exact within the process: a refusal is only ever decided on such a count.
+// Activations by other processes show from the next count (docs/rooms.md §3).
+type roomCounter struct {
+	mu   sync.Mutex
+	done *sync.Cond // signalled when inflight drops
+
+	valid    bool
+	at       time.Duration // Clock.Monotonic when the count was taken
+	active   int           // live rooms the store counted
+	firstMs  int64         // the earliest expires_at among them (Unix ms), 0 when none
+	since    int           // this Manager's activations ended since the count
+	inflight int           // this Manager's activations decided and not yet written
+}
+
+// capacity returns the active rooms for a decision at now of a batch of n operations; the
+// caller holds the Manager's decision lock.
+func (c *roomCounter) capacity(ctx context.Context, m *Manager, now time.Time, n int) (capacity, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = sync.NewCond(&c.mu)
+	}
+	stale := !c.valid || m.clock.Monotonic()-c.at >= m.countMaxAge
+	if stale || c.active+c.since+c.inflight+n >= m.maxActive {
+		for c.inflight > 0 { // their writes end within the store timeout
+			c.done.Wait()
+		}
+		at := m.clock.Monotonic()
+		c.mu.Unlock()
+		active, firstMs, err := m.rs.CountRooms(ctx, m.ns, m.shards, now.Add(-m.skew).UnixMilli())
+		c.mu.Lock()
+		if err != nil {
+			c.valid = false
+			return capacity{}, fmt.Errorf("count active rooms: %w", err)
+		}
+		// Nothing else changed the counter meanwhile: activations are decided under the lock
+		// the caller holds.
+		c.valid, c.at, c.active, c.firstMs, c.since = true, at, active, firstMs, 0
+	}
+	cp := capacity{active: c.active + c.since + c.inflight}
+	if c.firstMs != 0 {
+		cp.firstEnd = time.UnixMilli(c.firstMs).Add(m.skew)
+	}
+	return cp, nil
+}
+
+// begin registers n activations decided and about to be written.
+func (c *roomCounter) begin(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight += n
+}
+
+// finish ends n activations registered by begin, written or not (a failed one is counted
+// until the next count: the limit errs on the side of refusing).
+func (c *roomCounter) finish(n int) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight -= n
+	c.since += n
+	if c.done != nil {
+		c.done.Broadcast()
+	}
+}
