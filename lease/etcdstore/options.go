@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -65,6 +66,9 @@ func ParseURL(raw string) (Options, error) {
 		host, port, err := net.SplitHostPort(h)
 		if err != nil || host == "" || port == "" {
 			return Options{}, bad(fmt.Sprintf("endpoint %q is not HOST:PORT", h))
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return Options{}, bad(fmt.Sprintf("endpoint %q: the port must be a number from 1 to 65535", h))
 		}
 		o.Endpoints = append(o.Endpoints, h)
 	}

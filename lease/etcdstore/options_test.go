@@ -27,7 +27,7 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "http://a:1", "etcd://", "etcd://a", "etcd://a:1,", "etcd://user:pw@a:1",
-		"etcd://a:1?x=1", "etcd://a:1//x", ":1"} {
+		"etcd://a:1?x=1", "etcd://a:1//x", ":1", "etcd://a:b", "etcd://a:0", "etcd://a:65536"} {
 		if o, err := etcdstore.ParseURL(bad); err == nil {
 			t.Errorf("ParseURL(%q) = %+v, want an error", bad, o)
 		}

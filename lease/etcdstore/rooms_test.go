@@ -35,6 +35,10 @@ func TestRoomsLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// No shard document grows with the rooms: the default limit is the one for such stores.
+	if got := m.MaxActiveRooms(); got != rooms.DefaultMaxActiveRoomsIndividual {
+		t.Fatalf("MaxActiveRooms() = %d, want %d on etcd", got, rooms.DefaultMaxActiveRoomsIndividual)
+	}
 	a := rooms.NewRoomID()
 	b := roomstest.RoomInShard(m, m.ShardOf(a))
 	ra, err := m.Campaign(ctx, a, "a", 10*time.Second, "")

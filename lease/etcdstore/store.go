@@ -30,7 +30,9 @@ var (
 
 // New connects to the cluster of o. It does not wait for the cluster: a member that cannot be
 // reached shows in the first request's error (lease.ErrUnavailable), so that a server starts,
-// and reports itself not ready, while etcd is down.
+// and reports itself not ready, while etcd is down. With a user and password it does wait, up
+// to the dial timeout: the client authenticates as it connects, and a failure is the error of
+// New, wrapping lease.ErrPermission (refused) or lease.ErrUnavailable (no answer).
 func New(o Options) (*Store, error) {
 	o = o.withDefaults()
 	if err := o.validate(); err != nil {
@@ -60,6 +62,9 @@ func New(o Options) (*Store, error) {
 	}
 	cli, err := clientv3.New(cfg)
 	if err != nil {
+		if kind := kindOf(err); kind != nil {
+			return nil, fmt.Errorf("etcd store: connect to %s: %w: %w", strings.Join(o.Endpoints, ","), kind, err)
+		}
 		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
 	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout}, nil

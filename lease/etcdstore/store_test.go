@@ -3,6 +3,8 @@ package etcdstore_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,5 +134,44 @@ func TestNotify(t *testing.T) {
 	}
 	cancel()
 	for range ch { // closed once ctx ends
+	}
+}
+
+// TestAuthenticationFailures: with a user and password, New authenticates as it connects; a
+// refused password wraps lease.ErrPermission, a cluster that does not answer
+// lease.ErrUnavailable, and neither message holds the password.
+func TestAuthenticationFailures(t *testing.T) {
+	const password = "pw-s3cr3t"
+	ep := etcdtest.Embedded(t)
+	admin := newStore(t, ep).Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, step := range []func() error{
+		func() error { _, err := admin.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := admin.UserAdd(ctx, "root", password); return err },
+		func() error { _, err := admin.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := admin.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, err := etcdstore.New(etcdstore.Options{Endpoints: []string{ep}, Username: "root", Password: password})
+	if err != nil {
+		t.Fatalf("the right password: %v", err)
+	}
+	_ = ok.Close()
+	_, err = etcdstore.New(etcdstore.Options{Endpoints: []string{ep}, Username: "root", Password: "wrong-" + password})
+	if !errors.Is(err, lease.ErrPermission) || strings.Contains(err.Error(), password) {
+		t.Fatalf("a wrong password: %v", err)
+	}
+	ports, err := etcdtest.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = etcdstore.New(etcdstore.Options{Endpoints: []string{"127.0.0.1:" + strconv.Itoa(ports[0])}, Username: "root", Password: password,
+		DialTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, lease.ErrUnavailable) || strings.Contains(err.Error(), password) {
+		t.Fatalf("no cluster: %v", err)
 	}
 }

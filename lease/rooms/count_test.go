@@ -96,3 +96,24 @@ func TestCountRefusesAnotherShardCount(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxActiveRoomsInForce: a Manager reports the limit it enforces — the one given, 0 (no
+// limit) included, else the default of a store that keeps shard documents.
+func TestMaxActiveRoomsInForce(t *testing.T) {
+	for _, tc := range []struct {
+		opts []rooms.Option
+		want int
+	}{
+		{nil, rooms.DefaultMaxActiveRooms},
+		{[]rooms.Option{rooms.WithMaxActiveRooms(0)}, 0},
+		{[]rooms.Option{rooms.WithMaxActiveRooms(7)}, 7},
+	} {
+		m, err := rooms.New(rooms.NewMemoryStore(), "limit", tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.MaxActiveRooms(); got != tc.want {
+			t.Errorf("MaxActiveRooms() = %d, want %d", got, tc.want)
+		}
+	}
+}

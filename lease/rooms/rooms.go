@@ -154,6 +154,10 @@ func (m *Manager) Store() Store { return m.store }
 // Shards returns the number of shards.
 func (m *Manager) Shards() int { return m.shards }
 
+// MaxActiveRooms returns the limit on rooms with a live lease in force (0: none): the one
+// WithMaxActiveRooms gave, else the store's default.
+func (m *Manager) MaxActiveRooms() int { return m.maxActive }
+
 // ShardOf returns the shard of a room: rooms of one shard share writes and notifications, so a
 // watcher of many rooms can read each shard once.
 func (m *Manager) ShardOf(roomID string) int { return shardIndex(roomID, m.shards) }
