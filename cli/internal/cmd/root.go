@@ -105,8 +105,16 @@ the current Swarm task's container, then defaults.`,
 	pf.BoolVar(&a.JSON, "json", false, "print one JSON object instead of text")
 	pf.DurationVar(&a.Timeout, "timeout", time.Minute, "give up an operation after this long (a Swarm write can block 20 s while the Raft leader changes)")
 	config.RegisterFlags(pf, config.KeyNamespace, config.KeyHolderID, config.KeyNodeID, config.KeyTaskID,
-		config.KeyStore, config.KeyTTLMillis, config.KeyMaxCASRetries, config.KeyMaxClockSkewMs)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.Usage(err) })
+		config.KeyStore, config.KeyEtcdCAFile, config.KeyEtcdCertFile, config.KeyEtcdKeyFile, config.KeyEtcdUsername,
+		config.KeyEtcdDialTimeoutMs, config.KeyEtcdRequestTimeoutMs,
+		config.KeyTTLMillis, config.KeyMaxCASRetries, config.KeyMaxClockSkewMs)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		// A secret's would-be flag (--etcd-password) is told where the secret goes instead.
+		if secret := config.SecretFlag(a.EnvPrefix, err); secret != nil {
+			return cmdutil.Usage(secret)
+		}
+		return cmdutil.Usage(err)
+	})
 
 	root.AddCommand(
 		oneshot.NewCmdInit(a.Factory, nil),

@@ -1,10 +1,12 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
@@ -40,10 +42,24 @@ func OpenElection(cfg *config.Config, extra ...lease.Option) (*Session, error) {
 	return &Session{Config: cfg, Election: e, Store: store, Close: closeStore}, nil
 }
 
-// OpenStore opens the store a configuration names. There is no fallback between stores: a
-// Swarm store that cannot reach a manager fails on first use with a clear error.
+// OpenStore opens the store a configuration names; the function it returns closes it (the etcd
+// store's connections). There is no fallback between stores: a Swarm store that cannot reach a
+// manager, or an etcd store whose cluster does not answer, fails on first use with a clear
+// error.
 func OpenStore(cfg *config.Config) (lease.Store, func(), error) {
 	switch cfg.Store {
+	case config.StoreEtcd:
+		s, err := etcdstore.New(cfg.Etcd)
+		switch {
+		case err == nil:
+			return s, func() { _ = s.Close() }, nil
+		case PermissionDenied(err): // the user and password, checked as the client connects
+			return nil, nil, fmt.Errorf("etcd refused the user %q (%s from %s, %s from %s): %w", cfg.Etcd.Username,
+				config.KeyEtcdUsername, cfg.Source(config.KeyEtcdUsername), config.KeyEtcdPassword, cfg.Source(config.KeyEtcdPassword), err)
+		case errors.Is(err, lease.ErrUnavailable), errors.Is(err, lease.ErrNoQuorum):
+			return nil, nil, err
+		}
+		return nil, nil, Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyStore, cfg.Source(config.KeyStore), err))
 	case config.StoreFile:
 		s, err := filestore.New(cfg.StoreDir)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/settings"
 )
@@ -21,6 +22,7 @@ const (
 	StoreSwarm  StoreKind = "swarm"
 	StoreFile   StoreKind = "file"
 	StoreMemory StoreKind = "memory"
+	StoreEtcd   StoreKind = "etcd"
 )
 
 // Config is the validated configuration.
@@ -34,6 +36,10 @@ type Config struct {
 	// Store is the store kind; StoreDir its directory for the file store.
 	Store    StoreKind
 	StoreDir string
+	// Etcd are the etcd store's options when Store is StoreEtcd: the URL's endpoints and
+	// prefix, and the etcd_* settings (TLS files checked, credentials paired). They print
+	// without the password (etcdstore.Options.String).
+	Etcd etcdstore.Options
 	// TTL, MaxCASRetries and MaxClockSkew configure the lease engine.
 	TTL           time.Duration
 	MaxCASRetries int
@@ -77,10 +83,13 @@ func (c *Config) Source(key string) Source {
 
 // Elections are the settings of the elections (rooms) API.
 type Elections struct {
-	Enabled            bool
-	Namespace          string
-	Shards             int
-	MaxActiveRooms     int
+	Enabled   bool
+	Namespace string
+	Shards    int
+	// MaxActiveRooms bounds the rooms with a live lease (0: no limit); nil when not set, for
+	// the rooms engine's default on the store (rooms.DefaultMaxActiveRooms, on a store that
+	// keeps every room apart, etcd, rooms.DefaultMaxActiveRoomsIndividual).
+	MaxActiveRooms     *int
 	AdmissionPerMinute int
 	MaxTrackedClients  int
 	// TrustedProxies is the comma-separated list of proxies; the server parses it

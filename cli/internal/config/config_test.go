@@ -387,7 +387,7 @@ func TestEveryLayerIsTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Elections.MaxWatches != 77 || c.Elections.Shards != 16 || c.Elections.MaxActiveRooms != 12 || c.ShutdownTimeout != 2500*time.Millisecond ||
+	if c.Elections.MaxWatches != 77 || c.Elections.Shards != 16 || c.Elections.MaxActiveRooms == nil || *c.Elections.MaxActiveRooms != 12 || c.ShutdownTimeout != 2500*time.Millisecond ||
 		c.Elections.MaxWatchesPerClient != 32 || c.MaxConnections != 0 {
 		t.Fatalf("typed values: %+v", c)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -52,11 +53,12 @@ func EnvName(prefix, key string) string { return schema(prefix).Variable(key) }
 // LabelName returns the container label of a key under prefix, e.g. swarm-lease.ttl_ms.
 func LabelName(prefix, key string) string { return schema(prefix).Label(key) }
 
-// RegisterFlags adds one flag per setting to fs. Defaults are not set on the flags: a flag
-// counts only when given, so that lower layers can still apply.
+// RegisterFlags adds one flag per setting to fs, but for secrets: a command line shows in the
+// process list. Defaults are not set on the flags: a flag counts only when given, so that lower
+// layers can still apply.
 func RegisterFlags(fs *pflag.FlagSet, keys ...string) {
 	for _, s := range Settings {
-		if len(keys) > 0 && !slices.Contains(keys, s.Key) {
+		if len(keys) > 0 && !slices.Contains(keys, s.Key) || s.Kind == settings.Secret {
 			continue
 		}
 		help := s.Help
@@ -104,6 +106,9 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseSecrets(s, flags); err != nil {
+		return nil, err
+	}
 
 	// Discovery only when it can matter: the Swarm store wants task metadata anyway, and any
 	// store needs a namespace and a holder ID. (A value of the wrong kind is reported below.)
@@ -120,6 +125,9 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 		case err == nil:
 			task = &t
 			labelLayer = labels(s, t)
+			if err := refuseSecrets(s, labelLayer); err != nil {
+				return nil, err
+			}
 		case needHolder && !l.NamespaceOptional:
 			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s (flags --%s, --%s)",
 				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID), FlagName(KeyNamespace), FlagName(KeyHolderID))
@@ -157,4 +165,45 @@ func validPrefix(p string) bool {
 		}
 	}
 	return p != ""
+}
+
+// refuseSecrets refuses a secret that a flag or a container label gives: a command line shows
+// in the process list, a label to anyone who may inspect the container. The value is never
+// quoted; the error says where to put it instead.
+func refuseSecrets(s *settings.Schema, l settings.Layer) error {
+	var errs []error
+	for _, st := range s.Settings {
+		if src, set := l.Source(st.Key); set && st.Kind == settings.Secret {
+			errs = append(errs, secretRefused(s, st.Key, src.String()))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// secretRefused is the error of a secret given where it would show: where, e.g. "flag
+// --etcd-password".
+func secretRefused(s *settings.Schema, key, where string) error {
+	return fmt.Errorf("%s is refused: %s is a secret, read only from %s (naming a file that holds it, such as a mounted secret) or %s; a flag would show it to every user in the process list, a label to whoever may inspect the container",
+		where, key, s.FileVariable(key), s.Variable(key))
+}
+
+// SecretFlag explains a flag parser's error about a flag that is a secret's name (pflag:
+// "unknown flag: --etcd-password"): such a setting has no flag. It returns nil for any other
+// error. The flag's value is in no parser error, so none is quoted.
+func SecretFlag(prefix string, err error) error {
+	if prefix == "" {
+		prefix = DefaultEnvPrefix
+	}
+	rest, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return nil
+	}
+	name, _, _ := strings.Cut(rest, "=")
+	s := schema(prefix)
+	for _, st := range s.Settings {
+		if st.Kind == settings.Secret && FlagName(st.Key) == name {
+			return secretRefused(s, st.Key, "flag --"+name)
+		}
+	}
+	return nil
 }

@@ -6,20 +6,36 @@
 // discovery, and the checks of the values.
 package config
 
-import "github.com/regbo/lfp-swarm-lease/settings"
+import (
+	"strconv"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/settings"
+)
 
 // Setting describes one setting: the flag is Key with '_' → '-', the variable PREFIX_ +
 // upper(Key), the container label lower(prefix).Key; a Number is a whole number, whose flag is an
-// int64.
+// int64. A Secret has neither flag nor label: only its variable or its _FILE variable set it.
 type Setting = settings.Setting
 
 // Keys of the settings.
 const (
-	KeyNamespace         = "namespace"
-	KeyHolderID          = "holder_id"
-	KeyNodeID            = "node_id"
-	KeyTaskID            = "task_id"
-	KeyStore             = "store"
+	KeyNamespace = "namespace"
+	KeyHolderID  = "holder_id"
+	KeyNodeID    = "node_id"
+	KeyTaskID    = "task_id"
+	KeyStore     = "store"
+
+	KeyEtcdCAFile           = "etcd_ca_file"
+	KeyEtcdCertFile         = "etcd_cert_file"
+	KeyEtcdKeyFile          = "etcd_key_file"
+	KeyEtcdUsername         = "etcd_username"
+	KeyEtcdPassword         = "etcd_password"
+	KeyEtcdDialTimeoutMs    = "etcd_dial_timeout_ms"
+	KeyEtcdRequestTimeoutMs = "etcd_request_timeout_ms"
+
 	KeyTTLMillis         = "ttl_ms"
 	KeyMaxCASRetries     = "max_cas_retries"
 	KeyMaxClockSkewMs    = "max_clock_skew_ms"
@@ -70,7 +86,14 @@ var Settings = []Setting{
 	{Key: KeyHolderID, Help: "holder identity; default: the current Swarm node ID, outside a Swarm task the hostname"},
 	{Key: KeyNodeID, Help: "node metadata; default: the current Swarm node ID"},
 	{Key: KeyTaskID, Help: "task identity; default: the current Swarm task ID (empty outside Swarm)"},
-	{Key: KeyStore, Default: "swarm", Help: "where elections and rooms live: swarm, file:///abs/dir, or file:rel/dir or file://./rel/dir relative to the working directory (one host only), or memory; serve defaults to file:// in its data directory"},
+	{Key: KeyStore, Default: "swarm", Help: "where elections and rooms live: swarm, etcd://HOST:PORT[,HOST:PORT…][/PREFIX] (an etcd v3 cluster), file:///abs/dir, or file:rel/dir or file://./rel/dir relative to the working directory (one host only), or memory; serve defaults to file:// in its data directory"},
+	{Key: KeyEtcdCAFile, Help: "PEM file of the CA that signed the etcd members' certificates; set, the etcd store speaks TLS"},
+	{Key: KeyEtcdCertFile, Help: "PEM client certificate for etcd, with etcd_key_file (clusters that authenticate clients by certificate); turns TLS on"},
+	{Key: KeyEtcdKeyFile, Help: "PEM private key of etcd_cert_file"},
+	{Key: KeyEtcdUsername, Help: "etcd user, with etcd_password"},
+	{Key: KeyEtcdPassword, Kind: settings.Secret, Help: "that etcd user's password: from the variable or its _FILE only, never a flag or a label"},
+	{Key: KeyEtcdDialTimeoutMs, Kind: settings.Number, Default: defaultMillis(etcdstore.DefaultDialTimeout), Help: "bound on connecting to an etcd member, in milliseconds"},
+	{Key: KeyEtcdRequestTimeoutMs, Kind: settings.Number, Default: defaultMillis(etcdstore.DefaultRequestTimeout), Help: "bound on one etcd request, in milliseconds; a write cut short is settled by reading it back"},
 	{Key: KeyTTLMillis, Kind: settings.Number, Default: "30000", Help: "lease duration in milliseconds (at least 500)"},
 	{Key: KeyMaxCASRetries, Kind: settings.Number, Default: "8", Help: "conflicting writes retried within one operation"},
 	{Key: KeyMaxClockSkewMs, Kind: settings.Number, Default: "1000", Help: "tolerated wall-clock difference between hosts, in milliseconds (below the TTL; unset, at most a tenth of the TTL)"},
@@ -85,7 +108,8 @@ var Settings = []Setting{
 	{Key: KeyElections, Default: "on", Help: "serve the elections (rooms) API: on, or off to answer every elections endpoint 403 (serve)"},
 	{Key: KeyElectionsNamespace, Default: "lfp-elections", Help: "where the rooms live in the store; every server of one elections service uses the same (serve)"},
 	{Key: KeyRoomShards, Kind: settings.Number, Default: "64", Help: "shards the rooms are spread over, 1 to 256; the same on every server of the namespace (serve)"},
-	{Key: KeyMaxActiveRooms, Kind: settings.Number, Default: "10000", Help: "rooms with a live lease at once; 0 for no limit (serve)"},
+	{Key: KeyMaxActiveRooms, Kind: settings.Number, Help: "rooms with a live lease at once; 0 for no limit (default: the store's, " +
+		strconv.Itoa(rooms.DefaultMaxActiveRooms) + ", on etcd " + strconv.Itoa(rooms.DefaultMaxActiveRoomsIndividual) + ") (serve)"},
 	{Key: KeyAdmissionPerMinute, Kind: settings.Number, Default: "600", Help: "room creations and campaigns per minute per client; 0 for no limit (serve)"},
 	{Key: KeyMaxTrackedClients, Kind: settings.Number, Default: "65536", Help: "clients whose admission budget is remembered; the least recently seen is forgotten first (serve)"},
 	{Key: KeyTrustedProxies, Help: "comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (serve)"},
@@ -99,3 +123,6 @@ var Settings = []Setting{
 
 	{Key: KeyChildCgroup, Default: "auto", Help: "auto: run the command in a cgroup v2 of its own where one is writable, so that all it starts dies with it; off: process group and subreaper only (run)"},
 }
+
+// defaultMillis is d as a setting's default in milliseconds.
+func defaultMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -6,12 +6,20 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 )
 
 // storeWant is what a store setting may be, for error messages.
-const storeWant = "want swarm, memory, file:///absolute/dir (or file://localhost/absolute/dir), or file:relative/dir (or file://./relative/dir) for a directory relative to the working directory"
+const storeWant = "want swarm, etcd://HOST:PORT[,HOST:PORT…][/PREFIX], memory, file:///absolute/dir (or file://localhost/absolute/dir), or file:relative/dir (or file://./relative/dir) for a directory relative to the working directory"
 
-// ParseStore reads a store setting: swarm, memory, or a file URL by RFC 8089 — file:///abs and
+// ErrStoreCredentials is a store URL with a user, a password or a query in it: a URL is logged
+// and shown in process lists, so credentials never belong there. The value is never quoted.
+var ErrStoreCredentials = errors.New("config: credentials in the store URL")
+
+// ParseStore reads a store setting: swarm, memory, an etcd URL
+// (etcd://HOST:PORT[,HOST:PORT…][/PREFIX], etcdstore.ParseURL; one with a user, a password, a
+// query or a fragment in it is ErrStoreCredentials), or a file URL by RFC 8089 — file:///abs and
 // file://localhost/abs name /abs; any other host is refused (the file store is one host's),
 // as are a query, a fragment, credentials and the root directory itself; the path is
 // percent-decoded. file:rel/dir (no "//") is the explicit form of a directory relative to the
@@ -23,6 +31,12 @@ func ParseStore(value string) (StoreKind, string, error) {
 		return StoreSwarm, "", nil
 	case string(StoreMemory):
 		return StoreMemory, "", nil
+	}
+	if strings.HasPrefix(value, "etcd:") {
+		if _, err := parseEtcdURL(value); err != nil {
+			return "", "", err
+		}
+		return StoreEtcd, "", nil
 	}
 	u, err := url.Parse(value)
 	if err != nil || u.Scheme != "file" {
@@ -72,4 +86,35 @@ func ParseStore(value string) (StoreKind, string, error) {
 // that ParseStore returns dir again whatever characters it holds.
 func FileStoreURL(dir string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+}
+
+// parseEtcdURL reads an etcd store URL. One holding '@', '?' or '#' is ErrStoreCredentials
+// before anything else is looked at: the user and password of etcd are settings of their own
+// (etcd_username, etcd_password), and the URL is quoted in messages and logs.
+func parseEtcdURL(value string) (etcdstore.Options, error) {
+	if strings.ContainsAny(value, "@?#") {
+		return etcdstore.Options{}, ErrStoreCredentials
+	}
+	o, err := etcdstore.ParseURL(value)
+	if err != nil {
+		return etcdstore.Options{}, errors.New(strings.TrimPrefix(err.Error(), "etcd store: "))
+	}
+	return o, nil
+}
+
+// redactStore is a store setting as messages may quote it: what comes before its last '@' (a
+// URL's user and password) replaced by "REDACTED", and in an etcd URL what comes from its first
+// '?' or '#' on (a query, which could carry them too).
+func redactStore(value string) string {
+	if at := strings.LastIndexByte(value, '@'); at >= 0 {
+		head := "REDACTED"
+		if scheme, _, ok := strings.Cut(value[:at], ":"); ok && !strings.Contains(scheme, "/") {
+			head = scheme + "://REDACTED"
+		}
+		value = head + value[at:]
+	}
+	if i := strings.IndexAny(value, "?#"); i >= 0 && strings.HasPrefix(value, "etcd:") {
+		value = value[:i] + "?REDACTED"
+	}
+	return value
 }

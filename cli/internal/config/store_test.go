@@ -20,6 +20,12 @@ func TestParseStore(t *testing.T) {
 	}{
 		{"swarm", StoreSwarm, "", ""},
 		{"memory", StoreMemory, "", ""},
+		{"etcd://127.0.0.1:2379", StoreEtcd, "", ""},
+		{"etcd://a:1,b:2,[::1]:3/team/leases", StoreEtcd, "", ""},
+		{"etcd://u:p@a:1", "", "", "credentials"},
+		{"etcd://a:1?x", "", "", "credentials"},
+		{"etcd://a", "", "", "HOST:PORT"},
+		{"etcd:a:1", "", "", "etcd://"},
 		{"file:///var/lib/x", StoreFile, "/var/lib/x", ""},
 		{"file://localhost/var/lib/x", StoreFile, "/var/lib/x", ""},
 		{"file:/var/lib/x", StoreFile, "/var/lib/x", ""},
@@ -65,6 +71,26 @@ func TestFileStoreURLRoundTrips(t *testing.T) {
 		kind, got, err := ParseStore(FileStoreURL(dir))
 		if err != nil || kind != StoreFile || got != dir {
 			t.Errorf("ParseStore(FileStoreURL(%q)) = %q, %q, %v", dir, kind, got, err)
+		}
+	}
+}
+
+func TestRedactStore(t *testing.T) {
+	for in, want := range map[string]string{
+		"etcd://a:1/x":               "etcd://a:1/x",
+		"etcd://u:pw@a:1":            "etcd://REDACTED@a:1",
+		"etcd://u:p/w@a:1/x":         "etcd://REDACTED@a:1/x",
+		"etcd://u:p@w@a:1":           "etcd://REDACTED@a:1",
+		"etcd://a:1/x?password=pw":   "etcd://a:1/x?REDACTED",
+		"etcd://a:1#pw":              "etcd://a:1?REDACTED",
+		"u:pw@a:1":                   "u://REDACTED@a:1",
+		"pw@a:1":                     "REDACTED@a:1",
+		"file://user:pw@localhost/x": "file://REDACTED@localhost/x",
+		"file:///x?mode=rw":          "file:///x?mode=rw",
+		"swarm":                      "swarm",
+	} {
+		if got := redactStore(in); got != want {
+			t.Errorf("redactStore(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -23,6 +23,14 @@ type options struct {
 	TaskID    string `koanf:"task_id"`
 	Store     string `koanf:"store"`
 
+	EtcdCAFile           string `koanf:"etcd_ca_file"`
+	EtcdCertFile         string `koanf:"etcd_cert_file"`
+	EtcdKeyFile          string `koanf:"etcd_key_file"`
+	EtcdUsername         string `koanf:"etcd_username"`
+	EtcdPassword         string `koanf:"etcd_password"`
+	EtcdDialTimeoutMs    int64  `koanf:"etcd_dial_timeout_ms"`
+	EtcdRequestTimeoutMs int64  `koanf:"etcd_request_timeout_ms"`
+
 	TTLMs             int64  `koanf:"ttl_ms"`
 	MaxCASRetries     int64  `koanf:"max_cas_retries"`
 	MaxClockSkewMs    int64  `koanf:"max_clock_skew_ms"`
@@ -38,7 +46,7 @@ type options struct {
 	Elections           string `koanf:"elections"`
 	ElectionsNamespace  string `koanf:"elections_namespace"`
 	RoomShards          int64  `koanf:"room_shards"`
-	MaxActiveRooms      int64  `koanf:"max_active_rooms"`
+	MaxActiveRooms      *int64 `koanf:"max_active_rooms"`
 	AdmissionPerMinute  int64  `koanf:"admission_per_minute"`
 	MaxTrackedClients   int64  `koanf:"max_tracked_clients"`
 	TrustedProxies      string `koanf:"trusted_proxies"`
@@ -128,10 +136,21 @@ func build(prefix string, values *settings.Values, task *Task) (*Config, error) 
 		bad(KeyChildCgroup, "want auto or off")
 	}
 
-	if kind, dir, err := ParseStore(o.Store); err != nil {
-		bad(KeyStore, err.Error())
-	} else {
+	kind, dir, err := ParseStore(o.Store)
+	switch {
+	case errors.Is(err, ErrStoreCredentials):
+		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): an etcd URL takes no user, password or query, since it is logged: remove them, "+
+			"and set the user in %s (or --%s) and the password in %s (naming a file that holds it) or %s",
+			KeyStore, redactStore(o.Store), c.Source(KeyStore), EnvName(prefix, KeyEtcdUsername), FlagName(KeyEtcdUsername),
+			schema(prefix).FileVariable(KeyEtcdPassword), EnvName(prefix, KeyEtcdPassword)))
+	case err != nil:
+		errs = append(errs, fmt.Errorf("invalid %s %q (from %s): %s", KeyStore, redactStore(o.Store), c.Source(KeyStore), err))
+	default:
 		c.Store, c.StoreDir = kind, dir
+	}
+	if c.Store == StoreEtcd {
+		c.Etcd, err = buildEtcd(prefix, o, c.Source, millis)
+		errs = append(errs, err)
 	}
 	return c, errors.Join(errs...)
 }
@@ -171,7 +190,10 @@ func buildElections(o options, bad func(key, want string)) Elections {
 		bad(KeyElectionsNamespace, err.Error())
 	}
 	e.Shards = whole(KeyRoomShards, o.RoomShards, 1, rooms.MaxShards)
-	e.MaxActiveRooms = whole(KeyMaxActiveRooms, o.MaxActiveRooms, 0, 10_000_000)
+	if o.MaxActiveRooms != nil {
+		n := whole(KeyMaxActiveRooms, *o.MaxActiveRooms, 0, 10_000_000)
+		e.MaxActiveRooms = &n
+	}
 	e.AdmissionPerMinute = whole(KeyAdmissionPerMinute, o.AdmissionPerMinute, 0, 1_000_000)
 	e.MaxTrackedClients = whole(KeyMaxTrackedClients, o.MaxTrackedClients, 1, 10_000_000)
 	e.MaxWatchesPerClient = whole(KeyMaxWatchesPerClient, o.MaxWatchesPerClient, 1, 1_000_000)

@@ -41,7 +41,7 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 				return nil, err
 			}
 			if cfg.Store == config.StoreMemory {
-				return nil, cmdutil.Usage(fmt.Errorf("invalid %s memory (from %s) for %s: the memory store lives only as long as one process, so every command would hold an election of its own; use file:///absolute/dir (one host) or swarm",
+				return nil, cmdutil.Usage(fmt.Errorf("invalid %s memory (from %s) for %s: the memory store lives only as long as one process, so every command would hold an election of its own; use file:///absolute/dir (one host), swarm or etcd://HOST:PORT",
 					config.KeyStore, cfg.Source(config.KeyStore), cmd.Name()))
 			}
 			if readOnly && cfg.Identity.HolderID == "" {

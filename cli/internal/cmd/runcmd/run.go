@@ -78,6 +78,7 @@ refuses); 4 corrupt election; 6 not a Swarm
 manager; 127 CMD not found, 126 CMD not executable (checked before contending: no term is taken). Other store errors, and unreachable or failing elections servers, are retried.`,
 		Example: `  lfp-swarm-lease run -- ./reconcile
   lfp-swarm-lease run --store file:///var/lib/lease --namespace nightly --listen off --once -- ./report
+  SWARM_LEASE_ETCD_PASSWORD_FILE=/run/secrets/etcd lfp-swarm-lease run --store etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --etcd-username reconciler --namespace reconciler -- ./reconcile
   lfp-swarm-lease run --server http://elect:8080 --election nightly-report --log-format json -- ./report`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -139,7 +140,7 @@ func runRun(ctx context.Context, opts *Options) error {
 	return leaseRun(ctx, opts, s, metrics, log)
 }
 
-// leaseRun is run on the Swarm lease or the file store: lease.Campaign wins the terms, and
+// leaseRun is run on the Swarm lease, etcd or the file store: lease.Campaign wins the terms, and
 // the HTTP API serves what the campaign reads.
 func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *server.Metrics, log *slog.Logger) error {
 	cfg := s.Config

@@ -48,9 +48,13 @@ endpoints — /v1/info, /v1/state, /v1/events — without contending.
 With no store configured, rooms live in the embedded file store under the default data
 directory (` + "`$XDG_DATA_HOME/lfp-swarm-lease`" + `, else ` + "`~/.local/share/lfp-swarm-lease`" + `):
 one host only. With store=swarm, every replica of the service serves every room and rooms
-survive the loss of any replica.`,
+survive the loss of any replica. With store=etcd://HOST:PORT[,…][/PREFIX], every server on any
+host that names the same cluster and prefix serves every room, for up to max_active_rooms
+(default there: 1,000,000) rooms with a live lease; /readyz reads the cluster, so a server cut
+off from its quorum is taken out of rotation.`,
 		Example: `  lfp-swarm-lease serve --listen 127.0.0.1:8080
-  lfp-swarm-lease serve --store swarm --namespace reconciler --log-format json`,
+  lfp-swarm-lease serve --store swarm --namespace reconciler --log-format json
+  lfp-swarm-lease serve --store etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379/elections`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.IO = f.IOStreams
@@ -161,14 +165,7 @@ func serve(ctx context.Context, cfg *config.Config, proxies []netip.Prefix, ln n
 		roomStore = rooms.NewMemoryStore()
 	}
 	el := cfg.Elections
-	// Clock skew between replicas exists only on Swarm, where the replicas run on several hosts:
-	// the file and memory stores have one clock, and a lease then ends exactly at expires_at.
-	skew := time.Duration(0)
-	if cfg.Store == config.StoreSwarm {
-		skew = cfg.MaxClockSkew
-	}
-	m, err := rooms.New(roomStore, el.Namespace, rooms.WithShards(el.Shards), rooms.WithMaxActiveRooms(el.MaxActiveRooms),
-		rooms.WithMaxClockSkew(skew), rooms.WithMaxCASRetries(cfg.MaxCASRetries))
+	m, err := rooms.New(roomStore, el.Namespace, roomOptions(cfg)...)
 	if err != nil {
 		return cmdutil.Usage(fmt.Errorf("invalid elections settings: %w", err))
 	}
@@ -180,7 +177,25 @@ func serve(ctx context.Context, cfg *config.Config, proxies []netip.Prefix, ln n
 		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: proxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
 		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}
 	return cmdutil.Serve(ctx, opts, log, ln, "store", store.Describe(), "elections", el.Enabled,
-		"elections_namespace", el.Namespace, "namespace", cfg.Namespace)
+		"elections_namespace", el.Namespace, "max_active_rooms", m.MaxActiveRooms(), "namespace", cfg.Namespace)
+}
+
+// roomOptions are the rooms engine's options from the configuration. Without max_active_rooms
+// the limit is the engine's default for the store: 10,000 on stores that keep shard documents,
+// 1,000,000 on etcd, which keeps every room apart. Clock skew between replicas exists only where
+// they run on several hosts, Swarm and etcd: the file and memory stores have one clock, and a
+// lease then ends exactly at expires_at.
+func roomOptions(cfg *config.Config) []rooms.Option {
+	el := cfg.Elections
+	skew := time.Duration(0)
+	if cfg.Store == config.StoreSwarm || cfg.Store == config.StoreEtcd {
+		skew = cfg.MaxClockSkew
+	}
+	opts := []rooms.Option{rooms.WithShards(el.Shards), rooms.WithMaxClockSkew(skew), rooms.WithMaxCASRetries(cfg.MaxCASRetries)}
+	if el.MaxActiveRooms != nil {
+		opts = append(opts, rooms.WithMaxActiveRooms(*el.MaxActiveRooms))
+	}
+	return opts
 }
 
 // NewCmdOpenAPI is `openapi`: it prints the HTTP API's contract on stdout.
