@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -411,6 +412,35 @@ func TestEtcdPasswordNeverShows(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, secret) {
 		t.Errorf("a wrong password: the output holds it:\n%s%s", r.stdout, r.stderr)
 	}
+}
+
+// TestEtcdTLS: against a member that requires TLS and client certificates, the one-shots and
+// serve work with etcd_ca_file, etcd_cert_file and etcd_key_file, and say so (TLS) in what
+// they print; without the client certificate the store is unreachable (exit 5), never reached in
+// plain text.
+func TestEtcdTLS(t *testing.T) {
+	ep, files := etcdtest.EmbeddedTLS(t)
+	store := "SWARM_LEASE_STORE=" + etcdURL(t, ep)
+	ns := []string{"SWARM_LEASE_NAMESPACE=" + leasetest.Namespace(t), "SWARM_LEASE_HOLDER_ID=a"}
+	tlsEnv := append([]string{store, "SWARM_LEASE_ETCD_CA_FILE=" + files.CA}, ns...)
+	r := cli(t, tlsEnv, "try-acquire", "--json", "--etcd-cert-file", files.Cert, "--etcd-key-file", files.Key)
+	expectCode(t, r, 0, "try-acquire over TLS")
+	if g := decode[struct {
+		Acquired bool   `json:"acquired"`
+		Store    string `json:"store"`
+	}](t, r); !g.Acquired || !strings.Contains(g.Store, "(TLS)") {
+		t.Fatalf("try-acquire over TLS: %s", r.stdout)
+	}
+	withCert := append(slices.Clone(tlsEnv), "SWARM_LEASE_ETCD_CERT_FILE="+files.Cert, "SWARM_LEASE_ETCD_KEY_FILE="+files.Key)
+	s := startServe(t, append([]string{"SWARM_LEASE_LISTEN=127.0.0.1:0"}, withCert...), "serve over TLS")
+	if resp, body := call(t, http.MethodGet, s.base+"/readyz", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz over TLS: %d %s", resp.StatusCode, body)
+	}
+	if code, won := postElection(t, s.base, "/elections/"+rooms.NewRoomID()+"/campaign", `{"candidate_id":"worker-a","ttl_seconds":30}`); code != http.StatusOK || won.Status != "leader" {
+		t.Fatalf("campaign over TLS: %d %+v", code, won)
+	}
+	r = cli(t, append(slices.Clone(tlsEnv), "SWARM_LEASE_ETCD_REQUEST_TIMEOUT_MS=500"), "inspect")
+	expectCode(t, r, 5, "inspect without the client certificate")
 }
 
 // enableEtcdAuth turns on etcd's authentication with a root user and a user who may read and

@@ -175,3 +175,30 @@ func TestAuthenticationFailures(t *testing.T) {
 		t.Fatalf("no cluster: %v", err)
 	}
 }
+
+// TestTLS: on a member that requires TLS and a client certificate signed by its CA, the store
+// works with the CA and the client's certificate and key, and gets no answer without the
+// certificate (the handshake is refused: unavailable, never a silent plain-text fallback).
+func TestTLS(t *testing.T) {
+	ep, files := etcdtest.EmbeddedTLS(t)
+	s, err := etcdstore.New(etcdstore.Options{Endpoints: []string{ep}, CAFile: files.CA, CertFile: files.Cert, KeyFile: files.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(s.Describe(), "(TLS)") {
+		t.Errorf("Describe() = %q", s.Describe())
+	}
+	ctx := context.Background()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("ping over TLS: %v", err)
+	}
+	noCert, err := etcdstore.New(etcdstore.Options{Endpoints: []string{ep}, CAFile: files.CA, RequestTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noCert.Close()
+	if err := noCert.Ping(ctx); !errors.Is(err, lease.ErrUnavailable) {
+		t.Fatalf("ping without a client certificate: %v", err)
+	}
+}

@@ -1,5 +1,5 @@
 // Package etcdtest starts real etcd servers for tests, on loopback only: one in-process member
-// (Embedded, package embed) for the fast suites, and clusters of separate etcd processes
+// (Embedded, package embed) for the fast suites — with TLS and client certificates, EmbeddedTLS — and clusters of separate etcd processes
 // (StartCluster) whose members can be killed, stopped and restarted, for fault and performance
 // tests. Everything it starts is stopped by the test's cleanup.
 package etcdtest
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
@@ -22,7 +23,7 @@ func Embedded(t testing.TB) string {
 	t.Helper()
 	var lastErr error
 	for range 5 { // a free port can be taken between choosing it and listening on it
-		ep, err := startEmbedded(t)
+		ep, err := startEmbedded(t, nil)
 		if err == nil {
 			return ep
 		}
@@ -32,12 +33,16 @@ func Embedded(t testing.TB) string {
 	return ""
 }
 
-func startEmbedded(t testing.TB) (string, error) {
+// startEmbedded starts a single member; with tlsInfo set, its clients speak TLS.
+func startEmbedded(t testing.TB, tlsInfo *transport.TLSInfo) (string, error) {
 	ports, err := FreePorts(2)
 	if err != nil {
 		return "", err
 	}
 	client := url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(ports[0])}
+	if tlsInfo != nil {
+		client.Scheme = "https"
+	}
 	peer := url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(ports[1])}
 	cfg := embed.NewConfig()
 	cfg.Name = "embedded"
@@ -45,6 +50,9 @@ func startEmbedded(t testing.TB) (string, error) {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	if tlsInfo != nil {
+		cfg.ClientTLSInfo = *tlsInfo
+	}
 	// Quiet: a test's output is its own, and etcd logs errors while it shuts down.
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	// Tests write small values at a high rate; the default 100 ms heartbeat is for networks.
