@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -289,6 +290,42 @@ func TestEtcdServeReadyzFollowsQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	pollUntil(t, 15*time.Second, "ready again with two members", status("/readyz"))
+}
+
+// TestEtcdServeReadyzFollowsNoSpace: with etcd's NOSPACE alarm raised, reads still answer but
+// every write is refused; serve's /readyz says so (503 naming NOSPACE) until the alarm is
+// disarmed.
+func TestEtcdServeReadyzFollowsNoSpace(t *testing.T) {
+	ep := etcdtest.Embedded(t)
+	s := startServe(t, []string{"SWARM_LEASE_LISTEN=127.0.0.1:0", "SWARM_LEASE_STORE=" + etcdURL(t, ep)}, "serve")
+	ready := func(want int, detail string) func() (bool, string) {
+		return func() (bool, string) {
+			resp, body := call(t, http.MethodGet, s.base+"/readyz", nil)
+			return resp.StatusCode == want && bytes.Contains(body, []byte(detail)), strconv.Itoa(resp.StatusCode) + " " + string(body)
+		}
+	}
+	pollUntil(t, 10*time.Second, "ready", ready(http.StatusOK, "ready"))
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	status, err := cli.Status(ctx, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := status.Header.MemberId
+	if _, err := pb.NewMaintenanceClient(cli.ActiveConnection()).Alarm(ctx,
+		&pb.AlarmRequest{Action: pb.AlarmRequest_ACTIVATE, MemberID: member, Alarm: pb.AlarmType_NOSPACE}); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 10*time.Second, "not ready under NOSPACE", ready(http.StatusServiceUnavailable, "NOSPACE"))
+	if _, err := cli.AlarmDisarm(ctx, &clientv3.AlarmMember{MemberID: member, Alarm: pb.AlarmType_NOSPACE}); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 10*time.Second, "ready once disarmed", ready(http.StatusOK, "ready"))
 }
 
 // TestEtcdSettingsErrors: every command that opens a store refuses an invalid etcd setting

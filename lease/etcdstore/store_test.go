@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
@@ -200,5 +203,37 @@ func TestTLS(t *testing.T) {
 	defer noCert.Close()
 	if err := noCert.Ping(ctx); !errors.Is(err, lease.ErrUnavailable) {
 		t.Fatalf("ping without a client certificate: %v", err)
+	}
+}
+
+// TestCheckWritable: the store reports the NOSPACE alarm, under which etcd still answers reads
+// but refuses writes, as lease.ErrStoreFull — as the write itself is — and nothing once the
+// alarm is disarmed.
+func TestCheckWritable(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, etcdtest.Embedded(t))
+	if err := s.CheckWritable(ctx); err != nil {
+		t.Fatalf("a healthy cluster: %v", err)
+	}
+	status, err := s.Client().Status(ctx, s.Client().Endpoints()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarm := &pb.AlarmRequest{Action: pb.AlarmRequest_ACTIVATE, MemberID: status.Header.MemberId, Alarm: pb.AlarmType_NOSPACE}
+	if _, err := pb.NewMaintenanceClient(s.Client().ActiveConnection()).Alarm(ctx, alarm); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckWritable(ctx); !errors.Is(err, lease.ErrStoreFull) {
+		t.Fatalf("NOSPACE raised: %v", err)
+	}
+	_, err = s.Create(ctx, lease.Record{Namespace: "full", HolderID: "a", Fence: 1, TTL: time.Second})
+	if !errors.Is(err, lease.ErrStoreFull) {
+		t.Fatalf("a write under NOSPACE: %v", err)
+	}
+	if _, err := s.Client().AlarmDisarm(ctx, &clientv3.AlarmMember{MemberID: status.Header.MemberId, Alarm: pb.AlarmType_NOSPACE}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckWritable(ctx); err != nil {
+		t.Fatalf("disarmed: %v", err)
 	}
 }
