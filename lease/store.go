@@ -1,6 +1,9 @@
 package lease
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Store keeps election records. It is deliberately small: every rule lives in Election, and every
 // store passes the same behavioural suite (package leasetest).
@@ -42,4 +45,15 @@ type BlindUpdater interface {
 // but are not contiguous.
 type ClockFencer interface {
 	ClockFences() bool
+}
+
+// RequestReporter is implemented by stores that send requests to a server of their own (etcd),
+// so that a server of ours can measure them: latency and errors per operation, for metrics.
+type RequestReporter interface {
+	// OnRequest registers fn, called once for every request sent from now on, when its answer
+	// (or failure) has come: the store's name for the operation (etcd: the RPC, "Range",
+	// "Txn", "DeleteRange", "Status", …), how long it took, and its error — nil on success,
+	// else one wrapping the sentinel that ErrorKind names. It runs on the request's goroutine
+	// and must return quickly.
+	OnRequest(fn func(op string, took time.Duration, err error))
 }

@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
@@ -17,9 +18,10 @@ import (
 // Store keeps election records (lease.Store) and rooms (rooms.Store, rooms.RoomStore) in etcd.
 // It is safe for concurrent use; Close releases its connections.
 type Store struct {
-	cli     *clientv3.Client
-	opts    Options
-	timeout time.Duration
+	cli       *clientv3.Client
+	opts      Options
+	timeout   time.Duration
+	observers *requestObservers
 }
 
 var (
@@ -38,6 +40,7 @@ func New(o Options) (*Store, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	observers := &requestObservers{}
 	cfg := clientv3.Config{
 		Endpoints:   o.Endpoints,
 		DialTimeout: o.DialTimeout,
@@ -50,6 +53,7 @@ func New(o Options) (*Store, error) {
 		Logger:               zap.NewNop(),
 		// A member whose cluster is older than this client's expectations is refused.
 		RejectOldCluster: false,
+		DialOptions:      []grpc.DialOption{grpc.WithChainUnaryInterceptor(observers.unary)},
 	}
 	if o.tls() {
 		info := transport.TLSInfo{TrustedCAFile: o.CAFile, CertFile: o.CertFile, KeyFile: o.KeyFile}
@@ -67,7 +71,7 @@ func New(o Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
-	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout}, nil
+	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout, observers: observers}, nil
 }
 
 // Open is ParseURL then New.

@@ -3,8 +3,10 @@ package etcdstore_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -235,5 +237,58 @@ func TestCheckWritable(t *testing.T) {
 	}
 	if err := s.CheckWritable(ctx); err != nil {
 		t.Fatalf("disarmed: %v", err)
+	}
+}
+
+// TestRequestsAreReported: every request the store sends reaches the functions OnRequest
+// registered, named by its RPC, timed, and with its error classified as the store's own errors
+// are (a write under NOSPACE: store_full).
+func TestRequestsAreReported(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t, etcdtest.Embedded(t))
+	type request struct {
+		op   string
+		kind string
+	}
+	var mu sync.Mutex
+	var got []request
+	s.OnRequest(func(op string, took time.Duration, err error) {
+		if took <= 0 {
+			t.Errorf("%s took %v", op, took)
+		}
+		kind := ""
+		if err != nil {
+			kind = lease.ErrorKind(err)
+		}
+		mu.Lock()
+		got = append(got, request{op, kind})
+		mu.Unlock()
+	})
+	rec := lease.Record{Namespace: "reported", HolderID: "a", Fence: 1, TTL: time.Second}
+	if _, err := s.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Load(ctx, "reported"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "reported"); err != nil {
+		t.Fatal(err)
+	}
+	status, err := s.Client().Status(ctx, s.Client().Endpoints()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarm := &pb.AlarmRequest{Action: pb.AlarmRequest_ACTIVATE, MemberID: status.Header.MemberId, Alarm: pb.AlarmType_NOSPACE}
+	if _, err := pb.NewMaintenanceClient(s.Client().ActiveConnection()).Alarm(ctx, alarm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, rec); !errors.Is(err, lease.ErrStoreFull) {
+		t.Fatalf("a write under NOSPACE: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []request{{"Txn", ""}, {"Range", ""}, {"DeleteRange", ""}, {"Status", ""}, {"Alarm", ""}, {"Txn", "store_full"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reported %v, want %v", got, want)
 	}
 }
