@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"golang.org/x/time/rate"
+
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // admission is the per-client budget shared by room creation and campaigns. Each client (see
@@ -56,13 +58,7 @@ func (a *admission) allow(client string, now time.Time) (ok bool, retryAfter tim
 	r := lim.ReserveN(now, 1)
 	wait := r.DelayFrom(now)
 	r.CancelAt(now) // only asking: the refused request spends nothing
-	return false, wholeSeconds(wait)
-}
-
-// wholeSeconds rounds d up to whole seconds, at least one.
-func wholeSeconds(d time.Duration) time.Duration {
-	s := (d + time.Second - 1) / time.Second
-	return max(s, 1) * time.Second
+	return false, wire.WholeSeconds(wait)
 }
 
 // clientKey names the client of r for budgets and watch limits: its peer address, or — only

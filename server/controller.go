@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // HealthBody is the answer of /healthz and /readyz.
@@ -26,30 +28,21 @@ type InfoBody struct {
 	Version   string `json:"version" doc:"The lfp-swarm-lease version." example:"0.1.0"`
 }
 
-type bodyOutput[T any] struct {
-	CacheControl string `header:"Cache-Control"`
-	Body         T
-}
-
-func noStore[T any](body T) *bodyOutput[T] {
-	return &bodyOutput[T]{CacheControl: "no-store", Body: body}
-}
-
 // registerHealth registers /healthz and /readyz, which every server has.
 func (s *Server) registerHealth() {
 	api := s.api
 	huma.Register(api, huma.Operation{
 		OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Tags: []string{"health"},
 		Summary: "Process liveness", Description: "Answers as long as the process serves HTTP. Never calls the store.",
-	}, func(context.Context, *struct{}) (*bodyOutput[HealthBody], error) {
-		return noStore(HealthBody{Status: "ok"}), nil
+	}, func(context.Context, *struct{}) (*wire.Output[HealthBody], error) {
+		return wire.NoStore(HealthBody{Status: "ok"}), nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Tags: []string{"health"}, Errors: []int{http.StatusServiceUnavailable},
 		Summary: "Store readiness",
 		Description: "Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum). " +
 			"A file store must also be able to write (space, permissions). Damage the store worked around is in `details`.",
-	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[HealthBody], error) {
+	}, func(ctx context.Context, _ *struct{}) (*wire.Output[HealthBody], error) {
 		var err error
 		if s.opts.Election != nil {
 			_, err = s.opts.Election.Inspect(ctx)
@@ -60,12 +53,12 @@ func (s *Server) registerHealth() {
 			err = s.health.checkWritable(ctx)
 		}
 		if err != nil {
-			e := NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
-			e.retry(retryAfter)
+			e := wire.NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
+			e.SetRetry(wire.RetryAfter)
 			return nil, e
 		}
 		body := HealthBody{Status: "ready", Details: s.health.details()}
-		return noStore(body), nil
+		return wire.NoStore(body), nil
 	})
 }
 
@@ -80,24 +73,24 @@ func (s *Server) registerController() {
 	huma.Register(api, huma.Operation{
 		OperationID: "getInfo", Method: http.MethodGet, Path: "/v1/info", Tags: []string{"election"},
 		Summary: "The bound election and this process's identity",
-	}, func(context.Context, *struct{}) (*bodyOutput[InfoBody], error) {
+	}, func(context.Context, *struct{}) (*wire.Output[InfoBody], error) {
 		e := s.opts.Election
 		id := e.Identity()
-		return noStore(InfoBody{Namespace: e.Namespace(), HolderID: id.HolderID, NodeID: id.NodeID, TaskID: id.TaskID,
+		return wire.NoStore(InfoBody{Namespace: e.Namespace(), HolderID: id.HolderID, NodeID: id.NodeID, TaskID: id.TaskID,
 			Store: e.Store().Describe(), Version: s.opts.Version}), nil
 	})
 	huma.Register(api, huma.Operation{
 		OperationID: "getState", Method: http.MethodGet, Path: "/v1/state", Tags: []string{"election"}, Errors: errs,
 		Summary:     "The election's current state",
 		Description: "The newest snapshot of this process's watcher (event-driven, and at most one poll interval old).",
-	}, func(ctx context.Context, _ *struct{}) (*bodyOutput[State], error) {
+	}, func(ctx context.Context, _ *struct{}) (*wire.Output[State], error) {
 		snap, err := s.hub.snapshot(ctx)
 		if err != nil {
-			e := NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the election has not been read from the store yet", "see /readyz")
-			e.RetryAfterMS = retryAfter.Milliseconds()
+			e := wire.NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the election has not been read from the store yet", "see /readyz")
+			e.RetryAfterMS = wire.RetryAfter.Milliseconds()
 			return nil, e
 		}
-		return noStore(StateOf(snap)), nil
+		return wire.NoStore(StateOf(snap)), nil
 	})
 	s.documentEvents()
 }
@@ -108,7 +101,7 @@ func (s *Server) registerController() {
 func (s *Server) documentEvents() {
 	oapi := s.api.OpenAPI()
 	stateSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[State](), true, "State")
-	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[ErrorBody](), true, "ErrorBody")
+	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[wire.ErrorBody](), true, "wire.ErrorBody")
 	oapi.AddOperation(&huma.Operation{
 		OperationID: "streamEvents", Method: http.MethodGet, Path: "/v1/events", Tags: []string{"election"},
 		Summary: "Server-sent events of the election",

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // ElectionsOptions configure the elections ("rooms") API: the wire contract of
@@ -140,7 +140,7 @@ func (t *TTL) UnmarshalJSON(b []byte) error { return t.parse(string(b)) }
 func (t *TTL) parse(text string) error {
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil {
-		return errors.New("want an integer") // exactFields names the field
+		return errors.New("want an integer") // wire.ExactFields names the field
 	}
 	*t = TTL{whole: f == math.Trunc(f)}
 	if t.whole && f >= 0 && f <= 1e6 {
@@ -164,107 +164,78 @@ func (t *TTL) duration() time.Duration {
 	return time.Duration(t.seconds) * time.Second
 }
 
-// exactFields decodes a JSON object's fields by their exact names: encoding/json would also
-// match "CANDIDATE_ID" to candidate_id, and the contract ignores unknown fields — of which
-// differently-cased names are some. JSON null counts as absent.
-func exactFields(b []byte, fields map[string]any) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	for name, dst := range fields {
-		v, ok := raw[name]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		if err := json.Unmarshal(v, dst); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				return wireError(name, err)
-			}
-			return fmt.Errorf("%s: %v", name, err)
-		}
-	}
-	return nil
-}
-
 // UnmarshalJSON implements json.Unmarshaler with exact field names.
 func (r *CampaignRequest) UnmarshalJSON(b []byte) error {
 	*r = CampaignRequest{}
-	return exactFields(b, map[string]any{"candidate_id": &r.CandidateID, "ttl_seconds": &r.TTLSeconds, "metadata": &r.Metadata})
+	return wire.ExactFields(b, map[string]any{"candidate_id": &r.CandidateID, "ttl_seconds": &r.TTLSeconds, "metadata": &r.Metadata})
 }
 
 // UnmarshalJSON implements json.Unmarshaler with exact field names.
 func (r *RenewRequest) UnmarshalJSON(b []byte) error {
 	*r = RenewRequest{}
-	return exactFields(b, map[string]any{"leader_token": &r.LeaderToken, "ttl_seconds": &r.TTLSeconds})
+	return wire.ExactFields(b, map[string]any{"leader_token": &r.LeaderToken, "ttl_seconds": &r.TTLSeconds})
 }
 
 // UnmarshalJSON implements json.Unmarshaler with exact field names.
 func (r *ResignRequest) UnmarshalJSON(b []byte) error {
 	*r = ResignRequest{}
-	return exactFields(b, map[string]any{"leader_token": &r.LeaderToken})
+	return wire.ExactFields(b, map[string]any{"leader_token": &r.LeaderToken})
 }
 
-// requestField is a field of the request bodies, by its exact wire name (fieldNamed).
-type requestField uint8
-
-const (
-	unknownField requestField = iota
-	candidateIDField
-	ttlSecondsField
-	metadataField
-	leaderTokenField
+// The request bodies' fields by their exact wire names, for wire.FieldDecoder: SetField's index
+// is a position in these.
+var (
+	campaignFields = []string{"candidate_id", "ttl_seconds", "metadata"}
+	renewFields    = []string{"leader_token", "ttl_seconds"}
+	resignFields   = []string{"leader_token"}
 )
 
-// fieldNamed is the request field of that exact wire name. (A switch on the name, so that
-// reading a name costs no allocation.)
-func fieldNamed(name string) requestField {
-	switch name {
-	case "candidate_id":
-		return candidateIDField
-	case "ttl_seconds":
-		return ttlSecondsField
-	case "metadata":
-		return metadataField
-	case "leader_token":
-		return leaderTokenField
-	}
-	return unknownField
-}
+// Fields, Reset and SetField implement wire.FieldDecoder with the fields of UnmarshalJSON.
+func (r *CampaignRequest) Fields() []string { return campaignFields }
 
-// reset and setField implement fieldDecoder (fastjson.go) with the fields of UnmarshalJSON.
-func (r *CampaignRequest) reset() { *r = CampaignRequest{} }
+// Reset implements wire.FieldDecoder.
+func (r *CampaignRequest) Reset() { *r = CampaignRequest{} }
 
-func (r *CampaignRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
-	switch f {
-	case candidateIDField:
+// SetField implements wire.FieldDecoder.
+func (r *CampaignRequest) SetField(i int, kind jsontext.Kind, text string) bool {
+	switch i {
+	case 0:
 		return setString(&r.CandidateID, kind, text)
-	case ttlSecondsField:
+	case 1:
 		return setTTL(&r.TTLSeconds, kind, text)
-	case metadataField:
+	case 2:
 		r.Metadata = new(string)
 		return setString(r.Metadata, kind, text)
 	}
 	return false
 }
 
-func (r *RenewRequest) reset() { *r = RenewRequest{} }
+// Fields implements wire.FieldDecoder.
+func (r *RenewRequest) Fields() []string { return renewFields }
 
-func (r *RenewRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
-	switch f {
-	case leaderTokenField:
+// Reset implements wire.FieldDecoder.
+func (r *RenewRequest) Reset() { *r = RenewRequest{} }
+
+// SetField implements wire.FieldDecoder.
+func (r *RenewRequest) SetField(i int, kind jsontext.Kind, text string) bool {
+	switch i {
+	case 0:
 		return setString(&r.LeaderToken, kind, text)
-	case ttlSecondsField:
+	case 1:
 		return setTTL(&r.TTLSeconds, kind, text)
 	}
 	return false
 }
 
-func (r *ResignRequest) reset() { *r = ResignRequest{} }
+// Fields implements wire.FieldDecoder.
+func (r *ResignRequest) Fields() []string { return resignFields }
 
-func (r *ResignRequest) setField(f requestField, kind jsontext.Kind, text string) bool {
-	if f != leaderTokenField {
+// Reset implements wire.FieldDecoder.
+func (r *ResignRequest) Reset() { *r = ResignRequest{} }
+
+// SetField implements wire.FieldDecoder.
+func (r *ResignRequest) SetField(i int, kind jsontext.Kind, text string) bool {
+	if i != 0 {
 		return false
 	}
 	return setString(&r.LeaderToken, kind, text)
@@ -380,11 +351,11 @@ func (op electionOp) hasBody() bool { return op == opCampaign || op == opRenew |
 func (e *elections) gate(w http.ResponseWriter, r *http.Request, requestID string, op electionOp, roomID string) bool {
 	fail := func(status int, code, msg, details string, retry time.Duration) bool {
 		e.metrics.electionRequest(string(op), code)
-		body := newError(requestID, status, code, msg, details)
+		body := wire.NewErrorFor(requestID, status, code, msg, details)
 		if retry > 0 {
-			body.retry(retry)
+			body.SetRetry(retry)
 		}
-		writeErrorBody(w, body)
+		wire.WriteErrorBody(w, body)
 		return false
 	}
 	if e.opts.Disabled {
@@ -425,7 +396,7 @@ func (e *elections) hgate(op electionOp) func(huma.Context, func(huma.Context)) 
 		r, w := humachi.Unwrap(ctx)
 		// chi's own parameter: huma's Param reads Request.PathValue, which chi does not fill for
 		// every route shape.
-		if e.gate(w, r, RequestID(r.Context()), op, chi.URLParam(r, "id")) {
+		if e.gate(w, r, wire.RequestID(r.Context()), op, chi.URLParam(r, "id")) {
 			next(ctx)
 		}
 	}
@@ -456,31 +427,31 @@ func (s *Server) registerElections(e *elections) {
 	huma.Register(api, op(opStatus, http.MethodGet, "/elections/{id}", "A room's leader",
 		"Always 200 for a valid id: an unknown room is vacant. Never returns the token. Not rate-limited.",
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusServiceUnavailable),
-		func(ctx context.Context, in *electionPath) (*bodyOutput[ElectionStatus], error) {
-			return answer(e.status(ctx, RequestID(ctx), in.ID))
+		func(ctx context.Context, in *electionPath) (*wire.Output[ElectionStatus], error) {
+			return answer(e.status(ctx, wire.RequestID(ctx), in.ID))
 		})
 	huma.Register(api, op(opCampaign, http.MethodPost, "/elections/{id}/campaign", "Campaign for a room's leadership",
 		"The first live campaign wins a new term and a leader token; everyone else — the live leader campaigning again included — "+
 			"is a follower told who leads and when to retry. Check order: 403, 429, then room id, candidate, metadata, ttl (400).",
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusConflict, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusTooManyRequests, http.StatusServiceUnavailable),
-		func(ctx context.Context, in *campaignInput) (*bodyOutput[CampaignResult], error) {
-			return answer(e.campaign(ctx, RequestID(ctx), in.ID, &in.Body))
+		func(ctx context.Context, in *campaignInput) (*wire.Output[CampaignResult], error) {
+			return answer(e.campaign(ctx, wire.RequestID(ctx), in.ID, &in.Body))
 		})
 	huma.Register(api, op(opRenew, http.MethodPost, "/elections/{id}/renew", "Renew a term",
 		"Extends the caller's term for ttl_seconds from now (default 30; it may shorten the lease), keeping the term. "+
 			"404 lease_not_current when the room is vacant or expired; 400 lease_not_current when another term holds it. Never rate-limited.",
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
-		func(ctx context.Context, in *renewInput) (*bodyOutput[CampaignResult], error) {
-			return answer(e.renew(ctx, RequestID(ctx), in.ID, &in.Body))
+		func(ctx context.Context, in *renewInput) (*wire.Output[CampaignResult], error) {
+			return answer(e.renew(ctx, wire.RequestID(ctx), in.ID, &in.Body))
 		})
 	huma.Register(api, op(opResign, http.MethodPost, "/elections/{id}/resign", "Resign a term",
 		"Ends the caller's term at once; the room is vacant and its next term is higher. Errors as for renew. Never rate-limited.",
 		http.StatusOK, http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusUnsupportedMediaType,
 		http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
-		func(ctx context.Context, in *resignInput) (*bodyOutput[ResignResult], error) {
-			return answer(e.resign(ctx, RequestID(ctx), in.ID, &in.Body))
+		func(ctx context.Context, in *resignInput) (*wire.Output[ResignResult], error) {
+			return answer(e.resign(ctx, wire.RequestID(ctx), in.ID, &in.Body))
 		})
 	s.router.Get("/elections/{id}/watch", e.serveWatch)
 	s.documentWatch()
@@ -488,9 +459,9 @@ func (s *Server) registerElections(e *elections) {
 
 // The operations behind status, campaign, renew and resign, for huma's handlers and the fast
 // path alike: each calls the engine and counts its outcome; an engine error comes back as the
-// ErrorBody of the request requestID.
+// wire.ErrorBody of the request requestID.
 
-func (e *elections) status(ctx context.Context, requestID, roomID string) (ElectionStatus, *ErrorBody) {
+func (e *elections) status(ctx context.Context, requestID, roomID string) (ElectionStatus, *wire.ErrorBody) {
 	st, err := e.opts.Rooms.Status(ctx, roomID)
 	if err != nil {
 		return ElectionStatus{}, e.fail(requestID, opStatus, err)
@@ -499,7 +470,7 @@ func (e *elections) status(ctx context.Context, requestID, roomID string) (Elect
 	return statusBody(st), nil
 }
 
-func (e *elections) campaign(ctx context.Context, requestID, roomID string, in *CampaignRequest) (CampaignResult, *ErrorBody) {
+func (e *elections) campaign(ctx context.Context, requestID, roomID string, in *CampaignRequest) (CampaignResult, *wire.ErrorBody) {
 	var metadata string
 	if in.Metadata != nil {
 		metadata = *in.Metadata
@@ -512,7 +483,7 @@ func (e *elections) campaign(ctx context.Context, requestID, roomID string, in *
 	return campaignBody(res), nil
 }
 
-func (e *elections) renew(ctx context.Context, requestID, roomID string, in *RenewRequest) (CampaignResult, *ErrorBody) {
+func (e *elections) renew(ctx context.Context, requestID, roomID string, in *RenewRequest) (CampaignResult, *wire.ErrorBody) {
 	res, err := e.opts.Rooms.Renew(ctx, roomID, in.LeaderToken, in.TTLSeconds.duration())
 	if err != nil {
 		return CampaignResult{}, e.fail(requestID, opRenew, err)
@@ -521,7 +492,7 @@ func (e *elections) renew(ctx context.Context, requestID, roomID string, in *Ren
 	return campaignBody(res), nil
 }
 
-func (e *elections) resign(ctx context.Context, requestID, roomID string, in *ResignRequest) (ResignResult, *ErrorBody) {
+func (e *elections) resign(ctx context.Context, requestID, roomID string, in *ResignRequest) (ResignResult, *wire.ErrorBody) {
 	prev, err := e.opts.Rooms.Resign(ctx, roomID, in.LeaderToken)
 	if err != nil {
 		return ResignResult{}, e.fail(requestID, opResign, err)
@@ -530,61 +501,61 @@ func (e *elections) resign(ctx context.Context, requestID, roomID string, in *Re
 	return ResignResult{ElectionID: roomID, Status: string(rooms.StatusVacant), PreviousTerm: prev}, nil
 }
 
-// answer is an operation's outcome as a huma handler returns it. (A nil *ErrorBody must not
+// answer is an operation's outcome as a huma handler returns it. (A nil *wire.ErrorBody must not
 // become a non-nil error.)
-func answer[T any](body T, fail *ErrorBody) (*bodyOutput[T], error) {
+func answer[T any](body T, fail *wire.ErrorBody) (*wire.Output[T], error) {
 	if fail != nil {
 		return nil, fail
 	}
-	return noStore(body), nil
+	return wire.NoStore(body), nil
 }
 
 // fail maps an engine error of the request requestID to the contract's status and code.
-func (e *elections) fail(requestID string, op electionOp, err error) *ErrorBody {
-	var body *ErrorBody
+func (e *elections) fail(requestID string, op electionOp, err error) *wire.ErrorBody {
+	var body *wire.ErrorBody
 	var capacity *rooms.CapacityError
 	switch {
 	case errors.Is(err, rooms.ErrInvalidTTL):
-		body = newError(requestID, http.StatusBadRequest, "invalid_ttl", "invalid ttl_seconds", "ttl_seconds must be a whole number from 5 to 300")
+		body = wire.NewErrorFor(requestID, http.StatusBadRequest, "invalid_ttl", "invalid ttl_seconds", "ttl_seconds must be a whole number from 5 to 300")
 	case errors.Is(err, rooms.ErrInvalidRoomID):
-		body = newError(requestID, http.StatusBadRequest, "invalid_input", "invalid election id", "the election id must be 8 to 64 letters, digits, '_' or '-'")
+		body = wire.NewErrorFor(requestID, http.StatusBadRequest, "invalid_input", "invalid election id", "the election id must be 8 to 64 letters, digits, '_' or '-'")
 	case errors.Is(err, rooms.ErrInvalidCandidate):
-		body = newError(requestID, http.StatusBadRequest, "invalid_input", "invalid candidate_id", "candidate_id is required: 1 to 64 letters, digits, '.', '_', ':', '@' or '-'")
+		body = wire.NewErrorFor(requestID, http.StatusBadRequest, "invalid_input", "invalid candidate_id", "candidate_id is required: 1 to 64 letters, digits, '.', '_', ':', '@' or '-'")
 	case errors.Is(err, rooms.ErrInvalidMetadata):
-		body = newError(requestID, http.StatusBadRequest, "invalid_input", "invalid metadata", "metadata must be valid UTF-8 of at most 1024 characters")
+		body = wire.NewErrorFor(requestID, http.StatusBadRequest, "invalid_input", "invalid metadata", "metadata must be valid UTF-8 of at most 1024 characters")
 	case errors.Is(err, rooms.ErrInvalidToken):
-		body = newError(requestID, http.StatusBadRequest, "invalid_input", "malformed leader_token", "leader_token must be the 43-character token a winning campaign returned")
+		body = wire.NewErrorFor(requestID, http.StatusBadRequest, "invalid_input", "malformed leader_token", "leader_token must be the 43-character token a winning campaign returned")
 	case errors.Is(err, rooms.ErrVacant):
-		body = newError(requestID, http.StatusNotFound, "lease_not_current", "no current lease", "the room is vacant or the lease expired; campaign again")
+		body = wire.NewErrorFor(requestID, http.StatusNotFound, "lease_not_current", "no current lease", "the room is vacant or the lease expired; campaign again")
 	case errors.Is(err, rooms.ErrNotCurrent):
-		body = newError(requestID, http.StatusBadRequest, "lease_not_current", "the lease is not current", "another term holds the room; campaign again")
+		body = wire.NewErrorFor(requestID, http.StatusBadRequest, "lease_not_current", "the lease is not current", "another term holds the room; campaign again")
 	case errors.As(err, &capacity):
-		body = newError(requestID, http.StatusConflict, "capacity_exceeded", "too many active rooms", capacityDetails(capacity))
-		body.retry(capacity.RetryAfter)
+		body = wire.NewErrorFor(requestID, http.StatusConflict, "capacity_exceeded", "too many active rooms", capacityDetails(capacity))
+		body.SetRetry(capacity.RetryAfter)
 	case errors.Is(err, context.Canceled):
-		body = newError(requestID, 499, "canceled", "the request was canceled", "")
+		body = wire.NewErrorFor(requestID, 499, "canceled", "the request was canceled", "")
 	case errors.Is(err, lease.ErrStoreFull):
 		// Nothing partial was written; the store takes writes again once space returns.
-		body = newError(requestID, http.StatusServiceUnavailable, "unavailable", "the election store is out of space", lease.ErrorKind(err))
-		body.retry(retryAfter)
+		body = wire.NewErrorFor(requestID, http.StatusServiceUnavailable, "unavailable", "the election store is out of space", lease.ErrorKind(err))
+		body.SetRetry(wire.RetryAfter)
 	case errors.Is(err, lease.ErrPermission):
 		// An operator has to fix the store's files (the log names them); retrying is harmless.
-		body = newError(requestID, http.StatusServiceUnavailable, "unavailable", "the election store refuses access to its files", lease.ErrorKind(err))
-		body.retry(retryAfter)
+		body = wire.NewErrorFor(requestID, http.StatusServiceUnavailable, "unavailable", "the election store refuses access to its files", lease.ErrorKind(err))
+		body.SetRetry(wire.RetryAfter)
 	case errors.Is(err, lease.ErrUnavailable), errors.Is(err, lease.ErrNoQuorum), errors.Is(err, lease.ErrNotManager),
 		errors.Is(err, lease.ErrTooManyConflicts), errors.Is(err, lease.ErrAmbiguous), errors.Is(err, context.DeadlineExceeded):
 		// Store trouble: the outcome is unknown or the store is away; a retry is safe (a
 		// campaign that did win is answered as a follower seeing itself).
-		body = newError(requestID, http.StatusServiceUnavailable, "unavailable", "the election store is unavailable", lease.ErrorKind(err))
-		body.retry(time.Second)
+		body = wire.NewErrorFor(requestID, http.StatusServiceUnavailable, "unavailable", "the election store is unavailable", lease.ErrorKind(err))
+		body.SetRetry(time.Second)
 	default:
 		// Corrupt shards and anything unexpected: no internals in the body; the log has them.
-		body = newError(requestID, http.StatusInternalServerError, "internal_error", "internal error", "see the server log for "+requestID)
+		body = wire.NewErrorFor(requestID, http.StatusInternalServerError, "internal_error", "internal error", "see the server log for "+requestID)
 	}
-	if body.status >= 500 {
+	if body.GetStatus() >= 500 {
 		// Engine and store errors name rooms and stores, never tokens (only hashes reach the
 		// engine's documents, and errors carry no document).
-		e.log.Warn("elections: request failed", "operation", string(op), "request_id", requestID, "status", body.status, "err", err)
+		e.log.Warn("elections: request failed", "operation", string(op), "request_id", requestID, "status", body.GetStatus(), "err", err)
 	}
 	e.metrics.electionRequest(string(op), body.Code)
 	return body
@@ -598,7 +569,7 @@ func capacityDetails(c *rooms.CapacityError) string {
 }
 
 func leaderBody(l rooms.Leader) ElectionLeader {
-	return ElectionLeader{CandidateID: l.CandidateID, Metadata: l.Metadata, Term: l.Term, ExpiresAt: wireTime(l.ExpiresAt)}
+	return ElectionLeader{CandidateID: l.CandidateID, Metadata: l.Metadata, Term: l.Term, ExpiresAt: wire.Time(l.ExpiresAt)}
 }
 
 func campaignBody(r rooms.Result) CampaignResult {

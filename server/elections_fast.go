@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // The elections fast path serves campaign, renew, resign and status without the router: no
@@ -176,11 +177,11 @@ func readFast(w http.ResponseWriter, r *http.Request, op electionOp, in *fastInp
 func decodeInput(data []byte, op electionOp, in *fastInput) bool {
 	switch op {
 	case opCampaign:
-		return decodeFast(data, &in.campaign) && in.campaign.TTLSeconds.integer()
+		return wire.DecodeFast(data, &in.campaign) && in.campaign.TTLSeconds.integer()
 	case opRenew:
-		return decodeFast(data, &in.renew) && in.renew.TTLSeconds.integer()
+		return wire.DecodeFast(data, &in.renew) && in.renew.TTLSeconds.integer()
 	case opResign:
-		return decodeFast(data, &in.resign)
+		return wire.DecodeFast(data, &in.resign)
 	}
 	return false
 }
@@ -200,9 +201,9 @@ func (f failedReader) Read([]byte) (int, error) { return 0, f.err }
 // writeAnswer writes an operation's outcome as huma writes its handler's: the body with
 // Cache-Control: no-store, or the error. The body is encoded as marshalJSON encodes it, and
 // copied only for huma's default encoder, so that it stays on the caller's stack otherwise.
-func writeAnswer[T any](w http.ResponseWriter, body *T, fail *ErrorBody) {
+func writeAnswer[T any](w http.ResponseWriter, body *T, fail *wire.ErrorBody) {
 	if fail != nil {
-		writeOperationError(w, fail)
+		wire.WriteOperationError(w, fail)
 		return
 	}
 	h := w.Header()
@@ -211,6 +212,6 @@ func writeAnswer[T any](w http.ResponseWriter, body *T, fail *ErrorBody) {
 	w.WriteHeader(http.StatusOK)
 	if ok, _ := writeFast(w, body); !ok {
 		escaping := *body
-		_ = defaultJSONMarshal(w, &escaping)
+		_ = wire.Marshal(w, &escaping)
 	}
 }

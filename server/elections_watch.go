@@ -17,6 +17,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // WatchFrame is the data of every event of GET /elections/{id}/watch.
@@ -247,7 +248,7 @@ func sameRoomState(a, b rooms.RoomState) bool {
 func watchFrame(o observed) []byte {
 	body := statusBody(o.state)
 	data, err := json.Marshal(WatchFrame{SchemaVersion: 1, ElectionID: o.state.RoomID, Status: body.Status, Leader: body.Leader,
-		RetryAfterMS: body.RetryAfterMS, ObservedAt: wireTime(o.at)})
+		RetryAfterMS: body.RetryAfterMS, ObservedAt: wire.Time(o.at)})
 	if err != nil { // plain fields only: cannot happen
 		panic("server: encode watch frame: " + err.Error())
 	}
@@ -259,16 +260,16 @@ func watchFrame(o observed) []byte {
 // store fails, the server shuts down or the stream's lifetime ends.
 func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if !e.gate(w, r, RequestID(r.Context()), opWatch, id) || headStream(w, r) {
+	if !e.gate(w, r, wire.RequestID(r.Context()), opWatch, id) || headStream(w, r) {
 		return
 	}
 	ctx := r.Context()
 	sub, err := e.watches.subscribe(ctx, clientKey(r, e.opts.TrustedProxies), id)
 	if err != nil {
-		body := NewError(ctx, http.StatusTooManyRequests, "rate_limited", "too many watch streams", err.Error())
-		body.retry(time.Second)
+		body := wire.NewError(ctx, http.StatusTooManyRequests, "rate_limited", "too many watch streams", err.Error())
+		body.SetRetry(time.Second)
 		e.metrics.electionRequest(string(opWatch), body.Code)
-		writeErrorBody(w, body)
+		wire.WriteErrorBody(w, body)
 		return
 	}
 	defer e.watches.unsubscribe(sub)
@@ -279,10 +280,10 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	select {
 	case first = <-sub.ch:
 	case <-sub.ended:
-		writeErrorBody(w, e.fail(RequestID(ctx), opWatch, sub.cause))
+		wire.WriteErrorBody(w, e.fail(wire.RequestID(ctx), opWatch, sub.cause))
 		return
 	case <-wait.C:
-		writeErrorBody(w, e.fail(RequestID(ctx), opWatch, fmt.Errorf("no read of the room within %v: %w", firstReadWait, lease.ErrUnavailable)))
+		wire.WriteErrorBody(w, e.fail(wire.RequestID(ctx), opWatch, fmt.Errorf("no read of the room within %v: %w", firstReadWait, lease.ErrUnavailable)))
 		return
 	case <-ctx.Done():
 		return
@@ -338,7 +339,7 @@ func writeFrame(w http.ResponseWriter, rc *http.ResponseController, frame []byte
 func (s *Server) documentWatch() {
 	oapi := s.api.OpenAPI()
 	frameSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[WatchFrame](), true, "WatchFrame")
-	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[ErrorBody](), true, "ErrorBody")
+	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[wire.ErrorBody](), true, "wire.ErrorBody")
 	errResp := func(desc string) *huma.Response {
 		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: errorSchema}}}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // sseWriteTimeout bounds one write to an SSE client: a client that stops reading is cut off.
@@ -23,11 +25,11 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	sub, current, err := s.hub.subscribe(r.Context())
 	switch {
 	case errors.Is(err, errTooManyClients):
-		writeRetryable(w, r, "too_many_clients", "this server has reached its limit of SSE clients",
+		wire.WriteRetryable(w, r, "too_many_clients", "this server has reached its limit of SSE clients",
 			"retry later or connect to another replica")
 		return
 	case errors.Is(err, errNotRead):
-		writeRetryable(w, r, "not_ready", err.Error(), "the store cannot be read; see /readyz")
+		wire.WriteRetryable(w, r, "not_ready", err.Error(), "the store cannot be read; see /readyz")
 		return
 	case err != nil: // the client went away
 		return

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // The answers of campaign, renew, resign and status are most of what the elections API writes;
@@ -21,7 +23,7 @@ func marshalJSON(w io.Writer, v any) error {
 	if ok, err := writeFast(w, v); ok {
 		return err
 	}
-	return defaultJSONMarshal(w, v)
+	return wire.Marshal(w, v)
 }
 
 // writeFast writes v's encodeFast encoding to w if it has one, and reports whether it had. It

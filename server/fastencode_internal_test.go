@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // TestFastEncodeMatchesEncodingJSON: the answers encodeFast writes are byte for byte huma's
@@ -28,7 +30,7 @@ func TestFastEncodeMatchesEncodingJSON(t *testing.T) {
 		ElectionStatus{ElectionID: "room-0001", Status: "leader", Leader: func() *ElectionLeader { l := withMeta("<é>"); return &l }()},
 	} {
 		var want, got bytes.Buffer
-		if err := defaultJSONMarshal(&want, v); err != nil {
+		if err := wire.Marshal(&want, v); err != nil {
 			t.Fatal(err)
 		}
 		if err := marshalJSON(&got, v); err != nil {
@@ -54,7 +56,7 @@ func BenchmarkEncodeAnswer(b *testing.B) {
 	for _, enc := range []struct {
 		name    string
 		marshal func(io.Writer, any) error
-	}{{"api", strictJSON.Marshal}, {"default", defaultJSONMarshal}} {
+	}{{"api", marshalJSON}, {"default", wire.Marshal}} {
 		b.Run(enc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

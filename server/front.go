@@ -3,6 +3,8 @@ package server
 import (
 	"io"
 	"net/http"
+
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // front is the server's handler: what every request passes before the router. It gives the
@@ -30,12 +32,12 @@ func newFront(corsOrigins []string, fast *elections, router http.Handler) *front
 
 // ServeHTTP implements http.Handler.
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setRequestID(w)
+	wire.SetRequestID(w)
 	f.cors.ServeHTTP(w, r)
 }
 
 func (f *front) dispatch(w http.ResponseWriter, r *http.Request) {
-	id := requestIDOf(w)
+	id := wire.RequestIDOf(w)
 	var body io.ReadCloser
 	if f.fast != nil {
 		var served bool
@@ -43,7 +45,7 @@ func (f *front) dispatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	r = withRequestIDContext(r, id)
+	r = wire.WithRequestID(r, id)
 	if body != nil {
 		r.Body = body // what the fast path read of it, and the rest
 	}

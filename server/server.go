@@ -18,6 +18,7 @@ import (
 	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // Options configure a Server.
@@ -78,7 +79,7 @@ const (
 	DefaultMaxBodyBytes  = 64 << 10
 )
 
-func init() { installErrorModel() }
+func init() { wire.InstallErrorModel() }
 
 // New builds the server; Serve runs it.
 func New(opts Options) (*Server, error) {
@@ -123,10 +124,10 @@ func New(opts Options) (*Server, error) {
 	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
 	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", "see /docs/ for the endpoints")
+		wire.WriteError(w, r, http.StatusNotFound, "not_found", "no such endpoint", "see /docs/ for the endpoints")
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed",
+		wire.WriteError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed",
 			"the endpoint exists; see /docs/ for the methods it takes")
 	})
 	s.router = r
@@ -140,7 +141,7 @@ func New(opts Options) (*Server, error) {
 		// Without an election the controller endpoints do not exist; say why, rather than the
 		// generic "no such endpoint" (and never echo the path).
 		r.Get("/v1/*", func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, r, http.StatusNotFound, "no_namespace", "this server serves no election namespace",
+			wire.WriteError(w, r, http.StatusNotFound, "no_namespace", "this server serves no election namespace",
 				"the /v1/* endpoints need one: start serve with a namespace (--namespace, or SWARM_LEASE_NAMESPACE); the elections API is at /elections")
 		})
 	}
@@ -170,7 +171,9 @@ func newAPI(r chi.Router) huma.API {
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil
-	cfg.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
+	// The API's JSON: bodies read by wire.Decode, answers written by marshalJSON.
+	format := huma.Format{Marshal: marshalJSON, Unmarshal: wire.Decode}
+	cfg.Formats = map[string]huma.Format{"application/json": format, "json": format}
 	return humachi.New(r, cfg)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // storeHealth is what the stores reported about themselves beyond answering calls: damaged
@@ -81,5 +82,5 @@ func (h *storeHealth) details() string {
 		return ""
 	}
 	return fmt.Sprintf("the store found damaged state %d time(s) since this server started and served what survived; last at %s: %s: %s",
-		h.damages, wireTime(h.last.At), h.last.Where, h.last.Reason)
+		h.damages, wire.Time(h.last.At), h.last.Where, h.last.Reason)
 }

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"context"
@@ -20,8 +20,8 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// Every request gets a fresh random ID, in the X-Request-Id response header (set by the front,
-// before anything else can answer) and, for the router's handlers, in its context. An ID sent
+// Every request gets a fresh random ID, in the X-Request-Id response header (set by the first
+// middleware, before anything else can answer) and, for the router's handlers, in its context. An ID sent
 // by the client is not trusted (it would let clients forge log correlation); it is ignored.
 //
 // An ID correlates an answer with the server's logs; it grants nothing and guards nothing, so
@@ -30,9 +30,9 @@ func RequestID(ctx context.Context) string {
 // unlikely to repeat as crypto/rand's, without a read of the kernel's generator on every
 // request.
 
-// setRequestID gives the request answered through w a fresh ID, in its X-Request-Id header,
+// SetRequestID gives the request answered through w a fresh ID, in its X-Request-Id header,
 // and returns it.
-func setRequestID(w http.ResponseWriter) string {
+func SetRequestID(w http.ResponseWriter) string {
 	v := nextRequestID()
 	// Set under its canonical key, without Set's canonicalisation.
 	w.Header()[RequestIDHeader] = v
@@ -91,17 +91,17 @@ func newIDBlock() *idBlock {
 	return b
 }
 
-// requestIDOf is the ID setRequestID gave the request answered through w. Between the front
-// and the router the ID lives in the header alone (withCORS sits between them and passes no
-// values), so that the elections fast path needs no context of its own.
-func requestIDOf(w http.ResponseWriter) string {
+// RequestIDOf is the ID SetRequestID gave the request answered through w. Ahead of the router
+// the ID lives in the header alone (CORS sits between them and passes no values), so that the
+// elections fast path needs no context of its own.
+func RequestIDOf(w http.ResponseWriter) string {
 	if ids := w.Header()[RequestIDHeader]; len(ids) > 0 {
 		return ids[0]
 	}
 	return ""
 }
 
-// withRequestIDContext is r with its ID in its context, for RequestID.
-func withRequestIDContext(r *http.Request, id string) *http.Request {
+// WithRequestID is r with its ID in its context, for RequestID.
+func WithRequestID(r *http.Request, id string) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 }

@@ -1,10 +1,13 @@
-package server
+package wire_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // strictBodies are request bodies of every shape the strict decoder distinguishes.
@@ -26,8 +29,8 @@ func TestFastDecodeMatchesStrict(t *testing.T) {
 	taken := 0
 	for _, body := range strictBodies {
 		for _, newValue := range []func() any{
-			func() any { return new(any) }, func() any { return &CampaignRequest{} },
-			func() any { return &RenewRequest{} }, func() any { return &ResignRequest{} },
+			func() any { return new(any) }, func() any { return &server.CampaignRequest{} },
+			func() any { return &server.RenewRequest{} }, func() any { return &server.ResignRequest{} },
 		} {
 			if checkFastMatchesStrict(t, []byte(body), newValue) {
 				taken++
@@ -46,8 +49,8 @@ func FuzzFastDecodeMatchesStrict(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, newValue := range []func() any{
-			func() any { return new(any) }, func() any { return &CampaignRequest{} },
-			func() any { return &RenewRequest{} }, func() any { return &ResignRequest{} },
+			func() any { return new(any) }, func() any { return &server.CampaignRequest{} },
+			func() any { return &server.RenewRequest{} }, func() any { return &server.ResignRequest{} },
 		} {
 			checkFastMatchesStrict(t, body, newValue)
 		}
@@ -58,11 +61,11 @@ func FuzzFastDecodeMatchesStrict(f *testing.F) {
 func checkFastMatchesStrict(t *testing.T, body []byte, newValue func() any) bool {
 	t.Helper()
 	fast, strict := newValue(), newValue()
-	strictErr := checkJSON(body)
+	strictErr := wire.CheckJSON(body)
 	if strictErr == nil {
 		strictErr = json.Unmarshal(body, strict)
 	}
-	if !decodeFast(body, fast) {
+	if !wire.DecodeFast(body, fast) {
 		return false
 	}
 	if strictErr != nil {
@@ -82,12 +85,12 @@ func TestDecodeReadsABodyOnce(t *testing.T) {
 		into func() any
 		max  float64
 	}{
-		{func() any { return &CampaignRequest{} }, 14},
+		{func() any { return &server.CampaignRequest{} }, 14},
 		{func() any { return new(any) }, 18},
 	} {
 		v := tc.into()
 		allocs := testing.AllocsPerRun(200, func() {
-			if err := decodeStrict(body, v); err != nil {
+			if err := wire.Decode(body, v); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"bytes"
@@ -9,10 +9,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The elections API decodes every request body twice (huma validates a generic value, then
-// fills the operation's struct), and each strict decode used to read it three times: jsontext's
-// check, encoding/json's scan and the exact-field pass — a fifth of the server's CPU per
-// request. decodeFast reads the body once, with the same jsontext defaults as checkJSON, and
+// huma decodes every request body twice (it validates a generic value, then fills the
+// operation's struct), and each strict decode used to read it three times: jsontext's check,
+// encoding/json's scan and the exact-field pass — a fifth of the server's CPU per request of
+// the elections API. DecodeFast reads the body once, with the same jsontext defaults as checkJSON, and
 // takes only bodies it can decode exactly as the strict path would: anything else — an error,
 // a type it does not know, an unknown field, trailing data — returns false, and the strict path
 // decodes it again, so that every refusal keeps its words.
@@ -30,26 +30,42 @@ var fastDecoders = sync.Pool{New: func() any { return &fastDecoder{dec: jsontext
 // never read (Reset only stores it), so sharing it is safe.
 var noInput = bytes.NewReader(nil)
 
-// fieldDecoder is implemented by request bodies that decodeFast can fill: setField sets the
-// field f from a JSON string ('"', text unquoted) or number ('0', its text) — null is absent and
-// never passed — and reports whether it could; any other field or kind sends the body to the
-// strict path.
-type fieldDecoder interface {
-	reset()
-	setField(f requestField, kind jsontext.Kind, text string) bool
+// FieldDecoder is implemented by request bodies that DecodeFast fills without reflection: a JSON
+// object of at most eight known fields, each a string or a number. Null is absent and never
+// passed; any other field or kind sends the body to the strict path.
+type FieldDecoder interface {
+	// Fields names the body's fields by their exact wire names; SetField's i is a position in it.
+	Fields() []string
+	// Reset sets the body to its zero value, as encoding/json starts from.
+	Reset()
+	// SetField sets the field i from a JSON string ('"', text unquoted) or number ('0', its
+	// text), and reports whether it could.
+	SetField(i int, kind jsontext.Kind, text string) bool
 }
 
-// decodeFast decodes data into v — a *any or a fieldDecoder — if it can do so exactly as
-// decodeStrict's strict path would, and reports whether it did. A plain body (plainjson.go) is
-// not even tokenised.
-func decodeFast(data []byte, v any) bool {
-	if fv, ok := v.(fieldDecoder); ok && decodePlain(data, fv) {
+// fieldIndex is the position of the field of that exact name in fields, or -1. (A comparison,
+// not a map: reading a name costs no allocation.)
+func fieldIndex(fields []string, name string) int {
+	for i, f := range fields {
+		if name == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// DecodeFast decodes data into v — a *any or a FieldDecoder — if it can do so exactly as
+// Decode's strict path would, and reports whether it did. A plain body (plainjson.go) is not
+// even tokenised. The elections fast path serves only the bodies it takes, and leaves every
+// other to huma, so that every refusal keeps its words.
+func DecodeFast(data []byte, v any) bool {
+	if fv, ok := v.(FieldDecoder); ok && decodePlain(data, fv) {
 		return true
 	}
 	return decodeTokens(data, v)
 }
 
-// decodeTokens is decodeFast by jsontext's tokens.
+// decodeTokens is DecodeFast by jsontext's tokens.
 func decodeTokens(data []byte, v any) bool {
 	fd := fastDecoders.Get().(*fastDecoder)
 	fd.src = *bytes.NewBuffer(data)
@@ -67,7 +83,7 @@ func decodeTokens(data []byte, v any) bool {
 		if val, ok = readAny(dec); ok {
 			*v = val
 		}
-	case fieldDecoder:
+	case FieldDecoder:
 		ok = readFields(dec, v)
 	}
 	if !ok {
@@ -132,17 +148,18 @@ func readAny(dec *jsontext.Decoder) (any, bool) {
 }
 
 // readFields reads one JSON object into v, field by field.
-func readFields(dec *jsontext.Decoder, v fieldDecoder) bool {
+func readFields(dec *jsontext.Decoder, v FieldDecoder) bool {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
-	v.reset()
+	v.Reset()
+	fields := v.Fields()
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
 			return false
 		}
-		f := fieldNamed(name.String()) // before the next read voids the token
+		f := fieldIndex(fields, name.String()) // before the next read voids the token
 		tok, err := dec.ReadToken()
 		if err != nil {
 			return false
@@ -150,7 +167,7 @@ func readFields(dec *jsontext.Decoder, v fieldDecoder) bool {
 		switch kind := tok.Kind(); kind {
 		case 'n': // null is absent
 		case '"', '0':
-			if f == unknownField || !v.setField(f, kind, tok.String()) {
+			if f < 0 || !v.SetField(f, kind, tok.String()) {
 				return false
 			}
 		default:

@@ -1,4 +1,4 @@
-package server
+package wire
 
 // Clients send request bodies like {"leader_token":"…","ttl_seconds":30}: one object of known
 // fields, each once, whose strings are printable ASCII without escapes. decodePlain reads such
@@ -6,11 +6,12 @@ package server
 // request's decoding). What it takes is a subset of JSON in which duplicate names, escapes,
 // invalid UTF-8 and unpaired surrogates cannot occur, so jsontext would read it alike; it takes
 // nothing else — another field, another value, whitespace JSON does not allow, anything odd —
-// and leaves that to jsontext (decodeFast), which decodes it exactly or refuses it.
+// and leaves that to jsontext (DecodeFast), which decodes it exactly or refuses it.
 
 // decodePlain decodes data into v if data is a plain body, and reports whether it did.
-func decodePlain(data []byte, v fieldDecoder) bool {
-	v.reset()
+func decodePlain(data []byte, v FieldDecoder) bool {
+	v.Reset()
+	fields := v.Fields()
 	i, ok := plainByte(data, skipSpace(data, 0), '{')
 	if !ok {
 		return false
@@ -18,14 +19,14 @@ func decodePlain(data []byte, v fieldDecoder) bool {
 	if i = skipSpace(data, i); i < len(data) && data[i] == '}' {
 		return skipSpace(data, i+1) == len(data)
 	}
-	var seen uint8 // the fields read, by requestField bit
+	var seen uint8 // the fields read, by their bit (FieldDecoder: at most eight)
 	for {
 		name, j, ok := plainString(data, i)
 		if !ok {
 			return false
 		}
-		f := fieldNamed(string(name)) // compared, not kept: no allocation
-		if f == unknownField || seen&(1<<f) != 0 {
+		f := fieldIndex(fields, string(name)) // compared, not kept: no allocation
+		if f < 0 || seen&(1<<f) != 0 {
 			return false
 		}
 		seen |= 1 << f
@@ -38,7 +39,7 @@ func decodePlain(data []byte, v fieldDecoder) bool {
 		switch c := data[i]; {
 		case c == '"':
 			s, j, ok := plainString(data, i)
-			if !ok || !v.setField(f, '"', string(s)) {
+			if !ok || !v.SetField(f, '"', string(s)) {
 				return false
 			}
 			i = j
@@ -49,7 +50,7 @@ func decodePlain(data []byte, v fieldDecoder) bool {
 			i += len("null")
 		case c == '-' || '0' <= c && c <= '9':
 			j := numberEnd(data, i)
-			if j < 0 || !v.setField(f, '0', string(data[i:j])) {
+			if j < 0 || !v.SetField(f, '0', string(data[i:j])) {
 				return false
 			}
 			i = j

@@ -1,9 +1,12 @@
-package server
+package wire_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // plainBodies are bodies around the edges of what decodePlain takes.
@@ -31,9 +34,9 @@ var plainBodies = []string{
 func TestPlainDecodeMatchesTokens(t *testing.T) {
 	taken := map[string]bool{}
 	for _, body := range append(plainBodies, strictBodies...) {
-		for _, newValue := range []func() fieldDecoder{
-			func() fieldDecoder { return &CampaignRequest{} }, func() fieldDecoder { return &RenewRequest{} },
-			func() fieldDecoder { return &ResignRequest{} },
+		for _, newValue := range []func() wire.FieldDecoder{
+			func() wire.FieldDecoder { return &server.CampaignRequest{} }, func() wire.FieldDecoder { return &server.RenewRequest{} },
+			func() wire.FieldDecoder { return &server.ResignRequest{} },
 		} {
 			if checkPlainMatchesTokens(t, []byte(body), newValue) {
 				taken[body] = true
@@ -53,9 +56,9 @@ func FuzzPlainDecodeMatchesTokens(f *testing.F) {
 		f.Add([]byte(body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, newValue := range []func() fieldDecoder{
-			func() fieldDecoder { return &CampaignRequest{} }, func() fieldDecoder { return &RenewRequest{} },
-			func() fieldDecoder { return &ResignRequest{} },
+		for _, newValue := range []func() wire.FieldDecoder{
+			func() wire.FieldDecoder { return &server.CampaignRequest{} }, func() wire.FieldDecoder { return &server.RenewRequest{} },
+			func() wire.FieldDecoder { return &server.ResignRequest{} },
 		} {
 			checkPlainMatchesTokens(t, body, newValue)
 		}
@@ -63,13 +66,13 @@ func FuzzPlainDecodeMatchesTokens(f *testing.F) {
 }
 
 // checkPlainMatchesTokens decodes body both ways and reports whether decodePlain took it.
-func checkPlainMatchesTokens(t *testing.T, body []byte, newValue func() fieldDecoder) bool {
+func checkPlainMatchesTokens(t *testing.T, body []byte, newValue func() wire.FieldDecoder) bool {
 	t.Helper()
 	plain, tokens := newValue(), newValue()
-	if !decodePlain(body, plain) {
+	if !wire.DecodePlain(body, plain) {
 		return false
 	}
-	if !decodeTokens(body, tokens) {
+	if !wire.DecodeTokens(body, tokens) {
 		t.Errorf("%q into %T: decodePlain took what jsontext refuses", body, plain)
 	} else if !reflect.DeepEqual(plain, tokens) {
 		t.Errorf("%q into %T: plain %#v, tokens %#v", body, plain, plain, tokens)
@@ -81,9 +84,9 @@ func checkPlainMatchesTokens(t *testing.T, body []byte, newValue func() fieldDec
 // sets — the candidate, the TTL, the metadata (its pointer and text) — and none for reading it.
 func TestPlainDecodeAllocatesOnlyTheValues(t *testing.T) {
 	body := []byte(`{"candidate_id":"worker-a","ttl_seconds":30,"metadata":"m"}`)
-	var r CampaignRequest
+	var r server.CampaignRequest
 	allocs := testing.AllocsPerRun(200, func() {
-		if !decodePlain(body, &r) {
+		if !wire.DecodePlain(body, &r) {
 			t.Fatal("not plain")
 		}
 	})

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"bytes"
@@ -14,28 +14,51 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// strictJSON is the API's JSON format. Request bodies are checked before encoding/json reads
-// them, because it lets through silently what the contract refuses: a duplicated key (it
+// Decode is the API's one reader of JSON request bodies: huma's Unmarshal, and through its
+// first part, DecodeFast, the elections fast path's. Bodies are checked before encoding/json
+// reads them, because it lets through silently what the contract refuses: a duplicated key (it
 // keeps the last, so two readers of one body may disagree about the candidate), invalid UTF-8
 // (it substitutes U+FFFD, so refused metadata would be stored altered) and unpaired surrogate
 // escapes. Its errors are rewritten to name the field and the JSON type it wants, never a Go
-// type ("json: cannot unmarshal number into Go struct field ... of type string"). Answers are
-// encoded by marshalJSON (fastencode.go), as huma's default encoder does.
-var strictJSON = huma.Format{Marshal: marshalJSON, Unmarshal: decodeStrict}
-
-// defaultJSONMarshal is huma's JSON encoder, for the answers marshalJSON does not write itself.
-var defaultJSONMarshal = huma.DefaultJSONFormat.Marshal
-
-// decodeStrict is json.Unmarshal behind checkJSON, with errors in the contract's words. Bodies
-// that decodeFast (fastjson.go) decodes alike are read once, by it.
-func decodeStrict(data []byte, v any) error {
-	if decodeFast(data, v) {
+// type ("json: cannot unmarshal number into Go struct field ... of type string"). Bodies that
+// DecodeFast (fastjson.go) decodes alike are read once, by it.
+func Decode(data []byte, v any) error {
+	if DecodeFast(data, v) {
 		return nil
 	}
 	if err := checkJSON(data); err != nil {
 		return err
 	}
 	return wireError("", json.Unmarshal(data, v))
+}
+
+// Marshal is huma's default JSON encoder (no HTML escaping), for the answers that are not
+// written by hand.
+func Marshal(w io.Writer, v any) error { return huma.DefaultJSONFormat.Marshal(w, v) }
+
+// ExactFields decodes a JSON object's fields by their exact names, for the UnmarshalJSON of
+// request bodies: encoding/json would also match "CANDIDATE_ID" to candidate_id, and the
+// contract ignores unknown fields — of which differently-cased names are some. JSON null counts
+// as absent. Its errors name the field.
+func ExactFields(b []byte, fields map[string]any) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for name, dst := range fields {
+		v, ok := raw[name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return wireError(name, err)
+			}
+			return fmt.Errorf("%s: %v", name, err)
+		}
+	}
+	return nil
 }
 
 // checkJSON reads every token of data with jsontext, whose defaults refuse duplicate names,
@@ -111,7 +134,7 @@ func fieldPath(p jsontext.Pointer) string {
 }
 
 // wireError rewrites an encoding/json error of the value at field ("" for the body) in JSON's
-// terms. Other errors (the API's own UnmarshalJSON methods') pass unchanged.
+// terms. Other errors (the request bodies' own UnmarshalJSON methods') pass unchanged.
 func wireError(field string, err error) error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError

@@ -1,22 +1,22 @@
-package server
+package wire
 
 import "time"
 
-// wireTimeLayout is the contract's timestamp: RFC 3339, UTC, milliseconds, "Z".
-const wireTimeLayout = "2006-01-02T15:04:05.000Z"
+// TimeLayout is the contract's timestamp: RFC 3339, UTC, milliseconds, "Z".
+const TimeLayout = "2006-01-02T15:04:05.000Z"
 
-// wireTime is t in the contract's timestamp. Every campaign and renewal answers with one (the
+// Time is t in the contract's timestamp. Every campaign and renewal answers with one (the
 // lease's expires_at), and time.Format reads its layout anew on every call, a few percent of a
 // request's CPU: the digits are written here directly, as Format writes them for the years of
 // four digits; other years go to Format.
-func wireTime(t time.Time) string {
+func Time(t time.Time) string {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.Format(wireTimeLayout)
+		return t.Format(TimeLayout)
 	}
 	hour, minute, second := t.Clock()
-	b := [len(wireTimeLayout)]byte{4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
+	b := [len(TimeLayout)]byte{4: '-', 7: '-', 10: 'T', 13: ':', 16: ':', 19: '.', 23: 'Z'}
 	putDigits(b[0:4], year)
 	putDigits(b[5:7], int(month))
 	putDigits(b[8:10], day)

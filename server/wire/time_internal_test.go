@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"math/rand/v2"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestWireTimeWritesWhatFormatWrites: wireTime writes what time.Format writes for the contract's layout, in
+// TestWireTimeWritesWhatFormatWrites: Time writes what time.Format writes for the contract's layout, in
 // UTC — for any location, at the edges of seconds, days and years, and outside the years of
 // four digits.
 func TestWireTimeWritesWhatFormatWrites(t *testing.T) {
@@ -22,11 +22,11 @@ func TestWireTimeWritesWhatFormatWrites(t *testing.T) {
 		times = append(times, time.Unix(rng.Int64N(1<<37)-1<<36, rng.Int64N(1e9)).In(zone))
 	}
 	for _, tm := range times {
-		if got, want := wireTime(tm), tm.UTC().Format(wireTimeLayout); got != want {
+		if got, want := Time(tm), tm.UTC().Format(TimeLayout); got != want {
 			t.Fatalf("%v: %s, want %s", tm, got, want)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { _ = wireTime(times[7]) }); n > 1 {
+	if n := testing.AllocsPerRun(100, func() { _ = Time(times[7]) }); n > 1 {
 		t.Errorf("%.0f allocations, want at most 1 (the string)", n)
 	}
 }
