@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/server/clientip"
 )
 
 // Connection limits. Every accepted connection holds a file descriptor until it closes, and so
@@ -244,14 +246,7 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 // clientOf is the per-client key of a connection's peer, "" when the peer is a trusted proxy
 // (its connections carry many clients).
 func (l *connLimiter) clientOf(c net.Conn) string {
-	addr, ok := parseHop(c.RemoteAddr().String())
-	if !ok {
-		return c.RemoteAddr().String()
-	}
-	if trusted(addr, l.proxies) {
-		return ""
-	}
-	return addrKey(addr)
+	return clientip.PeerKey(c.RemoteAddr().String(), l.proxies)
 }
 
 // admit accounts for a new connection, shedding waiting ones to make room; it returns nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/clientip"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -37,7 +38,7 @@ type ElectionsOptions struct {
 	// DefaultMaxTrackedClients).
 	MaxTrackedClients int
 	// TrustedProxies are the peers whose X-Forwarded-For header names the client; every other
-	// peer is the client itself (see ParseTrustedProxies).
+	// peer is the client itself (see clientip.ParseTrustedProxies).
 	TrustedProxies []netip.Prefix
 	// MaxWatchesPerClient and MaxWatches bound concurrent watch streams per client and in
 	// total (defaults DefaultMaxWatchesPerClient, DefaultMaxWatches).
@@ -363,7 +364,7 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, requestID strin
 			"the operator turned the elections API off", 0)
 	}
 	if op.budgeted() && e.admission.limited() { // unlimited: no client key to work out
-		if ok, retry := e.admission.allow(clientKey(r, e.opts.TrustedProxies), time.Now()); !ok {
+		if ok, retry := e.admission.allow(clientip.Key(r, e.opts.TrustedProxies), time.Now()); !ok {
 			return fail(http.StatusTooManyRequests, "rate_limited", "too many room creations and campaigns from this client",
 				fmt.Sprintf("the budget is %d per minute per client; retry after the Retry-After delay", e.opts.AdmissionPerMinute), retry)
 		}

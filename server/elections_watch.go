@@ -17,6 +17,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/clientip"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -264,7 +265,7 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	sub, err := e.watches.subscribe(ctx, clientKey(r, e.opts.TrustedProxies), id)
+	sub, err := e.watches.subscribe(ctx, clientip.Key(r, e.opts.TrustedProxies), id)
 	if err != nil {
 		body := wire.NewError(ctx, http.StatusTooManyRequests, "rate_limited", "too many watch streams", err.Error())
 		body.SetRetry(time.Second)

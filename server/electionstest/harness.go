@@ -19,6 +19,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/clientip"
 )
 
 // NewStore returns a handle on the store under test. Every call during one suite run must reach
@@ -84,7 +85,7 @@ func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		proxies, err := server.ParseTrustedProxies(l.TrustedProxies)
+		proxies, err := clientip.ParseTrustedProxies(l.TrustedProxies)
 		if err != nil {
 			t.Fatal(err)
 		}

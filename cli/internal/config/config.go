@@ -20,6 +20,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/clientip"
 )
 
 // ListenOff as the listen setting disables the HTTP server of `run`.
@@ -430,7 +431,7 @@ func buildElections(k *koanf.Koanf, bad func(key, want string)) Elections {
 	e.MaxWatches = whole(KeyMaxWatches, 1, 1_000_000)
 	lifetime := whole(KeyWatchLifetimeMs, 1000, 24*3600*1000)
 	e.WatchLifetime = time.Duration(lifetime) * time.Millisecond
-	proxies, err := server.ParseTrustedProxies(k.String(KeyTrustedProxies))
+	proxies, err := clientip.ParseTrustedProxies(k.String(KeyTrustedProxies))
 	if err != nil {
 		bad(KeyTrustedProxies, err.Error()+"; separate several with commas")
 	}
