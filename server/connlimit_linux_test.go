@@ -24,6 +24,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // floodChildEnv makes the test binary a server process (see TestMain) with a lowered
@@ -42,6 +43,7 @@ const floodChildNofile = 1024
 const capacityChildEnv = "LFP_SERVER_TEST_PRINT_CAPACITY"
 
 func TestMain(m *testing.M) {
+	wire.InstallErrorModel() // as the commands that serve the API do
 	if dir := os.Getenv(floodChildEnv); dir != "" {
 		os.Exit(serveFloodChild(dir))
 	}

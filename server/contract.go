@@ -13,7 +13,8 @@ import (
 const APIVersion = "1.0.0"
 
 // Contract returns the OpenAPI 3.1 document of the API, generated from the handlers' types:
-// the same document a running server serves at /openapi.json.
+// the same document a running server serves at /openapi.json. Like New, it needs the API's
+// error model installed (wire.InstallErrorModel).
 func Contract() ([]byte, error) {
 	e, err := lease.New(memstore.New(), "contract", lease.Identity{HolderID: "contract"})
 	if err != nil {

@@ -79,10 +79,13 @@ const (
 	DefaultMaxBodyBytes  = 64 << 10
 )
 
-func init() { wire.InstallErrorModel() }
-
-// New builds the server; Serve runs it.
+// New builds the server; Serve runs it. The program must have installed the API's error model
+// (wire.InstallErrorModel) first: without it huma would answer its own errors in another shape,
+// and document that shape.
 func New(opts Options) (*Server, error) {
+	if !wire.ErrorModelInstalled() {
+		return nil, errors.New("server: huma's error model is not installed: call wire.InstallErrorModel once, at start")
+	}
 	if opts.Election == nil && opts.Elections == nil {
 		return nil, errors.New("server: an election or the elections API is required")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // NewStore returns a handle on the store under test. Every call during one suite run must reach
@@ -65,9 +66,11 @@ func (b *syncBuffer) String() string {
 }
 
 // start runs n servers on handles of the store, each with its own rooms.Manager on one fresh
-// namespace, until the test ends; their shards are removed at the end.
+// namespace, until the test ends; their shards are removed at the end. Like the commands that
+// serve the API, it installs the API's error model first.
 func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 	t.Helper()
+	wire.InstallErrorModel()
 	ns := leasetest.Namespace(t)
 	c := &cluster{t: t, logs: &syncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -10,6 +10,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // ServeElection serves the election's HTTP API (run's) on ln until ctx ends, from snaps when
@@ -39,8 +40,10 @@ func ServerOptions(cfg *config.Config, metrics *server.Metrics, log *slog.Logger
 }
 
 // Serve builds the server opts describe and serves it on ln until ctx ends, after logging the
-// address with attrs (what it serves). ln is closed when the server cannot be built.
+// address with attrs (what it serves). ln is closed when the server cannot be built. It installs
+// the API's error model, a change to the huma package's state: the process serves one API.
 func Serve(ctx context.Context, opts server.Options, log *slog.Logger, ln net.Listener, attrs ...any) error {
+	wire.InstallErrorModel()
 	srv, err := server.New(opts)
 	if err != nil {
 		ln.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // Options are serve's.
@@ -175,6 +176,7 @@ func NewCmdOpenAPI(f *cmdutil.Factory) *cobra.Command {
 		Example: "  lfp-swarm-lease openapi > clients/openapi.json",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			wire.InstallErrorModel() // the contract documents the API's errors
 			doc, err := server.Contract()
 			if err != nil {
 				return err
