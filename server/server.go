@@ -195,13 +195,8 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 }
 
 // Serve watches the election and serves HTTP on ln until ctx ends, then shuts down
-// gracefully: SSE streams end cleanly, other requests get up to 5 s to finish. Once a Server
-// with the elections API serves, the process's garbage collector keeps a heap floor
-// (heapfloor.go) unless GOGC is set.
+// gracefully: SSE streams end cleanly, other requests get up to 5 s to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.opts.Elections != nil {
-		keepHeapFloor()
-	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	// Every new record, renewals included, so /v1/state is never stale; SSE clients filter

@@ -1,4 +1,4 @@
-package server
+package heapfloor
 
 import (
 	"os"
@@ -8,39 +8,22 @@ import (
 	"sync"
 )
 
-// A request served allocates about 3 KB that is garbage once it is answered — net/http's
-// request, its header maps, contexts, the answer's header, most of it not ours to avoid — while
-// the live heap of a serving process is small (~1.3 MB with a few rooms, most of it connection
-// buffers). With GOGC's default the collector runs whenever the heap reaches its 4 MB minimum:
-// every ~700 requests, some 40 cycles a second under the elections benchmark's load, each
-// scanning every connection's goroutine stack — a tenth of the server's CPU.
-//
-// heapFloor lets the heap reach heapFloorBytes before a cycle while what is live is small, and
-// leaves GOGC's default alone otherwise: the collector's goal is max(heapFloorBytes, twice the
-// live heap), where GOGC=100 makes it max(4 MB, twice the live heap). A process holding many
-// rooms (a live heap of half the floor or more) collects exactly as before, and one holding few
-// grows by at most the floor's extra 2 MB. A GOGC set in the environment is the operator's
-// choice and is left alone.
-//
-// Measured under the peer benchmark's load (bench-peers, memory store): half the cycles
-// and about a tenth less server CPU per request; a floor of 8 MB saved no more, for up to twice the
-// memory. The RSS after 1,000 campaigns grows by ~1.5 MB, after 10,000 not at all.
-
 // heapFloorBytes is the heap size below which the collector does not run (the goal's floor).
 const heapFloorBytes = 6 << 20
 
 // runtimeHeapMinimum is the Go runtime's heap minimum at GOGC=100, which scales with GOGC.
 const runtimeHeapMinimum = 4 << 20
 
-var heapFloorOnce sync.Once
+var keepOnce sync.Once
 
-// keepHeapFloor starts adjusting the GC percentage after every collection (see heapFloor),
-// once per process, unless GOGC is set.
-func keepHeapFloor() {
+// Keep starts adjusting the GC percentage after every collection (see heapFloor), unless GOGC
+// is set. It changes the runtime's settings for the whole process: the command that serves the
+// elections API calls it, at start. Calling it again changes nothing.
+func Keep() {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
-	heapFloorOnce.Do(func() {
+	keepOnce.Do(func() {
 		f := &heapFloor{percent: 100}
 		f.live[0].Name = "/gc/heap/live:bytes"
 		f.arm()
