@@ -19,6 +19,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
@@ -320,7 +321,7 @@ type elections struct {
 	// fastBodyMax bounds the bodies the fast path reads: the constant fastBodyMax, or the
 	// server's body limit where that is lower.
 	fastBodyMax int64
-	admission   *admission
+	admission   *admission.Budget
 	watches     *roomWatches
 	metrics     *Metrics
 	log         *slog.Logger
@@ -363,8 +364,8 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, requestID strin
 		return fail(http.StatusForbidden, "forbidden", "public elections are disabled on this server",
 			"the operator turned the elections API off", 0)
 	}
-	if op.budgeted() && e.admission.limited() { // unlimited: no client key to work out
-		if ok, retry := e.admission.allow(clientip.Key(r, e.opts.TrustedProxies), time.Now()); !ok {
+	if op.budgeted() && e.admission.Limited() { // unlimited: no client key to work out
+		if ok, retry := e.admission.Allow(clientip.Key(r, e.opts.TrustedProxies), time.Now()); !ok {
 			return fail(http.StatusTooManyRequests, "rate_limited", "too many room creations and campaigns from this client",
 				fmt.Sprintf("the budget is %d per minute per client; retry after the Retry-After delay", e.opts.AdmissionPerMinute), retry)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -251,7 +252,7 @@ func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
 	if err := o.applyDefaults(); err != nil {
 		return nil, err
 	}
-	adm, err := newAdmission(o.AdmissionPerMinute, o.MaxTrackedClients, o.TrustedProxies)
+	adm, err := admission.New(o.AdmissionPerMinute, o.MaxTrackedClients)
 	if err != nil {
 		return nil, err
 	}
