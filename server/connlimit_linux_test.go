@@ -24,6 +24,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -39,7 +40,7 @@ const floodChildOneBound = "LFP_SERVER_TEST_FLOOD_ONE_BOUND"
 // few thousand connections is more than the process can hold.
 const floodChildNofile = 1024
 
-// capacityChildEnv makes the test binary print server.ConnectionCapacity and exit.
+// capacityChildEnv makes the test binary print connlimit.Capacity and exit.
 const capacityChildEnv = "LFP_SERVER_TEST_PRINT_CAPACITY"
 
 func TestMain(m *testing.M) {
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 		os.Exit(serveFloodChild(dir))
 	}
 	if os.Getenv(capacityChildEnv) != "" {
-		capacity, ok := server.ConnectionCapacity()
+		capacity, ok := connlimit.Capacity()
 		fmt.Println(capacity, ok)
 		os.Exit(0)
 	}
@@ -98,7 +99,7 @@ func serveFloodChild(dir string) int {
 	}
 	opts := server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}}
 	if os.Getenv(floodChildOneBound) != "" {
-		opts.MaxConnectionsPerClient, _ = server.ConnectionCapacity()
+		opts.MaxConnectionsPerClient, _ = connlimit.Capacity()
 	}
 	s, err := server.New(opts)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -290,7 +291,7 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.metrics.electionRequest(string(opWatch), "ok")
-	markStream(ctx) // at the connection bound, a stream may be shed for a new connection
+	connlimit.MarkStream(ctx) // at the connection bound, a stream may be shed for a new connection
 
 	setStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 )
 
 // Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
@@ -35,7 +36,10 @@ type Metrics struct {
 	limitedConns *prometheus.CounterVec
 }
 
-var _ lease.Recorder = (*Metrics)(nil)
+var (
+	_ lease.Recorder    = (*Metrics)(nil)
+	_ connlimit.Metrics = (*Metrics)(nil)
+)
 
 // NewMetrics returns the metrics in a registry of their own (with the Go and process
 // collectors).
@@ -91,8 +95,11 @@ func (m *Metrics) electionRequest(op, outcome string) {
 	c.(prometheus.Counter).Inc()
 }
 
-// connectionsLimited counts the connections the limits closed for one new connection.
-func (m *Metrics) connectionsLimited(idlePressure, shed int, refused bool) {
+// OpenConnections implements connlimit.Metrics.
+func (m *Metrics) OpenConnections(n int) { m.connections.Set(float64(n)) }
+
+// ConnectionsLimited implements connlimit.Metrics.
+func (m *Metrics) ConnectionsLimited(idlePressure, shed int, refused bool) {
 	m.limitedConns.WithLabelValues("idle_pressure").Add(float64(idlePressure))
 	m.limitedConns.WithLabelValues("shed").Add(float64(shed))
 	if refused {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server/admission"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -40,8 +41,9 @@ type Options struct {
 	// MaxBodyBytes bounds request bodies (default 64 KiB).
 	MaxBodyBytes int64
 	// MaxConnections bounds the open HTTP connections, hijacked streams included (default:
-	// ConnectionCapacity, the descriptor limit less a reserve for the store and the process).
-	// At the bound a connection waiting for a request is closed to admit a new one (connlimit.go).
+	// connlimit.Capacity, the descriptor limit less a reserve for the store and the process).
+	// At the bound a connection waiting for a request is closed to admit a new one (package
+	// connlimit).
 	MaxConnections int
 	// MaxConnectionsPerClient bounds the open connections of one client address (IPv6: /64;
 	// default a quarter of MaxConnections). Trusted proxies (ElectionsOptions.TrustedProxies)
@@ -69,7 +71,9 @@ type Server struct {
 	hub       *hub
 	elections *elections
 	// health is the stores' own reports.
-	health  *storeHealth
+	health *storeHealth
+	// conns bounds the open connections.
+	conns   *connlimit.Limiter
 	closing chan struct{}
 }
 
@@ -105,9 +109,6 @@ func New(opts Options) (*Server, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
-	if err := connectionDefaults(&opts); err != nil {
-		return nil, err
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -121,6 +122,17 @@ func New(opts Options) (*Server, error) {
 		// was removed: `run` counts and logs that as a server of rooms does.
 		s.health.watch(opts.Election.Store())
 	}
+
+	var proxies []netip.Prefix
+	if opts.Elections != nil {
+		proxies = opts.Elections.TrustedProxies
+	}
+	conns, err := connlimit.New(connlimit.Options{MaxConnections: opts.MaxConnections,
+		MaxConnectionsPerClient: opts.MaxConnectionsPerClient, TrustedProxies: proxies, Metrics: opts.Metrics})
+	if err != nil {
+		return nil, err
+	}
+	s.conns = conns
 
 	r := chi.NewRouter()
 	// The request's ID and CORS come first, in the front (front.go).
@@ -214,16 +226,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	defer s.hub.closeStreams() // waits for the hijacked SSE streams' end, which Shutdown does not track
 
-	var proxies []netip.Prefix
-	if s.opts.Elections != nil {
-		proxies = s.opts.Elections.TrustedProxies
-	}
-	limiter := newConnLimiter(s.opts.MaxConnections, s.opts.MaxConnectionsPerClient, proxies, s.opts.Metrics)
-	ln = &limitedListener{Listener: ln, limiter: limiter}
+	ln = s.conns.Listener(ln)
 	srv := &http.Server{
 		Handler:           s.handler,
-		ConnState:         limiter.connState,
-		ConnContext:       withConn,
+		ConnState:         s.conns.ConnState,
+		ConnContext:       connlimit.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

@@ -10,6 +10,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -56,7 +57,7 @@ func Serve(ctx context.Context, opts server.Options, log *slog.Logger, ln net.Li
 // CheckConnectionLimit refuses connection limits the descriptor limit cannot hold: past it,
 // connections would take the descriptors the store needs.
 func CheckConnectionLimit(cfg *config.Config) error {
-	capacity, ok := server.ConnectionCapacity()
+	capacity, ok := connlimit.Capacity()
 	if !ok {
 		return nil
 	}

@@ -19,8 +19,8 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
-	"github.com/regbo/lfp-swarm-lease/server"
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 )
 
 // ListenOff as the listen setting disables the HTTP server of `run`.
@@ -278,7 +278,7 @@ func build(prefix string, k *koanf.Koanf, sources map[string]Source, task *Task)
 	c.DefaultPoll = millis(KeyDefaultPollMillis, 10*time.Millisecond)
 	c.KeepAlive = millis(KeyKeepAliveMillis, 100*time.Millisecond)
 	c.MaxConnections, c.MaxConnectionsPerClient = connectionLimit(k, KeyMaxConnections, bad), connectionLimit(k, KeyMaxConnectionsPerClient, bad)
-	if err := server.CheckConnectionLimits(c.MaxConnections, c.MaxConnectionsPerClient); err != nil {
+	if err := connlimit.CheckLimits(c.MaxConnections, c.MaxConnectionsPerClient); err != nil {
 		bad(KeyMaxConnectionsPerClient, fmt.Sprintf("must not exceed %s (%d)", KeyMaxConnections, c.MaxConnections))
 	}
 	c.ShutdownTimeout = millis(KeyShutdownTimeoutMs, 0)

@@ -1,4 +1,4 @@
-package server
+package connlimit
 
 // connList is a list of waiting connections linked through the connections themselves: a
 // connection waits again after every request it serves, and a container/list would allocate an
@@ -13,8 +13,8 @@ type connList struct {
 type connLinkKind uint8
 
 const (
-	limiterLink connLinkKind = iota // connLimiter.waiting
-	clientLink                      // connLimiter.byAddr[client]
+	limiterLink connLinkKind = iota // Limiter.waiting
+	clientLink                      // Limiter.byAddr[client]
 	connLinks
 )
 

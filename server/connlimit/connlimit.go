@@ -1,4 +1,4 @@
-package server
+package connlimit
 
 import (
 	"container/list"
@@ -13,31 +13,6 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
 )
-
-// Connection limits. Every accepted connection holds a file descriptor until it closes, and so
-// does every file the store opens: without a bound, a flood of idle keep-alive or slowloris
-// connections (headers trickling in) uses up RLIMIT_NOFILE, and then the store's own opens —
-// a live leader's renewal — fail with "too many open files" and its lease lapses. So:
-//
-//   - at most MaxConnections are open at once (default: the descriptor limit less a reserve for
-//     the store and the process), and at most MaxConnectionsPerClient from one client address
-//     (IPv6: one /64; trusted proxies count only against the global bound);
-//   - at a bound, a connection that is waiting for a request is closed to admit the new one
-//     instead of refusing it, so that a fresh connection of a live leader is served whatever
-//     the flood holds. Busy connections (a request being read or served) are never shed.
-//     Streams (SSE and watch) are shed only at the global bound when nothing waits, the
-//     oldest first: their clients reconnect, and a leader's renewal matters more. When every
-//     connection is busy, the new one is closed at once;
-//   - which waiting connection goes: a stalled one (no complete request a second after it
-//     connected: a slowloris, or a connection opened and left), then an idle keep-alive one
-//     that completed a single request, then one that has just connected, and last a reused
-//     one (a client that keeps coming back, like a renewing leader) — see waitQueue.victim;
-//   - under pressure (above three quarters of MaxConnections, or of MaxConnectionsPerClient
-//     for the client connecting) the idle keep-alive timeout shrinks from the server's 120 s
-//     to pressureIdleTimeout: each new connection first closes those that have waited longer.
-//
-// Go (1.19 and later) already raises the soft RLIMIT_NOFILE to one below the hard limit at
-// start on Linux, so the limits are derived from the raised value; nothing here raises it.
 
 // Defaults of the connection limits.
 const (
@@ -55,10 +30,10 @@ const (
 // eighth, since a larger store (more shards, more Docker connections) comes with larger limits.
 func descriptorReserve(limit int) int { return 64 + limit/8 }
 
-// ConnectionCapacity is the largest MaxConnections the process's descriptor limit allows: the
+// Capacity is the largest MaxConnections the process's descriptor limit allows: the
 // soft RLIMIT_NOFILE less the reserve for the store and the process. ok is false where the
 // limit cannot be read (then DefaultMaxConnections is the default).
-func ConnectionCapacity() (capacity int, ok bool) {
+func Capacity() (capacity int, ok bool) {
 	limit, ok := descriptorLimit()
 	if !ok {
 		return 0, false
@@ -66,29 +41,63 @@ func ConnectionCapacity() (capacity int, ok bool) {
 	return max(limit-descriptorReserve(limit), 1), true
 }
 
+// Options configure a Limiter. Zero limits take the defaults.
+type Options struct {
+	// MaxConnections bounds the open connections, hijacked streams included (default: Capacity,
+	// else DefaultMaxConnections).
+	MaxConnections int
+	// MaxConnectionsPerClient bounds the open connections of one client address (IPv6: /64;
+	// default a quarter of MaxConnections).
+	MaxConnectionsPerClient int
+	// TrustedProxies are the peers that count only against MaxConnections: their connections
+	// carry many clients.
+	TrustedProxies []netip.Prefix
+	// Metrics receives the open connections and those the limits closed (default: none).
+	Metrics Metrics
+}
+
+// Metrics is what a Limiter records.
+type Metrics interface {
+	// OpenConnections records how many connections are open.
+	OpenConnections(n int)
+	// ConnectionsLimited counts the connections the limits closed for one new connection:
+	// idlePressure idle past the shortened keep-alive, shed waiting ones closed to admit it, and
+	// the new one itself when refused.
+	ConnectionsLimited(idlePressure, shed int, refused bool)
+}
+
+// New returns the limiter of the connections opts describe, after filling and checking its
+// limits.
+func New(opts Options) (*Limiter, error) {
+	if err := connectionDefaults(&opts); err != nil {
+		return nil, err
+	}
+	return newConnLimiter(opts.MaxConnections, opts.MaxConnectionsPerClient, opts.TrustedProxies, opts.Metrics), nil
+}
+
 // connectionDefaults fills the zero connection limits of opts and checks them.
 func connectionDefaults(opts *Options) error {
 	if opts.MaxConnections < 0 || opts.MaxConnectionsPerClient < 0 {
-		return errors.New("server: MaxConnections and MaxConnectionsPerClient must not be negative (0 takes the default)")
+		return errors.New("connlimit: MaxConnections and MaxConnectionsPerClient must not be negative (0 takes the default)")
 	}
 	if opts.MaxConnections == 0 {
 		opts.MaxConnections = DefaultMaxConnections
-		if c, ok := ConnectionCapacity(); ok {
+		if c, ok := Capacity(); ok {
 			opts.MaxConnections = c
 		}
 	}
 	if opts.MaxConnectionsPerClient == 0 {
 		opts.MaxConnectionsPerClient = max(opts.MaxConnections/4, 1)
 	}
-	return CheckConnectionLimits(opts.MaxConnections, opts.MaxConnectionsPerClient)
+	return CheckLimits(opts.MaxConnections, opts.MaxConnectionsPerClient)
 }
 
-// CheckConnectionLimits refuses a per-client connection limit above the global one; 0 for the
-// global limit means the default, derived when the server starts, and is not checked here. New
-// applies it; it is exported for callers that check settings before they build a server.
-func CheckConnectionLimits(maxConnections, maxPerClient int) error {
+// CheckLimits refuses a per-client connection limit above the global one; 0 for the global limit
+// means the default, derived when the limiter is built, and is not checked here. New applies
+// it; it is exported for callers that check settings before they build a server.
+func CheckLimits(maxConnections, maxPerClient int) error {
 	if maxConnections > 0 && maxPerClient > maxConnections {
-		return errors.New("server: MaxConnectionsPerClient must not exceed MaxConnections")
+		return errors.New("connlimit: MaxConnectionsPerClient must not exceed MaxConnections")
 	}
 	return nil
 }
@@ -141,11 +150,12 @@ func (q *waitQueue) waitedSince(t time.Time) []*trackedConn {
 	return out
 }
 
-// connLimiter bounds and sheds the connections of one listener (see the comment above).
-type connLimiter struct {
+// Limiter bounds and sheds the connections of one listener (see the package comment): its
+// Listener admits them, and its ConnState, the http.Server's hook, follows them.
+type Limiter struct {
 	max, perClient int
 	proxies        []netip.Prefix
-	metrics        *Metrics
+	metrics        Metrics
 	now            func() time.Time
 
 	mu      sync.Mutex
@@ -158,8 +168,8 @@ type connLimiter struct {
 	streams list.List // of *trackedConn carrying an SSE or watch stream, oldest first
 }
 
-func newConnLimiter(maxConns, perClient int, proxies []netip.Prefix, metrics *Metrics) *connLimiter {
-	return &connLimiter{max: maxConns, perClient: perClient, proxies: proxies, metrics: metrics, now: time.Now,
+func newConnLimiter(maxConns, perClient int, proxies []netip.Prefix, metrics Metrics) *Limiter {
+	return &Limiter{max: maxConns, perClient: perClient, proxies: proxies, metrics: metrics, now: time.Now,
 		perAddr: map[string]int{}, byAddr: map[string]*waitQueue{}}
 }
 
@@ -175,7 +185,7 @@ func clientQueue() *waitQueue {
 // trackedConn is an accepted connection under the limiter's accounting.
 type trackedConn struct {
 	net.Conn
-	limiter *connLimiter
+	limiter *Limiter
 	client  string // "" for a trusted proxy: bounded only globally
 
 	// Guarded by limiter.mu.
@@ -205,12 +215,12 @@ func (c *trackedConn) Close() error {
 }
 
 // SyscallConn implements syscall.Conn, so that hijacked SSE streams are still written without
-// blocking through their descriptor (fanout.go).
+// blocking through their descriptor (package sse's fan-out).
 func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
 	if sc, ok := c.Conn.(syscall.Conn); ok {
 		return sc.SyscallConn()
 	}
-	return nil, errors.New("server: the connection has no descriptor")
+	return nil, errors.New("connlimit: the connection has no descriptor")
 }
 
 // CloseWrite half-closes the connection as net/http does after refusing an oversized body.
@@ -223,10 +233,15 @@ func (c *trackedConn) CloseWrite() error {
 
 var _ syscall.Conn = (*trackedConn)(nil)
 
-// limitedListener applies a connLimiter to every connection it accepts.
+// Listener is ln with l applied to every connection it accepts.
+func (l *Limiter) Listener(ln net.Listener) net.Listener {
+	return &limitedListener{Listener: ln, limiter: l}
+}
+
+// limitedListener applies a Limiter to every connection it accepts.
 type limitedListener struct {
 	net.Listener
-	limiter *connLimiter
+	limiter *Limiter
 }
 
 // Accept implements net.Listener: it returns the next admitted connection; refused ones are
@@ -245,13 +260,13 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 
 // clientOf is the per-client key of a connection's peer, "" when the peer is a trusted proxy
 // (its connections carry many clients).
-func (l *connLimiter) clientOf(c net.Conn) string {
+func (l *Limiter) clientOf(c net.Conn) string {
 	return clientip.PeerKey(c.RemoteAddr().String(), l.proxies)
 }
 
 // admit accounts for a new connection, shedding waiting ones to make room; it returns nil
 // (and closes c) when every connection in the way is busy.
-func (l *connLimiter) admit(c net.Conn) *trackedConn {
+func (l *Limiter) admit(c net.Conn) *trackedConn {
 	tc := &trackedConn{Conn: c, limiter: l, client: l.clientOf(c)}
 	var victims []*trackedConn
 	var idleClosed int
@@ -298,7 +313,7 @@ func (l *connLimiter) admit(c net.Conn) *trackedConn {
 		}
 		l.waitLocked(tc, now)
 		if l.metrics != nil {
-			l.metrics.connections.Set(float64(l.open))
+			l.metrics.OpenConnections(l.open)
 		}
 	}
 	l.mu.Unlock()
@@ -307,7 +322,7 @@ func (l *connLimiter) admit(c net.Conn) *trackedConn {
 		_ = v.Close()
 	}
 	if l.metrics != nil {
-		l.metrics.connectionsLimited(idleClosed, len(victims)-idleClosed, refused)
+		l.metrics.ConnectionsLimited(idleClosed, len(victims)-idleClosed, refused)
 	}
 	if refused {
 		_ = c.Close()
@@ -316,9 +331,9 @@ func (l *connLimiter) admit(c net.Conn) *trackedConn {
 	return tc
 }
 
-// connState is the http.Server's ConnState hook: it moves connections in and out of the
+// ConnState is the http.Server's ConnState hook: it moves connections in and out of the
 // waiting queues.
-func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
+func (l *Limiter) ConnState(c net.Conn, state http.ConnState) {
 	tc, ok := c.(*trackedConn)
 	if !ok {
 		return
@@ -342,17 +357,18 @@ func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
 	}
 }
 
-// connContextKey keys the request's *trackedConn in its context (see withConn).
+// connContextKey keys the request's *trackedConn in its context (see ConnContext).
 type connContextKey struct{}
 
-// withConn is the http.Server's ConnContext hook: it lets a handler find its connection.
-func withConn(ctx context.Context, c net.Conn) context.Context {
+// ConnContext is the http.Server's ConnContext hook: it lets a handler find its connection
+// (MarkStream).
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connContextKey{}, c)
 }
 
-// markStream tells the limiter that the request of ctx now carries a stream (a watch served by
+// MarkStream tells the limiter that the request of ctx now carries a stream (a watch served by
 // its handler), which may be shed like a hijacked one; the mark ends with the request.
-func markStream(ctx context.Context) {
+func MarkStream(ctx context.Context) {
 	tc, ok := ctx.Value(connContextKey{}).(*trackedConn)
 	if !ok {
 		return
@@ -364,13 +380,13 @@ func markStream(ctx context.Context) {
 	}
 }
 
-func (l *connLimiter) streamLocked(c *trackedConn) {
+func (l *Limiter) streamLocked(c *trackedConn) {
 	if c.streamElem == nil {
 		c.streamElem = l.streams.PushBack(c)
 	}
 }
 
-func (l *connLimiter) unstreamLocked(c *trackedConn) {
+func (l *Limiter) unstreamLocked(c *trackedConn) {
 	if c.streamElem != nil {
 		l.streams.Remove(c.streamElem)
 		c.streamElem = nil
@@ -378,7 +394,7 @@ func (l *connLimiter) unstreamLocked(c *trackedConn) {
 }
 
 // release frees c's slot (once; shedding may have done it already).
-func (l *connLimiter) release(c *trackedConn) {
+func (l *Limiter) release(c *trackedConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !c.released {
@@ -386,13 +402,13 @@ func (l *connLimiter) release(c *trackedConn) {
 	}
 }
 
-func (l *connLimiter) releaseLocked(c *trackedConn) {
+func (l *Limiter) releaseLocked(c *trackedConn) {
 	c.released = true
 	l.unwaitLocked(c)
 	l.unstreamLocked(c)
 	l.open--
 	if l.metrics != nil {
-		l.metrics.connections.Set(float64(l.open))
+		l.metrics.OpenConnections(l.open)
 	}
 	if c.client != "" {
 		if l.perAddr[c.client]--; l.perAddr[c.client] <= 0 {
@@ -402,7 +418,7 @@ func (l *connLimiter) releaseLocked(c *trackedConn) {
 	}
 }
 
-func (l *connLimiter) waitLocked(c *trackedConn, now time.Time) {
+func (l *Limiter) waitLocked(c *trackedConn, now time.Time) {
 	c.class = min(waitClass(c.requests), waitReused)
 	c.waitingFrom = now
 	l.waiting[c.class].pushBack(c)
@@ -418,7 +434,7 @@ func (l *connLimiter) waitLocked(c *trackedConn, now time.Time) {
 	}
 }
 
-func (l *connLimiter) unwaitLocked(c *trackedConn) {
+func (l *Limiter) unwaitLocked(c *trackedConn) {
 	if c.links[limiterLink].queued {
 		l.waiting[c.class].remove(c)
 	}

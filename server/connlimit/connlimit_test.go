@@ -1,4 +1,4 @@
-package server
+package connlimit
 
 import (
 	"context"
@@ -19,14 +19,14 @@ type fakeConn struct {
 func (c *fakeConn) RemoteAddr() net.Addr { return c.addr }
 func (c *fakeConn) Close() error         { c.closed = true; return nil }
 
-// limiterClock drives a connLimiter by hand.
+// limiterClock drives a Limiter by hand.
 type limiterClock struct {
-	l   *connLimiter
+	l   *Limiter
 	now time.Time
 }
 
 func newTestLimiter(maxConns, perClient int, proxies ...netip.Prefix) *limiterClock {
-	c := &limiterClock{l: newConnLimiter(maxConns, perClient, proxies, NewMetrics()), now: time.Unix(1_000_000, 0)}
+	c := &limiterClock{l: newConnLimiter(maxConns, perClient, proxies, nil), now: time.Unix(1_000_000, 0)}
 	c.l.now = func() time.Time { return c.now }
 	return c
 }
@@ -42,8 +42,8 @@ func (c *limiterClock) admit(t *testing.T, d time.Duration, addr string) (*track
 // serveRequests moves tc through n requests, ending idle.
 func (c *limiterClock) serveRequests(tc *trackedConn, n int) {
 	for range n {
-		c.l.connState(tc, http.StateActive)
-		c.l.connState(tc, http.StateIdle)
+		c.l.ConnState(tc, http.StateActive)
+		c.l.ConnState(tc, http.StateIdle)
 	}
 }
 
@@ -60,7 +60,7 @@ func TestConnLimiterShedsWaitingConnectionsInOrder(t *testing.T) {
 	busy, busyConn := c.admit(t, 0, peer)
 	c.serveRequests(once, 1)
 	c.serveRequests(reused, 3)
-	c.l.connState(busy, http.StateActive)
+	c.l.ConnState(busy, http.StateActive)
 
 	// fresh is under a second old: the once-served idle one goes.
 	arriving, arrivingConn := c.admit(t, 500*time.Millisecond, peer)
@@ -90,7 +90,7 @@ func TestConnLimiterShedsWaitingConnectionsInOrder(t *testing.T) {
 	all := newTestLimiter(2, 2)
 	for range 2 {
 		tc, _ := all.admit(t, 0, peer)
-		all.l.connState(tc, http.StateActive)
+		all.l.ConnState(tc, http.StateActive)
 	}
 	if tc, fc := all.admit(t, 0, peer); tc != nil || !fc.closed {
 		t.Fatalf("admitted %v, closed %v: want refused", tc != nil, fc.closed)
@@ -155,22 +155,22 @@ func TestConnLimiterShedsStreamsLast(t *testing.T) {
 	sse, sseConn := c.admit(t, 0, "192.0.2.1:1000")
 	watch, watchConn := c.admit(t, 0, "192.0.2.2:1000")
 	busy, busyConn := c.admit(t, 0, "192.0.2.3:1000")
-	c.l.connState(sse, http.StateActive)
-	c.l.connState(sse, http.StateHijacked)
-	c.l.connState(watch, http.StateActive)
-	markStream(withConn(context.Background(), watch))
-	c.l.connState(busy, http.StateActive)
+	c.l.ConnState(sse, http.StateActive)
+	c.l.ConnState(sse, http.StateHijacked)
+	c.l.ConnState(watch, http.StateActive)
+	MarkStream(ConnContext(context.Background(), watch))
+	c.l.ConnState(busy, http.StateActive)
 
 	first, _ := c.admit(t, 0, "192.0.2.4:1000")
 	if first == nil || !sseConn.closed || watchConn.closed || busyConn.closed {
 		t.Fatalf("first: sse %v, watch %v, busy %v", sseConn.closed, watchConn.closed, busyConn.closed)
 	}
-	c.l.connState(first, http.StateActive)
+	c.l.ConnState(first, http.StateActive)
 	second, _ := c.admit(t, 0, "192.0.2.5:1000")
 	if second == nil || !watchConn.closed || busyConn.closed {
 		t.Fatalf("second: watch %v, busy %v", watchConn.closed, busyConn.closed)
 	}
-	c.l.connState(second, http.StateActive)
+	c.l.ConnState(second, http.StateActive)
 	if tc, fc := c.admit(t, 0, "192.0.2.6:1000"); tc != nil || !fc.closed || busyConn.closed || c.l.streams.Len() != 0 {
 		t.Fatalf("only busy connections left: admitted %v, busy closed %v, %d streams", tc != nil, busyConn.closed, c.l.streams.Len())
 	}
