@@ -62,12 +62,6 @@ func (e *elections) serveFast(w http.ResponseWriter, r *http.Request, requestID 
 	if op == "" || !e.plainRequest(r, op, roomID) {
 		return false, nil
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			answerPanic(e.log, w, r, requestID, v)
-			served = true
-		}
-	}()
 	var in fastInput
 	if op != opStatus {
 		if body := readFast(w, r, op, &in); body != nil {

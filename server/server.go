@@ -13,13 +13,14 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
+	chimw "github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/middleware"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -135,8 +136,8 @@ func New(opts Options) (*Server, error) {
 	s.conns = conns
 
 	r := chi.NewRouter()
-	// The request's ID and CORS come first, in the front (front.go).
-	r.Use(recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
+	// The request's ID, the answer to a panic and CORS come first, in the front (front.go).
+	r.Use(middleware.BodyLimit(opts.MaxBodyBytes), chimw.GetHead) // HEAD: see head.go
 	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
 	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -174,7 +175,7 @@ func New(opts Options) (*Server, error) {
 	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
 	r.Get("/", http.RedirectHandler("/docs/", http.StatusFound).ServeHTTP) // a browser pointed at the server lands on the docs
 	r.Method(http.MethodGet, "/docs/*", docs)
-	s.handler = newFront(opts.CORSAllowedOrigins, s.elections, r)
+	s.handler = newFront(opts.Logger, opts.CORSAllowedOrigins, s.elections, r)
 	return s, nil
 }
 
@@ -198,14 +199,6 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics returns the server's metrics.
 func (s *Server) Metrics() *Metrics { return s.opts.Metrics }
-
-// limitBody bounds every request body.
-func (s *Server) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
-		next.ServeHTTP(w, r)
-	})
-}
 
 // Serve watches the election and serves HTTP on ln until ctx ends, then shuts down
 // gracefully: SSE streams end cleanly, other requests get up to 5 s to finish.

@@ -1,4 +1,4 @@
-package server
+package middleware
 
 import (
 	"net/http"
@@ -9,12 +9,12 @@ import (
 // corsMaxAge is how long a browser may cache a preflight answer, in seconds.
 const corsMaxAge = 600
 
-// withCORS answers cross-origin requests from the allowed origins — preflights included — so
+// CORS answers cross-origin requests from the allowed origins — preflights included — so
 // that a page served elsewhere (a dashboard, the hosted rooms service's own page pointed at this
 // server) can create rooms, campaign and watch, SSE included. The middleware only sets headers:
 // the writer passed on is the server's own, so streams still flush. Leader tokens travel in
 // bodies, never in cookies, so credentials stay off. No origins: no CORS headers at all.
-func withCORS(origins []string) func(http.Handler) http.Handler {
+func CORS(origins []string) func(http.Handler) http.Handler {
 	if len(origins) == 0 {
 		return func(next http.Handler) http.Handler { return next }
 	}
