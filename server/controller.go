@@ -84,7 +84,7 @@ func (s *Server) registerController() {
 		Summary:     "The election's current state",
 		Description: "The newest snapshot of this process's watcher (event-driven, and at most one poll interval old).",
 	}, func(ctx context.Context, _ *struct{}) (*wire.Output[State], error) {
-		snap, err := s.hub.snapshot(ctx)
+		snap, err := s.snapshot(ctx)
 		if err != nil {
 			e := wire.NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the election has not been read from the store yet", "see /readyz")
 			e.RetryAfterMS = wire.RetryAfter.Milliseconds()

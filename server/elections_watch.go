@@ -19,6 +19,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/sse"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -35,14 +36,17 @@ type WatchFrame struct {
 // roomWatches shares store reads between the watch streams of the elections API. One loop per
 // shard with watched rooms reads that shard once per change notification, poll tick or lease
 // expiry — however many rooms and streams it has — and passes each watched room's state to its
-// streams when it changed. Per-client and global limits bound the streams.
+// streams, as one frame for all of them, when it changed. Per-client and global limits bound
+// the streams.
 type roomWatches struct {
 	rooms        *rooms.Manager
 	poll         time.Duration
 	maxTotal     int
 	maxPerClient int
-	metrics      *Metrics
-	log          *slog.Logger
+	// frame encodes a room's state read at a time.
+	frame   func(rooms.RoomState, time.Time) []byte
+	metrics *Metrics
+	log     *slog.Logger
 
 	mu        sync.Mutex
 	total     int
@@ -57,25 +61,15 @@ type shardWatch struct {
 	cancel context.CancelFunc
 }
 
-// observed is a room's state and when this server read it.
-type observed struct {
-	state rooms.RoomState
-	at    time.Time
-}
-
-// roomStream is one watch stream's queue of states. Every state it gets comes from its shard's
-// loop, in the order the loop read them — the first one too, so that a stream never sees an
-// older state after a newer one.
+// roomStream is one watch stream: its queue of frames, which ends when it lags behind or the
+// store fails. Every frame it gets comes from its shard's loop, in the order the loop read the
+// states — the first one too, so that a stream never sees an older state after a newer one.
 type roomStream struct {
+	*sse.Stream
 	room, client string
-	ch           chan observed
 	// fresh: the stream has had no state yet; the loop sends it the next one it reads even if
 	// unchanged. Guarded by roomWatches.mu.
 	fresh bool
-	// ended is closed when the stream must end: it lagged behind, or the store failed.
-	ended chan struct{}
-	once  sync.Once
-	cause error
 }
 
 // streamBuffer is how many states a stream may lag behind before it is closed.
@@ -87,12 +81,8 @@ var (
 )
 
 func newRoomWatches(m *rooms.Manager, poll time.Duration, maxTotal, maxPerClient int, metrics *Metrics, log *slog.Logger) *roomWatches {
-	return &roomWatches{rooms: m, poll: poll, maxTotal: maxTotal, maxPerClient: maxPerClient, metrics: metrics, log: log,
+	return &roomWatches{rooms: m, poll: poll, maxTotal: maxTotal, maxPerClient: maxPerClient, frame: watchFrame, metrics: metrics, log: log,
 		perClient: map[string]int{}, shards: map[int]*shardWatch{}}
-}
-
-func (s *roomStream) end(cause error) {
-	s.once.Do(func() { s.cause = cause; close(s.ended) })
 }
 
 // subscribe registers a stream of room for client, within the limits.
@@ -105,7 +95,7 @@ func (w *roomWatches) subscribe(ctx context.Context, client, room string) (*room
 	if w.perClient[client] >= w.maxPerClient {
 		return nil, fmt.Errorf("%w: %d streams per client", errWatchLimit, w.maxPerClient)
 	}
-	s := &roomStream{room: room, client: client, ch: make(chan observed, streamBuffer), ended: make(chan struct{}), fresh: true}
+	s := &roomStream{Stream: sse.NewStream(streamBuffer), room: room, client: client, fresh: true}
 	index := w.rooms.ShardOf(room)
 	sw := w.shards[index]
 	if sw == nil {
@@ -200,7 +190,7 @@ func (w *roomWatches) loop(ctx context.Context, sw *shardWatch, anyRoom string) 
 			w.log.Warn("elections watch: store read failed", "err", err)
 			for _, streams := range sw.rooms {
 				for s := range streams {
-					s.end(err)
+					s.End(err)
 				}
 			}
 		}
@@ -211,15 +201,17 @@ func (w *roomWatches) loop(ctx context.Context, sw *shardWatch, anyRoom string) 
 			prev, seen := last[id]
 			changed := !seen || !sameRoomState(prev, st)
 			last[id] = st
+			var frame []byte // one for all the room's streams
 			for s := range sw.rooms[id] {
 				if !changed && !s.fresh {
 					continue
 				}
 				s.fresh = false
-				select {
-				case s.ch <- observed{state: st, at: readAt}:
-				default:
-					s.end(errLagged)
+				if frame == nil {
+					frame = w.frame(st, readAt)
+				}
+				if !s.Offer(frame) {
+					s.End(errLagged)
 				}
 			}
 		}
@@ -246,23 +238,26 @@ func sameRoomState(a, b rooms.RoomState) bool {
 	return x.CandidateID == y.CandidateID && x.Metadata == y.Metadata && x.Term == y.Term && x.ExpiresAt.Equal(y.ExpiresAt)
 }
 
-// watchFrame encodes one SSE frame of a room's state.
-func watchFrame(o observed) []byte {
-	body := statusBody(o.state)
-	data, err := json.Marshal(WatchFrame{SchemaVersion: 1, ElectionID: o.state.RoomID, Status: body.Status, Leader: body.Leader,
-		RetryAfterMS: body.RetryAfterMS, ObservedAt: wire.Time(o.at)})
+// watchFrame is the SSE event of a room's state st, read at at.
+func watchFrame(st rooms.RoomState, at time.Time) []byte {
+	body := statusBody(st)
+	data, err := json.Marshal(WatchFrame{SchemaVersion: 1, ElectionID: st.RoomID, Status: body.Status, Leader: body.Leader,
+		RetryAfterMS: body.RetryAfterMS, ObservedAt: wire.Time(at)})
 	if err != nil { // plain fields only: cannot happen
 		panic("server: encode watch frame: " + err.Error())
 	}
-	return fmt.Appendf(nil, "event: state\nretry: 1000\ndata: %s\n\n", data)
+	return sse.Event("state", watchRetry, data)
 }
+
+// watchRetry is the reconnection delay every watch frame asks for.
+const watchRetry = time.Second
 
 // serveWatch is GET /elections/{id}/watch: a snapshot frame, then a frame per change, a
 // keep-alive comment every keep-alive interval, until the client leaves, the stream lags, the
 // store fails, the server shuts down or the stream's lifetime ends.
 func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if !e.gate(w, r, wire.RequestID(r.Context()), opWatch, id) || headStream(w, r) {
+	if !e.gate(w, r, wire.RequestID(r.Context()), opWatch, id) || sse.Head(w, r) {
 		return
 	}
 	ctx := r.Context()
@@ -276,16 +271,16 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer e.watches.unsubscribe(sub)
 	// The first state comes from the shard's loop like every later one (see roomStream).
-	var first observed
-	wait := time.NewTimer(firstReadWait)
+	var first []byte
+	wait := time.NewTimer(sse.FirstFrameWait)
 	defer wait.Stop()
 	select {
-	case first = <-sub.ch:
-	case <-sub.ended:
-		wire.WriteErrorBody(w, e.fail(wire.RequestID(ctx), opWatch, sub.cause))
+	case first = <-sub.Frames():
+	case <-sub.Done():
+		wire.WriteErrorBody(w, e.fail(wire.RequestID(ctx), opWatch, sub.Err()))
 		return
 	case <-wait.C:
-		wire.WriteErrorBody(w, e.fail(wire.RequestID(ctx), opWatch, fmt.Errorf("no read of the room within %v: %w", firstReadWait, lease.ErrUnavailable)))
+		wire.WriteErrorBody(w, e.fail(wire.RequestID(ctx), opWatch, fmt.Errorf("no read of the room within %v: %w", sse.FirstFrameWait, lease.ErrUnavailable)))
 		return
 	case <-ctx.Done():
 		return
@@ -293,47 +288,15 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	e.metrics.electionRequest(string(opWatch), "ok")
 	connlimit.MarkStream(ctx) // at the connection bound, a stream may be shed for a new connection
 
-	setStreamHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	if writeFrame(w, rc, watchFrame(first)) != nil {
+	stream := sse.Open(w)
+	if stream.Write(first) != nil {
 		return
 	}
 	// Streams opened together would all end together and reconnect in one burst: each lives
 	// its lifetime minus up to a tenth, at random.
-	lifetime := time.NewTimer(e.opts.WatchLifetime - rand.N(e.opts.WatchLifetime/10+1))
-	defer lifetime.Stop()
-	keepAlive := time.NewTicker(e.keepAlive)
-	defer keepAlive.Stop()
-	for {
-		var frame []byte
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.closing:
-			return
-		case <-lifetime.C:
-			return
-		case <-sub.ended:
-			return
-		case o := <-sub.ch:
-			frame = watchFrame(o)
-		case <-keepAlive.C:
-			frame = keepAliveFrame
-		}
-		if writeFrame(w, rc, frame) != nil {
-			return
-		}
-	}
-}
-
-// writeFrame writes one SSE frame and flushes it, within sseWriteTimeout.
-func writeFrame(w http.ResponseWriter, rc *http.ResponseController, frame []byte) error {
-	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-	if _, err := w.Write(frame); err != nil {
-		return err
-	}
-	return rc.Flush()
+	ctx, cancel := context.WithTimeout(ctx, e.opts.WatchLifetime-rand.N(e.opts.WatchLifetime/10+1))
+	defer cancel()
+	stream.Pump(ctx, sub.Stream, e.keepAlive, e.closing)
 }
 
 // documentWatch adds GET /elections/{id}/watch to the contract; like /v1/events it is a plain

@@ -9,6 +9,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/sse"
 )
 
 // Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
@@ -39,6 +40,7 @@ type Metrics struct {
 var (
 	_ lease.Recorder    = (*Metrics)(nil)
 	_ connlimit.Metrics = (*Metrics)(nil)
+	_ sse.Metrics       = (*Metrics)(nil)
 )
 
 // NewMetrics returns the metrics in a registry of their own (with the Go and process
@@ -104,6 +106,17 @@ func (m *Metrics) ConnectionsLimited(idlePressure, shed int, refused bool) {
 	m.limitedConns.WithLabelValues("shed").Add(float64(shed))
 	if refused {
 		m.limitedConns.WithLabelValues("refused").Inc()
+	}
+}
+
+// SSEClientJoined implements sse.Metrics.
+func (m *Metrics) SSEClientJoined() { m.sseClients.Inc() }
+
+// SSEClientLeft implements sse.Metrics.
+func (m *Metrics) SSEClientLeft(dropped bool) {
+	m.sseClients.Dec()
+	if dropped {
+		m.sseDropped.Inc()
 	}
 }
 

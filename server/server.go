@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -21,6 +22,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 	"github.com/regbo/lfp-swarm-lease/server/middleware"
+	"github.com/regbo/lfp-swarm-lease/server/sse"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -65,11 +67,14 @@ type Options struct {
 
 // Server serves the HTTP API of one election.
 type Server struct {
-	opts      Options
-	router    chi.Router
-	handler   *front
-	api       huma.API
-	hub       *hub
+	opts    Options
+	router  chi.Router
+	handler *front
+	api     huma.API
+	hub     *sse.Hub
+	// mu guards current, the newest snapshot of the election.
+	mu        sync.Mutex
+	current   lease.Snapshot
 	elections *elections
 	// health is the stores' own reports.
 	health *storeHealth
@@ -116,7 +121,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics),
+	s := &Server{opts: opts, closing: make(chan struct{}), hub: sse.NewHub(opts.MaxSSEClients, opts.KeepAlive, opts.Metrics),
 		health: newStoreHealth(opts.Metrics.storeDamage, opts.Logger)}
 	if opts.Election != nil {
 		// A file store repairs a damaged election file, and recreates its directory when it
@@ -215,9 +220,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		})
 	}
 	if s.opts.Election != nil {
-		go s.hub.run(watchCtx, snaps)
+		go s.feed(snaps)
 	}
-	defer s.hub.closeStreams() // waits for the hijacked SSE streams' end, which Shutdown does not track
+	defer s.hub.Close() // waits for the hijacked SSE streams' end, which Shutdown does not track
 
 	ln = s.conns.Listener(ln)
 	srv := &http.Server{
@@ -231,7 +236,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// No WriteTimeout: SSE streams are long-lived; their writes are bounded on their own
 		// (non-blocking writes for hijacked streams, a deadline per write otherwise).
 	}
-	srv.RegisterOnShutdown(func() { close(s.closing); s.hub.closeStreams() })
+	srv.RegisterOnShutdown(func() { close(s.closing); s.hub.Close() })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

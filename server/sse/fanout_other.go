@@ -1,6 +1,6 @@
 //go:build !linux
 
-package server
+package sse
 
 import "errors"
 
@@ -15,8 +15,8 @@ func writeNonblocking(int, []byte) (int, error) { return 0, errNoFanout }
 // hangupWatcher is not available on this platform; newHangupWatcher always fails.
 type hangupWatcher struct{}
 
-func newHangupWatcher(func(*stream)) (*hangupWatcher, error) { return nil, errNoFanout }
-func (*hangupWatcher) track(*stream)                         {}
-func (*hangupWatcher) arm(*stream)                           {}
-func (*hangupWatcher) forget(*stream)                        {}
+func newHangupWatcher(func(*streamConn)) (*hangupWatcher, error) { return nil, errNoFanout }
+func (*hangupWatcher) track(*streamConn)                         {}
+func (*hangupWatcher) arm(*streamConn)                           {}
+func (*hangupWatcher) forget(*streamConn)                        {}
 func (*hangupWatcher) stop()                                 {}

@@ -1,4 +1,4 @@
-package server
+package sse
 
 import (
 	"sync"
@@ -29,18 +29,18 @@ type hangupWatcher struct {
 	epfd     int
 	stopR    int // read end of a pipe in the set: closing stopW stops run
 	stopW    int
-	onHangup func(*stream)
+	onHangup func(*streamConn)
 	done     chan struct{}
 
 	mu      sync.Mutex
-	streams map[uint64]*stream // by id; an id is never reused, unlike a descriptor number
+	streams map[uint64]*streamConn // by id; an id is never reused, unlike a descriptor number
 	lastID  uint64
 }
 
 // stopID is the key of the stop pipe in the epoll set; streams' ids start at 1.
 const stopID = 0
 
-func newHangupWatcher(onHangup func(*stream)) (*hangupWatcher, error) {
+func newHangupWatcher(onHangup func(*streamConn)) (*hangupWatcher, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func newHangupWatcher(onHangup func(*stream)) (*hangupWatcher, error) {
 		return nil, err
 	}
 	w := &hangupWatcher{epfd: epfd, stopR: p[0], stopW: p[1], onHangup: onHangup,
-		done: make(chan struct{}), streams: map[uint64]*stream{}}
+		done: make(chan struct{}), streams: map[uint64]*streamConn{}}
 	go w.run()
 	return w, nil
 }
@@ -69,7 +69,7 @@ func epollEvent(kinds uint32, id uint64) syscall.EpollEvent {
 }
 
 // track gives s its id; arm then starts watching it.
-func (w *hangupWatcher) track(s *stream) {
+func (w *hangupWatcher) track(s *streamConn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.lastID++
@@ -79,7 +79,7 @@ func (w *hangupWatcher) track(s *stream) {
 
 // arm registers s's socket. If that fails (the stream was closed meanwhile), s is forgotten:
 // a failing write ends it.
-func (w *hangupWatcher) arm(s *stream) {
+func (w *hangupWatcher) arm(s *streamConn) {
 	ev := epollEvent(syscall.EPOLLRDHUP|syscall.EPOLLONESHOT, s.id)
 	var err error
 	cerr := s.raw.Control(func(fd uintptr) {
@@ -91,7 +91,7 @@ func (w *hangupWatcher) arm(s *stream) {
 }
 
 // forget stops reporting s; its socket leaves the epoll set when the stream closes it.
-func (w *hangupWatcher) forget(s *stream) {
+func (w *hangupWatcher) forget(s *streamConn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.streams, s.id)

@@ -1,4 +1,4 @@
-package server
+package sse
 
 import (
 	"errors"
@@ -95,7 +95,7 @@ type shard struct {
 	wake chan struct{} // one buffered signal: ops has work
 
 	// Owned by the writer goroutine.
-	streams []*stream
+	streams []*streamConn
 	spare   []shardOp // the other of the two queue buffers
 	// The raw write's argument and results live here, so that the function passed to
 	// RawConn.Write is allocated once per writer, not once per write.
@@ -108,13 +108,13 @@ type shard struct {
 // shardOp is one operation for a writer; exactly one field is set.
 type shardOp struct {
 	frame  []byte  // a chunk for every stream (a change)
-	add    *stream // a stream to adopt
-	hangup *stream // a stream whose client went away
+	add    *streamConn // a stream to adopt
+	hangup *streamConn // a stream whose client went away
 	end    bool    // end every stream cleanly and stop
 }
 
-// stream is one hijacked SSE connection.
-type stream struct {
+// streamConn is one hijacked SSE connection.
+type streamConn struct {
 	conn  net.Conn
 	raw   syscall.RawConn // nil: not a plain socket; written with a deadline instead
 	shard *shard
@@ -149,7 +149,7 @@ func newFanout(keepAlive time.Duration, removed func(slow bool)) *fanout {
 // written before any later change. The caller (hub.adopt) holds the hub's lock, which orders
 // adoptions and broadcasts.
 func (f *fanout) add(conn net.Conn, pending []byte) {
-	s := &stream{conn: conn, pending: pending, idx: -1}
+	s := &streamConn{conn: conn, pending: pending, idx: -1}
 	if sc, ok := conn.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
 			s.raw = rc
@@ -181,7 +181,7 @@ func (f *fanout) broadcast(chunk []byte) {
 }
 
 // hungUp is the hangup watcher's report that s's client went away.
-func (f *fanout) hungUp(s *stream) { s.shard.enqueue(shardOp{hangup: s}) }
+func (f *fanout) hungUp(s *streamConn) { s.shard.enqueue(shardOp{hangup: s}) }
 
 // close ends every stream cleanly and stops the writers and the watcher; nothing may be
 // added or broadcast after it began.
@@ -242,7 +242,7 @@ func (sh *shard) run() {
 }
 
 // adopt writes s's pending chunks and adds it to the shard.
-func (sh *shard) adopt(s *stream) {
+func (sh *shard) adopt(s *streamConn) {
 	s.idx = len(sh.streams)
 	sh.streams = append(sh.streams, s)
 	// The first keep-alive at a random point of the first interval spreads the keep-alives of
@@ -294,7 +294,7 @@ func (sh *shard) endAll() {
 }
 
 // write writes p to s; on failure it removes s and returns false.
-func (sh *shard) write(s *stream, p []byte) bool {
+func (sh *shard) write(s *streamConn, p []byte) bool {
 	err := sh.send(s, p)
 	if err == nil {
 		return true
@@ -305,7 +305,7 @@ func (sh *shard) write(s *stream, p []byte) bool {
 
 // send writes all of p to s without blocking (see streamWriteTimeout for other connections);
 // errSlow: s took less than all of p.
-func (sh *shard) send(s *stream, p []byte) error {
+func (sh *shard) send(s *streamConn, p []byte) error {
 	if s.raw == nil {
 		if err := s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil {
 			return err
@@ -333,7 +333,7 @@ func (sh *shard) send(s *stream, p []byte) error {
 }
 
 // remove takes s out of the shard and closes it.
-func (sh *shard) remove(s *stream, slow bool) {
+func (sh *shard) remove(s *streamConn, slow bool) {
 	last := sh.streams[len(sh.streams)-1]
 	sh.streams[s.idx] = last
 	last.idx = s.idx
