@@ -10,14 +10,6 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
-// HealthBody is the answer of /healthz and /readyz.
-type HealthBody struct {
-	Status string `json:"status" doc:"\"ok\" or \"ready\"." example:"ok"`
-	// Details reports what the store found wrong with itself and worked around (damaged rooms
-	// slots, a repaired election file, a recreated file-store directory); empty when nothing.
-	Details string `json:"details,omitempty" doc:"Damage the store found and worked around since the server started (never routine; see the log); absent when none."`
-}
-
 // InfoBody is the answer of /v1/info.
 type InfoBody struct {
 	Namespace string `json:"namespace" doc:"The election this server serves." example:"consul-controllers"`
@@ -27,44 +19,6 @@ type InfoBody struct {
 	Store     string `json:"store" doc:"The store the election lives in." example:"swarm store at unix:///var/run/docker.sock"`
 	Version   string `json:"version" doc:"The lfp-swarm-lease version." example:"0.1.0"`
 }
-
-// registerHealth registers /healthz and /readyz, which every server has.
-func (s *Server) registerHealth() {
-	api := s.api
-	huma.Register(api, huma.Operation{
-		OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Tags: []string{"health"},
-		Summary: "Process liveness", Description: "Answers as long as the process serves HTTP. Never calls the store.",
-	}, func(context.Context, *struct{}) (*wire.Output[HealthBody], error) {
-		return wire.NoStore(HealthBody{Status: "ok"}), nil
-	})
-	huma.Register(api, huma.Operation{
-		OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Tags: []string{"health"}, Errors: []int{http.StatusServiceUnavailable},
-		Summary: "Store readiness",
-		Description: "Reads the store (the election, else a rooms shard): on Swarm this needs a manager whose Swarm has a leader (quorum). " +
-			"A file store must also be able to write (space, permissions). Damage the store worked around is in `details`.",
-	}, func(ctx context.Context, _ *struct{}) (*wire.Output[HealthBody], error) {
-		var err error
-		if s.opts.Election != nil {
-			_, err = s.opts.Election.Inspect(ctx)
-		} else {
-			_, err = s.opts.Elections.Rooms.Status(ctx, readinessRoom)
-		}
-		if err == nil {
-			err = s.health.checkWritable(ctx)
-		}
-		if err != nil {
-			e := wire.NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
-			e.SetRetry(wire.RetryAfter)
-			return nil, e
-		}
-		body := HealthBody{Status: "ready", Details: s.health.details()}
-		return wire.NoStore(body), nil
-	})
-}
-
-// readinessRoom is the room whose shard /readyz reads on an elections-only server (reading
-// never writes; an unknown room is simply vacant).
-const readinessRoom = "readiness-probe"
 
 // registerController registers the JSON controller endpoints and documents the SSE stream.
 func (s *Server) registerController() {

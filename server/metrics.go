@@ -9,6 +9,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/health"
 	"github.com/regbo/lfp-swarm-lease/server/sse"
 )
 
@@ -41,6 +42,7 @@ var (
 	_ lease.Recorder    = (*Metrics)(nil)
 	_ connlimit.Metrics = (*Metrics)(nil)
 	_ sse.Metrics       = (*Metrics)(nil)
+	_ health.Metrics    = (*Metrics)(nil)
 )
 
 // NewMetrics returns the metrics in a registry of their own (with the Go and process
@@ -119,6 +121,9 @@ func (m *Metrics) SSEClientLeft(dropped bool) {
 		m.sseDropped.Inc()
 	}
 }
+
+// StoreDamaged implements health.Metrics.
+func (m *Metrics) StoreDamaged() { m.storeDamage.Inc() }
 
 // Registry returns the registry the metrics live in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }

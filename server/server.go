@@ -19,8 +19,10 @@ import (
 	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/health"
 	"github.com/regbo/lfp-swarm-lease/server/middleware"
 	"github.com/regbo/lfp-swarm-lease/server/sse"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
@@ -76,8 +78,6 @@ type Server struct {
 	mu        sync.Mutex
 	current   lease.Snapshot
 	elections *elections
-	// health is the stores' own reports.
-	health *storeHealth
 	// conns bounds the open connections.
 	conns   *connlimit.Limiter
 	closing chan struct{}
@@ -121,13 +121,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, closing: make(chan struct{}), hub: sse.NewHub(opts.MaxSSEClients, opts.KeepAlive, opts.Metrics),
-		health: newStoreHealth(opts.Metrics.storeDamage, opts.Logger)}
-	if opts.Election != nil {
-		// A file store repairs a damaged election file, and recreates its directory when it
-		// was removed: `run` counts and logs that as a server of rooms does.
-		s.health.watch(opts.Election.Store())
-	}
+	s := &Server{opts: opts, closing: make(chan struct{}), hub: sse.NewHub(opts.MaxSSEClients, opts.KeepAlive, opts.Metrics)}
 
 	var proxies []netip.Prefix
 	if opts.Elections != nil {
@@ -154,7 +148,11 @@ func New(opts Options) (*Server, error) {
 	})
 	s.router = r
 	s.api = newAPI(r)
-	s.registerHealth()
+	var roomsManager *rooms.Manager
+	if opts.Elections != nil {
+		roomsManager = opts.Elections.Rooms
+	}
+	health.New(health.Options{Election: opts.Election, Rooms: roomsManager, Metrics: opts.Metrics, Logger: opts.Logger}).Register(s.api)
 	if opts.Election != nil {
 		s.registerController()
 		r.Get("/v1/events", s.serveEvents)
@@ -261,7 +259,6 @@ func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.health.watchRooms(o.Rooms.Store())
 	return &elections{opts: o, fastBodyMax: min(fastBodyMax, s.opts.MaxBodyBytes), admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
 		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
 }

@@ -1,4 +1,4 @@
-package server
+package health
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
@@ -19,7 +17,7 @@ import (
 // — a file store's repaired election file or recreated directory), and whether the rooms store
 // can write at all (rooms.WriteChecker). /readyz shows both; damage is also logged and counted.
 type storeHealth struct {
-	damaged prometheus.Counter
+	metrics Metrics
 	log     *slog.Logger
 	// rooms is the elections API's store, whose writes /readyz checks; nil without the API.
 	rooms rooms.Store
@@ -31,9 +29,9 @@ type storeHealth struct {
 	last    rooms.Damage
 }
 
-// newStoreHealth returns a storeHealth that counts damage in damaged and logs it to log.
-func newStoreHealth(damaged prometheus.Counter, log *slog.Logger) *storeHealth {
-	return &storeHealth{damaged: damaged, log: log}
+// newStoreHealth returns a storeHealth that counts damage in m and logs it to log.
+func newStoreHealth(m Metrics, log *slog.Logger) *storeHealth {
+	return &storeHealth{metrics: m, log: log}
 }
 
 // watch subscribes to the damage reports of store, if it makes any, unless it already did: an
@@ -50,7 +48,7 @@ func (h *storeHealth) watch(store interface{ Describe() string }) {
 	}
 	h.watched = append(h.watched, store)
 	r.OnDamage(func(d rooms.Damage) {
-		h.damaged.Inc()
+		h.metrics.StoreDamaged()
 		h.log.Error("store: damaged state found; serving what survived", "file", d.Where, "reason", d.Reason, "store", store.Describe())
 		h.mu.Lock()
 		h.damages++
