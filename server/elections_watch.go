@@ -304,7 +304,7 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) documentWatch() {
 	oapi := s.api.OpenAPI()
 	frameSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[WatchFrame](), true, "WatchFrame")
-	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[wire.ErrorBody](), true, "wire.ErrorBody")
+	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[wire.ErrorBody](), true, "ErrorBody")
 	errResp := func(desc string) *huma.Response {
 		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: errorSchema}}}
 	}

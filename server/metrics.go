@@ -9,8 +9,8 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/controller"
 	"github.com/regbo/lfp-swarm-lease/server/health"
-	"github.com/regbo/lfp-swarm-lease/server/sse"
 )
 
 // Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
@@ -39,10 +39,10 @@ type Metrics struct {
 }
 
 var (
-	_ lease.Recorder    = (*Metrics)(nil)
-	_ connlimit.Metrics = (*Metrics)(nil)
-	_ sse.Metrics       = (*Metrics)(nil)
-	_ health.Metrics    = (*Metrics)(nil)
+	_ lease.Recorder     = (*Metrics)(nil)
+	_ connlimit.Metrics  = (*Metrics)(nil)
+	_ controller.Metrics = (*Metrics)(nil)
+	_ health.Metrics     = (*Metrics)(nil)
 )
 
 // NewMetrics returns the metrics in a registry of their own (with the Go and process
@@ -163,5 +163,5 @@ func (m *Metrics) Leading(fence uint64, leading bool) {
 	}
 }
 
-// observed records the fence of a snapshot.
-func (m *Metrics) observed(s lease.Snapshot) { m.fence.Set(float64(s.Fence)) }
+// ObservedFence implements controller.Metrics.
+func (m *Metrics) ObservedFence(fence uint64) { m.fence.Set(float64(fence)) }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -22,9 +21,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/controller"
 	"github.com/regbo/lfp-swarm-lease/server/health"
 	"github.com/regbo/lfp-swarm-lease/server/middleware"
-	"github.com/regbo/lfp-swarm-lease/server/sse"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -73,11 +72,9 @@ type Server struct {
 	router  chi.Router
 	handler *front
 	api     huma.API
-	hub     *sse.Hub
-	// mu guards current, the newest snapshot of the election.
-	mu        sync.Mutex
-	current   lease.Snapshot
-	elections *elections
+	// controller serves the election's endpoints; nil without an election.
+	controller *controller.Controller
+	elections  *elections
 	// conns bounds the open connections.
 	conns   *connlimit.Limiter
 	closing chan struct{}
@@ -121,7 +118,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, closing: make(chan struct{}), hub: sse.NewHub(opts.MaxSSEClients, opts.KeepAlive, opts.Metrics)}
+	s := &Server{opts: opts, closing: make(chan struct{})}
 
 	var proxies []netip.Prefix
 	if opts.Elections != nil {
@@ -154,8 +151,10 @@ func New(opts Options) (*Server, error) {
 	}
 	health.New(health.Options{Election: opts.Election, Rooms: roomsManager, Metrics: opts.Metrics, Logger: opts.Logger}).Register(s.api)
 	if opts.Election != nil {
-		s.registerController()
-		r.Get("/v1/events", s.serveEvents)
+		s.controller = controller.New(controller.Options{Election: opts.Election, Snapshots: opts.Snapshots,
+			PollInterval: opts.PollInterval, KeepAlive: opts.KeepAlive, MaxClients: opts.MaxSSEClients, Version: opts.Version,
+			Closing: s.closing, Metrics: opts.Metrics, Logger: opts.Logger})
+		s.controller.Register(s.api, r)
 	} else {
 		opts.Metrics.withoutElection()
 		// Without an election the controller endpoints do not exist; say why, rather than the
@@ -206,21 +205,12 @@ func (s *Server) Metrics() *Metrics { return s.opts.Metrics }
 // Serve watches the election and serves HTTP on ln until ctx ends, then shuts down
 // gracefully: SSE streams end cleanly, other requests get up to 5 s to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	// Every new record, renewals included, so /v1/state is never stale; SSE clients filter
-	// them to holder and fence changes.
-	snaps := s.opts.Snapshots
-	if snaps == nil && s.opts.Election != nil {
-		snaps = s.opts.Election.WatchRecords(watchCtx, s.opts.PollInterval, func(err error) {
-			s.opts.Metrics.StoreError(lease.ErrorKind(err))
-			s.opts.Logger.Debug("watch: store error", "err", err)
-		})
+	if s.controller != nil {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go s.controller.Run(watchCtx)
+		defer s.controller.Close() // waits for the hijacked SSE streams' end, which Shutdown does not track
 	}
-	if s.opts.Election != nil {
-		go s.feed(snaps)
-	}
-	defer s.hub.Close() // waits for the hijacked SSE streams' end, which Shutdown does not track
 
 	ln = s.conns.Listener(ln)
 	srv := &http.Server{
@@ -234,7 +224,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// No WriteTimeout: SSE streams are long-lived; their writes are bounded on their own
 		// (non-blocking writes for hijacked streams, a deadline per write otherwise).
 	}
-	srv.RegisterOnShutdown(func() { close(s.closing); s.hub.Close() })
+	srv.RegisterOnShutdown(func() {
+		close(s.closing)
+		if s.controller != nil {
+			s.controller.Close()
+		}
+	})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

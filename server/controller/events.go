@@ -1,4 +1,4 @@
-package server
+package controller
 
 import (
 	"context"
@@ -18,20 +18,20 @@ var errNotRead = errors.New("the election has not been read from the store yet")
 // the "current" event of new subscribers, and one that changes the holder or the fence a
 // "change" event for every client. Renewals update the current state (for /v1/state and new
 // subscribers) without waking any client.
-func (s *Server) feed(snaps <-chan lease.Snapshot) {
+func (c *Controller) feed(snaps <-chan lease.Snapshot) {
 	first := true
 	for snap := range snaps {
 		current := stateEvent("current", snap)
 		var change []byte
-		s.mu.Lock()
-		if !first && lease.Changed(s.current, snap) {
+		c.mu.Lock()
+		if !first && lease.Changed(c.current, snap) {
 			change = stateEvent("change", snap)
 		}
-		s.current = snap
-		s.mu.Unlock()
+		c.current = snap
+		c.mu.Unlock()
 		first = false
-		s.hub.Publish(current, change)
-		s.opts.Metrics.observed(snap)
+		c.hub.Publish(current, change)
+		c.opts.Metrics.ObservedFence(snap.Fence)
 	}
 }
 
@@ -39,19 +39,19 @@ func (s *Server) feed(snaps <-chan lease.Snapshot) {
 func stateEvent(name string, snap lease.Snapshot) []byte {
 	data, err := json.Marshal(StateOf(snap))
 	if err != nil { // State has only plain fields: cannot happen
-		panic("server: encode state: " + err.Error())
+		panic("controller: encode state: " + err.Error())
 	}
 	return sse.Event(name, 0, data)
 }
 
 // snapshot waits for the first snapshot (at most sse.FirstFrameWait) and returns the newest.
-func (s *Server) snapshot(ctx context.Context) (lease.Snapshot, error) {
-	if err := s.hub.AwaitFirst(ctx); err != nil {
+func (c *Controller) snapshot(ctx context.Context) (lease.Snapshot, error) {
+	if err := c.hub.AwaitFirst(ctx); err != nil {
 		return lease.Snapshot{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.current, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.current, nil
 }
 
 // serveEvents is GET /v1/events: the SSE stream of the election. The first event is
@@ -60,11 +60,11 @@ func (s *Server) snapshot(ctx context.Context) (lease.Snapshot, error) {
 //
 // After the first event, an HTTP/1.1 stream is handed to the hub's writers and the handler
 // returns (sse.Hub.HandOver); other streams are served here until they end.
-func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
+func (c *Controller) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if sse.Head(w, r) {
 		return
 	}
-	sub, current, err := s.hub.Subscribe(r.Context())
+	sub, current, err := c.hub.Subscribe(r.Context())
 	switch {
 	case errors.Is(err, sse.ErrTooManyClients):
 		wire.WriteRetryable(w, r, "too_many_clients", "this server has reached its limit of SSE clients",
@@ -80,12 +80,12 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "keep-alive")
 	stream := sse.Open(w)
 	if err := stream.Write(current); err != nil {
-		s.hub.Unsubscribe(sub)
+		c.hub.Unsubscribe(sub)
 		return
 	}
-	if s.hub.HandOver(stream, r, sub) {
+	if c.hub.HandOver(stream, r, sub) {
 		return
 	}
-	defer s.hub.Unsubscribe(sub)
-	stream.Pump(r.Context(), sub, s.opts.KeepAlive, s.closing)
+	defer c.hub.Unsubscribe(sub)
+	stream.Pump(r.Context(), sub, c.opts.KeepAlive, c.opts.Closing)
 }
