@@ -21,6 +21,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
+	"github.com/regbo/lfp-swarm-lease/server/roomwatch"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -322,7 +323,7 @@ type elections struct {
 	// server's body limit where that is lower.
 	fastBodyMax int64
 	admission   *admission.Budget
-	watches     *roomWatches
+	watches     *roomwatch.Watches
 	metrics     *Metrics
 	log         *slog.Logger
 	keepAlive   time.Duration

@@ -122,6 +122,12 @@ func (m *Metrics) SSEClientLeft(dropped bool) {
 	}
 }
 
+// WatchOpened implements roomwatch.Metrics.
+func (m *Metrics) WatchOpened() { m.electionWatches.Inc() }
+
+// WatchClosed implements roomwatch.Metrics.
+func (m *Metrics) WatchClosed() { m.electionWatches.Dec() }
+
 // StoreDamaged implements health.Metrics.
 func (m *Metrics) StoreDamaged() { m.storeDamage.Inc() }
 

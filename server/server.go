@@ -24,6 +24,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/controller"
 	"github.com/regbo/lfp-swarm-lease/server/health"
 	"github.com/regbo/lfp-swarm-lease/server/middleware"
+	"github.com/regbo/lfp-swarm-lease/server/roomwatch"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -255,5 +256,6 @@ func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
 		return nil, err
 	}
 	return &elections{opts: o, fastBodyMax: min(fastBodyMax, s.opts.MaxBodyBytes), admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
-		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
+		watches: roomwatch.New(roomwatch.Options{Rooms: o.Rooms, Poll: s.opts.PollInterval, MaxStreams: o.MaxWatches,
+			MaxStreamsPerClient: o.MaxWatchesPerClient, Frame: watchFrame, Metrics: s.opts.Metrics, Logger: s.opts.Logger})}, nil
 }
