@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
@@ -97,7 +99,7 @@ func serveFloodChild(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	opts := server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}}
+	opts := server.Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}}
 	if os.Getenv(floodChildOneBound) != "" {
 		opts.MaxConnectionsPerClient, _ = connlimit.Capacity()
 	}

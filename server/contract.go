@@ -6,6 +6,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // APIVersion is the version of the HTTP contract (info.version of the OpenAPI document). It
@@ -24,7 +25,7 @@ func Contract() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(Options{Election: e, Elections: &ElectionsOptions{Rooms: m}})
+	s, err := New(Options{Election: e, Elections: &elections.Options{Rooms: m}})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -44,7 +46,7 @@ func TestServedContractIsTheContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Options{Election: e, Elections: &server.ElectionsOptions{Rooms: m}})
+	s, err := server.New(server.Options{Election: e, Elections: &elections.Options{Rooms: m}})
 	if err != nil {
 		t.Fatal(err)
 	}

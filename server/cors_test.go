@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
@@ -21,7 +23,7 @@ func corsServer(t *testing.T, origins ...string) string {
 		t.Fatal(err)
 	}
 	base, _ := serve(t, nil, server.Options{CORSAllowedOrigins: origins,
-		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+		Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	return base
 }
 

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 )
 
@@ -18,7 +20,7 @@ func BenchmarkFastPathCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Options{Elections: &ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}, Logger: slog.New(slog.DiscardHandler)})
+	s, err := New(Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

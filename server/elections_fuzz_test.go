@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 )
@@ -23,7 +25,7 @@ func FuzzElectionBodies(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s, err := server.New(server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+	s, err := server.New(server.Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/middleware"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
@@ -22,14 +23,14 @@ type front struct {
 	// chain is route behind the middleware.
 	chain http.Handler
 	// fast serves the hot elections operations; nil without the elections API.
-	fast *elections
+	fast *elections.API
 	// router serves everything else, and whatever the fast path leaves.
 	router http.Handler
 }
 
 var _ http.Handler = (*front)(nil)
 
-func newFront(log *slog.Logger, corsOrigins []string, fast *elections, router http.Handler) *front {
+func newFront(log *slog.Logger, corsOrigins []string, fast *elections.API, router http.Handler) *front {
 	f := &front{fast: fast, router: router}
 	f.chain = middleware.RequestID(middleware.Recoverer(log)(middleware.CORS(corsOrigins)(http.HandlerFunc(f.route))))
 	return f
@@ -44,7 +45,7 @@ func (f *front) route(w http.ResponseWriter, r *http.Request) {
 	var body io.ReadCloser
 	if f.fast != nil {
 		var served bool
-		if served, body = f.fast.serveFast(w, r, id); served {
+		if served, body = f.fast.ServeFast(w, r, id); served {
 			return
 		}
 	}

@@ -89,8 +89,8 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// electionRequest counts one elections API request.
-func (m *Metrics) electionRequest(op, outcome string) {
+// ElectionRequest implements elections.Metrics.
+func (m *Metrics) ElectionRequest(op, outcome string) {
 	key := [2]string{op, outcome}
 	c, ok := m.electionCounters.Load(key)
 	if !ok {

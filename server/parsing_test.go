@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
@@ -21,7 +23,7 @@ func electionsServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := serve(t, memstore.New(), server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+	base, _ := serve(t, memstore.New(), server.Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	return base
 }
 

@@ -19,12 +19,11 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
-	"github.com/regbo/lfp-swarm-lease/server/admission"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 	"github.com/regbo/lfp-swarm-lease/server/controller"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/health"
 	"github.com/regbo/lfp-swarm-lease/server/middleware"
-	"github.com/regbo/lfp-swarm-lease/server/roomwatch"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -34,7 +33,7 @@ type Options struct {
 	// endpoints (an elections-only server); Election or Elections is required.
 	Election *lease.Election
 	// Elections, when set, serves the elections ("rooms") API.
-	Elections *ElectionsOptions
+	Elections *elections.Options
 	// Version is the product version reported by /v1/info and the contract.
 	Version string
 	// PollInterval is the watcher's poll interval (default 1 s).
@@ -51,7 +50,7 @@ type Options struct {
 	// connlimit).
 	MaxConnections int
 	// MaxConnectionsPerClient bounds the open connections of one client address (IPv6: /64;
-	// default a quarter of MaxConnections). Trusted proxies (ElectionsOptions.TrustedProxies)
+	// default a quarter of MaxConnections). Trusted proxies (elections.Options.TrustedProxies)
 	// count only against MaxConnections.
 	MaxConnectionsPerClient int
 	// Metrics receives the server's and the election's measurements (default: new).
@@ -75,7 +74,7 @@ type Server struct {
 	api     huma.API
 	// controller serves the election's endpoints; nil without an election.
 	controller *controller.Controller
-	elections  *elections
+	elections  *elections.API
 	// conns bounds the open connections.
 	conns   *connlimit.Limiter
 	closing chan struct{}
@@ -166,12 +165,13 @@ func New(opts Options) (*Server, error) {
 		})
 	}
 	if opts.Elections != nil {
-		e, err := s.newElections(*opts.Elections)
+		e, err := elections.New(*opts.Elections, elections.Host{MaxBodyBytes: opts.MaxBodyBytes, PollInterval: opts.PollInterval,
+			KeepAlive: opts.KeepAlive, Closing: s.closing, Metrics: opts.Metrics, Logger: opts.Logger})
 		if err != nil {
 			return nil, err
 		}
 		s.elections = e
-		s.registerElections(e)
+		e.Register(s.api, r)
 	}
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Metrics.Registry(), promhttp.HandlerOpts{}))
 	docs := v5emb.New("lfp-swarm-lease API", "/openapi.json", "/docs/")
@@ -191,8 +191,9 @@ func newAPI(r chi.Router) huma.API {
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil
-	// The API's JSON: bodies read by wire.Decode, answers written by marshalJSON.
-	format := huma.Format{Marshal: marshalJSON, Unmarshal: wire.Decode}
+	// The API's JSON: bodies read by wire.Decode, answers written as the elections fast path
+	// writes them.
+	format := huma.Format{Marshal: elections.Marshal, Unmarshal: wire.Decode}
 	cfg.Formats = map[string]huma.Format{"application/json": format, "json": format}
 	return humachi.New(r, cfg)
 }
@@ -244,18 +245,4 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		_ = srv.Close()
 	}
 	return nil
-}
-
-// newElections builds the elections API's state from its options.
-func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
-	if err := o.applyDefaults(); err != nil {
-		return nil, err
-	}
-	adm, err := admission.New(o.AdmissionPerMinute, o.MaxTrackedClients)
-	if err != nil {
-		return nil, err
-	}
-	return &elections{opts: o, fastBodyMax: min(fastBodyMax, s.opts.MaxBodyBytes), admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
-		watches: roomwatch.New(roomwatch.Options{Rooms: o.Rooms, Poll: s.opts.PollInterval, MaxStreams: o.MaxWatches,
-			MaxStreamsPerClient: o.MaxWatchesPerClient, Frame: watchFrame, Metrics: s.opts.Metrics, Logger: s.opts.Logger})}, nil
 }

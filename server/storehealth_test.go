@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
@@ -45,7 +47,7 @@ func startRoomsServer(t *testing.T, dir string) *roomsServer {
 	}
 	t.Cleanup(func() { logs.Close() })
 	s, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+		Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestElectionStoreDamageIsReportedOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				opts.Elections = &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}
+				opts.Elections = &elections.Options{Rooms: m, AdmissionPerMinute: -1}
 			}
 			s, err := server.New(opts)
 			if err != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
@@ -94,7 +96,7 @@ func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 		}
 		s, err := server.New(server.Options{
 			Logger: logger, PollInterval: 200 * time.Millisecond, KeepAlive: l.KeepAlive,
-			Elections: &server.ElectionsOptions{Rooms: m, Disabled: l.Disabled, AdmissionPerMinute: l.AdmissionPerMinute,
+			Elections: &elections.Options{Rooms: m, Disabled: l.Disabled, AdmissionPerMinute: l.AdmissionPerMinute,
 				MaxWatchesPerClient: l.MaxWatchesPerClient, MaxWatches: l.MaxWatches, WatchLifetime: l.WatchLifetime,
 				TrustedProxies: proxies},
 		})

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -29,8 +29,8 @@ func TestFastDecodeMatchesStrict(t *testing.T) {
 	taken := 0
 	for _, body := range strictBodies {
 		for _, newValue := range []func() any{
-			func() any { return new(any) }, func() any { return &server.CampaignRequest{} },
-			func() any { return &server.RenewRequest{} }, func() any { return &server.ResignRequest{} },
+			func() any { return new(any) }, func() any { return &elections.CampaignRequest{} },
+			func() any { return &elections.RenewRequest{} }, func() any { return &elections.ResignRequest{} },
 		} {
 			if checkFastMatchesStrict(t, []byte(body), newValue) {
 				taken++
@@ -49,8 +49,8 @@ func FuzzFastDecodeMatchesStrict(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, newValue := range []func() any{
-			func() any { return new(any) }, func() any { return &server.CampaignRequest{} },
-			func() any { return &server.RenewRequest{} }, func() any { return &server.ResignRequest{} },
+			func() any { return new(any) }, func() any { return &elections.CampaignRequest{} },
+			func() any { return &elections.RenewRequest{} }, func() any { return &elections.ResignRequest{} },
 		} {
 			checkFastMatchesStrict(t, body, newValue)
 		}
@@ -85,7 +85,7 @@ func TestDecodeReadsABodyOnce(t *testing.T) {
 		into func() any
 		max  float64
 	}{
-		{func() any { return &server.CampaignRequest{} }, 14},
+		{func() any { return &elections.CampaignRequest{} }, 14},
 		{func() any { return new(any) }, 18},
 	} {
 		v := tc.into()

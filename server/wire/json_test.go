@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -16,15 +16,15 @@ func TestDecodeErrorsNameFieldsNotGoTypes(t *testing.T) {
 		into any
 		want string
 	}{
-		{`{"candidate_id":5}`, &server.CampaignRequest{}, "candidate_id: want a string, not a number"},
-		{`{"metadata":{"a":1}}`, &server.CampaignRequest{}, "metadata: want a string, not an object"},
-		{`{"ttl_seconds":"30"}`, &server.CampaignRequest{}, "ttl_seconds: want an integer"},
-		{`{"leader_token":true}`, &server.RenewRequest{}, "leader_token: want a string, not true or false"},
-		{`[1]`, &server.ResignRequest{}, "the body must be an object, not an array"},
+		{`{"candidate_id":5}`, &elections.CampaignRequest{}, "candidate_id: want a string, not a number"},
+		{`{"metadata":{"a":1}}`, &elections.CampaignRequest{}, "metadata: want a string, not an object"},
+		{`{"ttl_seconds":"30"}`, &elections.CampaignRequest{}, "ttl_seconds: want an integer"},
+		{`{"leader_token":true}`, &elections.RenewRequest{}, "leader_token: want a string, not true or false"},
+		{`[1]`, &elections.ResignRequest{}, "the body must be an object, not an array"},
 		{`{"ttl_seconds":1e400}`, new(any), "ttl_seconds: the number is out of range"},
-		{`{"candidate_id":"a","candidate_id":"b"}`, &server.CampaignRequest{}, `duplicate key "candidate_id"`},
-		{"{\"metadata\":\"\xc3\x28\"}", &server.CampaignRequest{}, "metadata: malformed JSON: not valid UTF-8"},
-		{`{"candidate_id":"\udfff"}`, &server.CampaignRequest{}, "candidate_id: malformed JSON: not valid UTF-8"},
+		{`{"candidate_id":"a","candidate_id":"b"}`, &elections.CampaignRequest{}, `duplicate key "candidate_id"`},
+		{"{\"metadata\":\"\xc3\x28\"}", &elections.CampaignRequest{}, "metadata: malformed JSON: not valid UTF-8"},
+		{`{"candidate_id":"\udfff"}`, &elections.CampaignRequest{}, "candidate_id: malformed JSON: not valid UTF-8"},
 	} {
 		err := wire.Decode([]byte(tc.body), tc.into)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

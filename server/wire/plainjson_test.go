@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -35,8 +35,8 @@ func TestPlainDecodeMatchesTokens(t *testing.T) {
 	taken := map[string]bool{}
 	for _, body := range append(plainBodies, strictBodies...) {
 		for _, newValue := range []func() wire.FieldDecoder{
-			func() wire.FieldDecoder { return &server.CampaignRequest{} }, func() wire.FieldDecoder { return &server.RenewRequest{} },
-			func() wire.FieldDecoder { return &server.ResignRequest{} },
+			func() wire.FieldDecoder { return &elections.CampaignRequest{} }, func() wire.FieldDecoder { return &elections.RenewRequest{} },
+			func() wire.FieldDecoder { return &elections.ResignRequest{} },
 		} {
 			if checkPlainMatchesTokens(t, []byte(body), newValue) {
 				taken[body] = true
@@ -57,8 +57,8 @@ func FuzzPlainDecodeMatchesTokens(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, newValue := range []func() wire.FieldDecoder{
-			func() wire.FieldDecoder { return &server.CampaignRequest{} }, func() wire.FieldDecoder { return &server.RenewRequest{} },
-			func() wire.FieldDecoder { return &server.ResignRequest{} },
+			func() wire.FieldDecoder { return &elections.CampaignRequest{} }, func() wire.FieldDecoder { return &elections.RenewRequest{} },
+			func() wire.FieldDecoder { return &elections.ResignRequest{} },
 		} {
 			checkPlainMatchesTokens(t, body, newValue)
 		}
@@ -84,7 +84,7 @@ func checkPlainMatchesTokens(t *testing.T, body []byte, newValue func() wire.Fie
 // sets — the candidate, the TTL, the metadata (its pointer and text) — and none for reading it.
 func TestPlainDecodeAllocatesOnlyTheValues(t *testing.T) {
 	body := []byte(`{"candidate_id":"worker-a","ttl_seconds":30,"metadata":"m"}`)
-	var r server.CampaignRequest
+	var r elections.CampaignRequest
 	allocs := testing.AllocsPerRun(200, func() {
 		if !wire.DecodePlain(body, &r) {
 			t.Fatal("not plain")

@@ -9,6 +9,8 @@ import (
 	"net"
 	"testing"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
@@ -24,7 +26,7 @@ func StartElectionsServer(t *testing.T) string {
 	}
 	wire.InstallErrorModel() // as the commands that serve the API do
 	srv, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+		Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

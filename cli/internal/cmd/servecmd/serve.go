@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+
 	"github.com/spf13/cobra"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
@@ -162,7 +164,7 @@ func serve(ctx context.Context, cfg *config.Config, ln net.Listener, log *slog.L
 	if admission == 0 {
 		admission = -1 // no limit
 	}
-	opts.Elections = &server.ElectionsOptions{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
+	opts.Elections = &elections.Options{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
 		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: el.TrustedProxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
 		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}
 	// The elections API's requests leave garbage that a small live heap would collect every few

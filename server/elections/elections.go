@@ -1,4 +1,4 @@
-package server
+package elections
 
 import (
 	"context"
@@ -25,9 +25,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
-// ElectionsOptions configure the elections ("rooms") API: the wire contract of
-// docs/elections-api.md on top of a rooms.Manager. Zero limits take the defaults below.
-type ElectionsOptions struct {
+// Options configure the elections ("rooms") API: the wire contract of docs/elections-api.md on
+// top of a rooms.Manager. Zero limits take the defaults below.
+type Options struct {
 	// Rooms runs the rooms (required).
 	Rooms *rooms.Manager
 	// Disabled answers every elections endpoint with 403 forbidden.
@@ -60,9 +60,9 @@ const (
 	DefaultWatchLifetime       = 900 * time.Second
 )
 
-func (o *ElectionsOptions) applyDefaults() error {
+func (o *Options) applyDefaults() error {
 	if o.Rooms == nil {
-		return errors.New("server: the elections API needs a rooms manager")
+		return errors.New("elections: the API needs a rooms manager")
 	}
 	if o.AdmissionPerMinute == 0 {
 		o.AdmissionPerMinute = DefaultAdmissionPerMinute
@@ -193,7 +193,7 @@ var (
 	resignFields   = []string{"leader_token"}
 )
 
-// Fields, Reset and SetField implement wire.FieldDecoder with the fields of UnmarshalJSON.
+// Fields implements wire.FieldDecoder, with the fields of UnmarshalJSON.
 func (r *CampaignRequest) Fields() []string { return campaignFields }
 
 // Reset implements wire.FieldDecoder.
@@ -316,18 +316,59 @@ type createdOutput struct {
 	Body         CreatedElection
 }
 
-// elections serves the elections API.
-type elections struct {
-	opts ElectionsOptions
-	// fastBodyMax bounds the bodies the fast path reads: the constant fastBodyMax, or the
+// Host is what the API takes from the server that serves it.
+type Host struct {
+	// MaxBodyBytes is the server's bound on request bodies.
+	MaxBodyBytes int64
+	// PollInterval is how often the watch streams' rooms are read without a change
+	// notification.
+	PollInterval time.Duration
+	// KeepAlive is the SSE keep-alive interval.
+	KeepAlive time.Duration
+	// Closing is closed when the server shuts down: the watch streams end.
+	Closing <-chan struct{}
+	// Metrics receives the API's measurements.
+	Metrics Metrics
+	// Logger logs failed requests and reads.
+	Logger *slog.Logger
+}
+
+// Metrics is what the API records.
+type Metrics interface {
+	roomwatch.Metrics
+	// ElectionRequest counts one request by operation and outcome (ok, leader, follower, or
+	// the error code).
+	ElectionRequest(op, outcome string)
+}
+
+// API serves the elections API: its huma operations, its watch stream, and the fast path
+// (ServeFast) that answers the hot operations ahead of the router.
+type API struct {
+	opts Options
+	// fastBodyMax bounds the bodies the fast path reads: the constant FastBodyMax, or the
 	// server's body limit where that is lower.
 	fastBodyMax int64
 	admission   *admission.Budget
 	watches     *roomwatch.Watches
-	metrics     *Metrics
+	metrics     Metrics
 	log         *slog.Logger
 	keepAlive   time.Duration
 	closing     <-chan struct{}
+}
+
+// New returns the API opts describe, served by host, after filling and checking its limits.
+func New(opts Options, host Host) (*API, error) {
+	if err := opts.applyDefaults(); err != nil {
+		return nil, err
+	}
+	adm, err := admission.New(opts.AdmissionPerMinute, opts.MaxTrackedClients)
+	if err != nil {
+		return nil, err
+	}
+	return &API{opts: opts, fastBodyMax: min(FastBodyMax, host.MaxBodyBytes), admission: adm, metrics: host.Metrics,
+		log: host.Logger, keepAlive: host.KeepAlive, closing: host.Closing,
+		watches: roomwatch.New(roomwatch.Options{Rooms: opts.Rooms, Poll: host.PollInterval, MaxStreams: opts.MaxWatches,
+			MaxStreamsPerClient: opts.MaxWatchesPerClient, Frame: watchFrame, Metrics: host.Metrics, Logger: host.Logger})}, nil
 }
 
 // electionOp names an elections endpoint for the gate and the metrics.
@@ -351,9 +392,9 @@ func (op electionOp) hasBody() bool { return op == opCampaign || op == opRenew |
 // gate runs the checks that precede the body, in the contract's order: disabled (403), budget
 // (429), room id (400), content type (415). It writes the error of the request requestID and
 // returns false when one fails.
-func (e *elections) gate(w http.ResponseWriter, r *http.Request, requestID string, op electionOp, roomID string) bool {
+func (e *API) gate(w http.ResponseWriter, r *http.Request, requestID string, op electionOp, roomID string) bool {
 	fail := func(status int, code, msg, details string, retry time.Duration) bool {
-		e.metrics.electionRequest(string(op), code)
+		e.metrics.ElectionRequest(string(op), code)
 		body := wire.NewErrorFor(requestID, status, code, msg, details)
 		if retry > 0 {
 			body.SetRetry(retry)
@@ -394,7 +435,7 @@ func (e *elections) gate(w http.ResponseWriter, r *http.Request, requestID strin
 }
 
 // hgate is gate as a huma operation middleware: it runs before huma reads the body.
-func (e *elections) hgate(op electionOp) func(huma.Context, func(huma.Context)) {
+func (e *API) hgate(op electionOp) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
 		r, w := humachi.Unwrap(ctx)
 		// chi's own parameter: huma's Param reads Request.PathValue, which chi does not fill for
@@ -405,9 +446,9 @@ func (e *elections) hgate(op electionOp) func(huma.Context, func(huma.Context)) 
 	}
 }
 
-// registerElections registers the elections endpoints.
-func (s *Server) registerElections(e *elections) {
-	api := s.api
+// Register registers the elections endpoints: the operations on api, the watch stream on r (and
+// in api's contract).
+func (e *API) Register(api huma.API, r chi.Router) {
 	tags := []string{"elections"}
 	op := func(id electionOp, method, path, summary, desc string, status int, errs ...int) huma.Operation {
 		return huma.Operation{
@@ -422,7 +463,7 @@ func (s *Server) registerElections(e *elections) {
 		http.StatusCreated, http.StatusForbidden, http.StatusTooManyRequests),
 		func(ctx context.Context, _ *struct{}) (*createdOutput, error) {
 			id := rooms.NewRoomID()
-			e.metrics.electionRequest(string(opCreate), "ok")
+			e.metrics.ElectionRequest(string(opCreate), "ok")
 			return &createdOutput{CacheControl: "no-store", Location: "/elections/" + id, Body: CreatedElection{
 				ElectionID: id, CampaignPath: "/elections/" + id + "/campaign", StatusPath: "/elections/" + id, WatchPath: "/elections/" + id + "/watch",
 			}}, nil
@@ -456,24 +497,24 @@ func (s *Server) registerElections(e *elections) {
 		func(ctx context.Context, in *resignInput) (*wire.Output[ResignResult], error) {
 			return answer(e.resign(ctx, wire.RequestID(ctx), in.ID, &in.Body))
 		})
-	s.router.Get("/elections/{id}/watch", e.serveWatch)
-	s.documentWatch()
+	r.Get("/elections/{id}/watch", e.serveWatch)
+	documentWatch(api)
 }
 
 // The operations behind status, campaign, renew and resign, for huma's handlers and the fast
 // path alike: each calls the engine and counts its outcome; an engine error comes back as the
 // wire.ErrorBody of the request requestID.
 
-func (e *elections) status(ctx context.Context, requestID, roomID string) (ElectionStatus, *wire.ErrorBody) {
+func (e *API) status(ctx context.Context, requestID, roomID string) (ElectionStatus, *wire.ErrorBody) {
 	st, err := e.opts.Rooms.Status(ctx, roomID)
 	if err != nil {
 		return ElectionStatus{}, e.fail(requestID, opStatus, err)
 	}
-	e.metrics.electionRequest(string(opStatus), "ok")
+	e.metrics.ElectionRequest(string(opStatus), "ok")
 	return statusBody(st), nil
 }
 
-func (e *elections) campaign(ctx context.Context, requestID, roomID string, in *CampaignRequest) (CampaignResult, *wire.ErrorBody) {
+func (e *API) campaign(ctx context.Context, requestID, roomID string, in *CampaignRequest) (CampaignResult, *wire.ErrorBody) {
 	var metadata string
 	if in.Metadata != nil {
 		metadata = *in.Metadata
@@ -482,25 +523,25 @@ func (e *elections) campaign(ctx context.Context, requestID, roomID string, in *
 	if err != nil {
 		return CampaignResult{}, e.fail(requestID, opCampaign, err)
 	}
-	e.metrics.electionRequest(string(opCampaign), string(res.Status))
+	e.metrics.ElectionRequest(string(opCampaign), string(res.Status))
 	return campaignBody(res), nil
 }
 
-func (e *elections) renew(ctx context.Context, requestID, roomID string, in *RenewRequest) (CampaignResult, *wire.ErrorBody) {
+func (e *API) renew(ctx context.Context, requestID, roomID string, in *RenewRequest) (CampaignResult, *wire.ErrorBody) {
 	res, err := e.opts.Rooms.Renew(ctx, roomID, in.LeaderToken, in.TTLSeconds.duration())
 	if err != nil {
 		return CampaignResult{}, e.fail(requestID, opRenew, err)
 	}
-	e.metrics.electionRequest(string(opRenew), "ok")
+	e.metrics.ElectionRequest(string(opRenew), "ok")
 	return campaignBody(res), nil
 }
 
-func (e *elections) resign(ctx context.Context, requestID, roomID string, in *ResignRequest) (ResignResult, *wire.ErrorBody) {
+func (e *API) resign(ctx context.Context, requestID, roomID string, in *ResignRequest) (ResignResult, *wire.ErrorBody) {
 	prev, err := e.opts.Rooms.Resign(ctx, roomID, in.LeaderToken)
 	if err != nil {
 		return ResignResult{}, e.fail(requestID, opResign, err)
 	}
-	e.metrics.electionRequest(string(opResign), "ok")
+	e.metrics.ElectionRequest(string(opResign), "ok")
 	return ResignResult{ElectionID: roomID, Status: string(rooms.StatusVacant), PreviousTerm: prev}, nil
 }
 
@@ -514,7 +555,7 @@ func answer[T any](body T, fail *wire.ErrorBody) (*wire.Output[T], error) {
 }
 
 // fail maps an engine error of the request requestID to the contract's status and code.
-func (e *elections) fail(requestID string, op electionOp, err error) *wire.ErrorBody {
+func (e *API) fail(requestID string, op electionOp, err error) *wire.ErrorBody {
 	var body *wire.ErrorBody
 	var capacity *rooms.CapacityError
 	switch {
@@ -560,7 +601,7 @@ func (e *elections) fail(requestID string, op electionOp, err error) *wire.Error
 		// engine's documents, and errors carry no document).
 		e.log.Warn("elections: request failed", "operation", string(op), "request_id", requestID, "status", body.GetStatus(), "err", err)
 	}
-	e.metrics.electionRequest(string(op), body.Code)
+	e.metrics.ElectionRequest(string(op), body.Code)
 	return body
 }
 

@@ -1,4 +1,4 @@
-package server
+package elections
 
 import (
 	"bytes"
@@ -29,15 +29,16 @@ import (
 // length is known and small, so reading it neither trips the body limit nor, without Expect,
 // sends anything; a refused campaign's body would be discarded after the answer anyway.
 
-// fastBodyMax bounds the bodies the fast path reads (and its buffers): well above any plain
+// FastBodyMax bounds the bodies the fast path reads (and its buffers): well above any plain
 // request — a campaign with 1,024 characters of metadata — and below the body limit's default.
-const fastBodyMax = 8 << 10
+// A longer body goes to huma.
+const FastBodyMax = 8 << 10
 
 // bodyReadTimeout is how long huma's operations and the fast path wait for a request body.
 const bodyReadTimeout = 5 * time.Second
 
-// fastBodies are the fast path's body buffers, fastBodyMax bytes each.
-var fastBodies = sync.Pool{New: func() any { b := make([]byte, fastBodyMax); return &b }}
+// fastBodies are the fast path's body buffers, FastBodyMax bytes each.
+var fastBodies = sync.Pool{New: func() any { b := make([]byte, FastBodyMax); return &b }}
 
 // Answer headers, set under their canonical keys without Set's canonicalisation. They are
 // shared and never modified: net/http copies the header when the status is written, and
@@ -54,10 +55,10 @@ type fastInput struct {
 	resign   ResignRequest
 }
 
-// serveFast serves r, of the request requestID, if it is one the fast path takes, and reports
+// ServeFast serves r, of the request requestID, if it is one the fast path takes, and reports
 // whether it did. When it did not, nothing was written or counted, and body, if not nil, is r's
 // body for the router (read and replayed).
-func (e *elections) serveFast(w http.ResponseWriter, r *http.Request, requestID string) (served bool, body io.ReadCloser) {
+func (e *API) ServeFast(w http.ResponseWriter, r *http.Request, requestID string) (served bool, body io.ReadCloser) {
 	op, roomID := fastRoute(r)
 	if op == "" || !e.plainRequest(r, op, roomID) {
 		return false, nil
@@ -120,7 +121,7 @@ func fastRoute(r *http.Request) (op electionOp, roomID string) {
 // plainRequest: r passes the checks of gate that need no state (the API on, a valid room id,
 // JSON's canonical Content-Type), asks for JSON as huma answers it by default, and has a body
 // the fast path reads whole, without Expect.
-func (e *elections) plainRequest(r *http.Request, op electionOp, roomID string) bool {
+func (e *API) plainRequest(r *http.Request, op electionOp, roomID string) bool {
 	if e.opts.Disabled || rooms.ValidateRoomID(roomID) != nil {
 		return false
 	}
@@ -193,7 +194,7 @@ type failedReader struct{ err error }
 func (f failedReader) Read([]byte) (int, error) { return 0, f.err }
 
 // writeAnswer writes an operation's outcome as huma writes its handler's: the body with
-// Cache-Control: no-store, or the error. The body is encoded as marshalJSON encodes it, and
+// Cache-Control: no-store, or the error. The body is encoded as Marshal encodes it, and
 // copied only for huma's default encoder, so that it stays on the caller's stack otherwise.
 func writeAnswer[T any](w http.ResponseWriter, body *T, fail *wire.ErrorBody) {
 	if fail != nil {

@@ -1,4 +1,4 @@
-package server
+package elections
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func TestFastEncodeMatchesEncodingJSON(t *testing.T) {
 		if err := wire.Marshal(&want, v); err != nil {
 			t.Fatal(err)
 		}
-		if err := marshalJSON(&got, v); err != nil {
+		if err := Marshal(&got, v); err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != want.String() {
@@ -56,7 +56,7 @@ func BenchmarkEncodeAnswer(b *testing.B) {
 	for _, enc := range []struct {
 		name    string
 		marshal func(io.Writer, any) error
-	}{{"api", marshalJSON}, {"default", wire.Marshal}} {
+	}{{"api", Marshal}, {"default", wire.Marshal}} {
 		b.Run(enc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -1,4 +1,4 @@
-package server
+package elections
 
 import (
 	"io"
@@ -18,8 +18,9 @@ import (
 // encodeBuffers are reused answer buffers.
 var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// marshalJSON is the API's JSON encoder: encodeFast, else huma's default.
-func marshalJSON(w io.Writer, v any) error {
+// Marshal is the JSON encoder of the server's huma API: the elections answers by hand
+// (encodeFast), so that huma writes the fast path's bytes, and anything else as huma's default.
+func Marshal(w io.Writer, v any) error {
 	if ok, err := writeFast(w, v); ok {
 		return err
 	}

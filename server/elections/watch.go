@@ -1,4 +1,4 @@
-package server
+package elections
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func watchFrame(st rooms.RoomState, at time.Time) []byte {
 	data, err := json.Marshal(WatchFrame{SchemaVersion: 1, ElectionID: st.RoomID, Status: body.Status, Leader: body.Leader,
 		RetryAfterMS: body.RetryAfterMS, ObservedAt: wire.Time(at)})
 	if err != nil { // plain fields only: cannot happen
-		panic("server: encode watch frame: " + err.Error())
+		panic("elections: encode watch frame: " + err.Error())
 	}
 	return sse.Event("state", watchRetry, data)
 }
@@ -47,7 +47,7 @@ const watchRetry = time.Second
 // serveWatch is GET /elections/{id}/watch: a snapshot frame, then a frame per change, a
 // keep-alive comment every keep-alive interval, until the client leaves, the stream lags, the
 // store fails, the server shuts down or the stream's lifetime ends.
-func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
+func (e *API) serveWatch(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	if !e.gate(w, r, wire.RequestID(r.Context()), opWatch, id) || sse.Head(w, r) {
 		return
@@ -57,7 +57,7 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		body := wire.NewError(ctx, http.StatusTooManyRequests, "rate_limited", "too many watch streams", err.Error())
 		body.SetRetry(time.Second)
-		e.metrics.electionRequest(string(opWatch), body.Code)
+		e.metrics.ElectionRequest(string(opWatch), body.Code)
 		wire.WriteErrorBody(w, body)
 		return
 	}
@@ -77,7 +77,7 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 	case <-ctx.Done():
 		return
 	}
-	e.metrics.electionRequest(string(opWatch), "ok")
+	e.metrics.ElectionRequest(string(opWatch), "ok")
 	connlimit.MarkStream(ctx) // at the connection bound, a stream may be shed for a new connection
 
 	stream := sse.Open(w)
@@ -93,8 +93,8 @@ func (e *elections) serveWatch(w http.ResponseWriter, r *http.Request) {
 
 // documentWatch adds GET /elections/{id}/watch to the contract; like /v1/events it is a plain
 // handler whose contract comes from the WatchFrame type.
-func (s *Server) documentWatch() {
-	oapi := s.api.OpenAPI()
+func documentWatch(api huma.API) {
+	oapi := api.OpenAPI()
 	frameSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[WatchFrame](), true, "WatchFrame")
 	errorSchema := oapi.Components.Schemas.Schema(reflect.TypeFor[wire.ErrorBody](), true, "ErrorBody")
 	errResp := func(desc string) *huma.Response {
