@@ -9,10 +9,6 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
-// APIVersion is the version of the HTTP contract (info.version of the OpenAPI document). It
-// changes only when the contract does, not with every release of the binaries.
-const APIVersion = "1.0.0"
-
 // Contract returns the OpenAPI 3.1 document of the API, generated from the handlers' types:
 // the same document a running server serves at /openapi.json. Like New, it needs the API's
 // error model installed (wire.InstallErrorModel).

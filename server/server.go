@@ -11,11 +11,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/adapters/humachi"
-	"github.com/go-chi/chi/v5"
-	chimw "github.com/go-chi/chi/v5/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -23,7 +18,6 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/controller"
 	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/health"
-	"github.com/regbo/lfp-swarm-lease/server/middleware"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
@@ -59,33 +53,60 @@ type Options struct {
 	Logger *slog.Logger
 	// CORSAllowedOrigins are the origins (scheme://host[:port], or "*" for any) whose pages may
 	// call the API from a browser, preflights and SSE included; none (the default) sends no
-	// CORS headers (cors.go).
+	// CORS headers (middleware.CORS).
 	CORSAllowedOrigins []string
 	// Snapshots, when set, feeds the server instead of a watcher of its own: `run` passes its
 	// campaign's reads, so that a replica reads the store once, not twice. The owner closes it.
 	Snapshots <-chan lease.Snapshot
 }
 
-// Server serves the HTTP API of one election.
+// Server serves the HTTP API of one election, the elections API, or both.
 type Server struct {
 	opts    Options
-	router  chi.Router
 	handler *front
 	api     huma.API
 	// controller serves the election's endpoints; nil without an election.
 	controller *controller.Controller
-	elections  *elections.API
 	// conns bounds the open connections.
-	conns   *connlimit.Limiter
+	conns *connlimit.Limiter
+	// closing is closed when the server shuts down: the streams its handlers write end.
 	closing chan struct{}
 }
 
-// Defaults.
+// Defaults of Options.
 const (
-	DefaultKeepAlive     = 15 * time.Second
+	// DefaultKeepAlive is the SSE keep-alive interval.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultMaxSSEClients bounds the connected clients of /v1/events.
 	DefaultMaxSSEClients = 20000
-	DefaultMaxBodyBytes  = 64 << 10
+	// DefaultMaxBodyBytes bounds request bodies.
+	DefaultMaxBodyBytes = 64 << 10
 )
+
+// applyDefaults fills the zero options.
+func (o *Options) applyDefaults() {
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.MaxSSEClients <= 0 {
+		o.MaxSSEClients = DefaultMaxSSEClients
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+}
 
 // New builds the server; Serve runs it. The program must have installed the API's error model
 // (wire.InstallErrorModel) first: without it huma would answer its own errors in another shape,
@@ -97,58 +118,21 @@ func New(opts Options) (*Server, error) {
 	if opts.Election == nil && opts.Elections == nil {
 		return nil, errors.New("server: an election or the elections API is required")
 	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = time.Second
-	}
-	if opts.KeepAlive <= 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.MaxSSEClients <= 0 {
-		opts.MaxSSEClients = DefaultMaxSSEClients
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.Metrics == nil {
-		opts.Metrics = NewMetrics()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	s := &Server{opts: opts, closing: make(chan struct{})}
-
+	opts.applyDefaults()
 	var proxies []netip.Prefix
+	var roomsManager *rooms.Manager
 	if opts.Elections != nil {
-		proxies = opts.Elections.TrustedProxies
+		proxies, roomsManager = opts.Elections.TrustedProxies, opts.Elections.Rooms
 	}
 	conns, err := connlimit.New(connlimit.Options{MaxConnections: opts.MaxConnections,
 		MaxConnectionsPerClient: opts.MaxConnectionsPerClient, TrustedProxies: proxies, Metrics: opts.Metrics})
 	if err != nil {
 		return nil, err
 	}
-	s.conns = conns
+	s := &Server{opts: opts, conns: conns, closing: make(chan struct{})}
 
-	r := chi.NewRouter()
-	// The request's ID, the answer to a panic and CORS come first, in the front (front.go).
-	r.Use(middleware.BodyLimit(opts.MaxBodyBytes), chimw.GetHead) // HEAD: see head.go
-	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
-	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		wire.WriteError(w, r, http.StatusNotFound, "not_found", "no such endpoint", "see /docs/ for the endpoints")
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		wire.WriteError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed",
-			"the endpoint exists; see /docs/ for the methods it takes")
-	})
-	s.router = r
+	r := newRouter(opts.MaxBodyBytes)
 	s.api = newAPI(r)
-	var roomsManager *rooms.Manager
-	if opts.Elections != nil {
-		roomsManager = opts.Elections.Rooms
-	}
 	health.New(health.Options{Election: opts.Election, Rooms: roomsManager, Metrics: opts.Metrics, Logger: opts.Logger}).Register(s.api)
 	if opts.Election != nil {
 		s.controller = controller.New(controller.Options{Election: opts.Election, Snapshots: opts.Snapshots,
@@ -157,45 +141,20 @@ func New(opts Options) (*Server, error) {
 		s.controller.Register(s.api, r)
 	} else {
 		opts.Metrics.withoutElection()
-		// Without an election the controller endpoints do not exist; say why, rather than the
-		// generic "no such endpoint" (and never echo the path).
-		r.Get("/v1/*", func(w http.ResponseWriter, r *http.Request) {
-			wire.WriteError(w, r, http.StatusNotFound, "no_namespace", "this server serves no election namespace",
-				"the /v1/* endpoints need one: start serve with a namespace (--namespace, or SWARM_LEASE_NAMESPACE); the elections API is at /elections")
-		})
+		routeNoElection(r)
 	}
+	var fast *elections.API
 	if opts.Elections != nil {
-		e, err := elections.New(*opts.Elections, elections.Host{MaxBodyBytes: opts.MaxBodyBytes, PollInterval: opts.PollInterval,
+		fast, err = elections.New(*opts.Elections, elections.Host{MaxBodyBytes: opts.MaxBodyBytes, PollInterval: opts.PollInterval,
 			KeepAlive: opts.KeepAlive, Closing: s.closing, Metrics: opts.Metrics, Logger: opts.Logger})
 		if err != nil {
 			return nil, err
 		}
-		s.elections = e
-		e.Register(s.api, r)
+		fast.Register(s.api, r)
 	}
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Metrics.Registry(), promhttp.HandlerOpts{}))
-	docs := v5emb.New("lfp-swarm-lease API", "/openapi.json", "/docs/")
-	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
-	r.Get("/", http.RedirectHandler("/docs/", http.StatusFound).ServeHTTP) // a browser pointed at the server lands on the docs
-	r.Method(http.MethodGet, "/docs/*", docs)
-	s.handler = newFront(opts.Logger, opts.CORSAllowedOrigins, s.elections, r)
+	routeServerPages(r, opts.Metrics)
+	s.handler = newFront(opts.Logger, opts.CORSAllowedOrigins, fast, r)
 	return s, nil
-}
-
-// newAPI is the huma API on r: OpenAPI 3.1 at /openapi.json (and .yaml), no built-in docs
-// (they load assets from a CDN; /docs serves embedded ones), no $schema links in bodies.
-func newAPI(r chi.Router) huma.API {
-	cfg := huma.DefaultConfig("lfp-swarm-lease", APIVersion)
-	cfg.Info.Description = "Leader election for Docker Swarm services, with fencing tokens: the controller endpoints of one " +
-		"Swarm election, and the elections (rooms) API for processes without Docker access."
-	cfg.DocsPath = ""
-	cfg.SchemasPath = ""
-	cfg.CreateHooks = nil
-	// The API's JSON: bodies read by wire.Decode, answers written as the elections fast path
-	// writes them.
-	format := huma.Format{Marshal: elections.Marshal, Unmarshal: wire.Decode}
-	cfg.Formats = map[string]huma.Format{"application/json": format, "json": format}
-	return humachi.New(r, cfg)
 }
 
 // Handler returns the server's HTTP handler.

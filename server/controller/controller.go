@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -62,16 +61,13 @@ type Metrics interface {
 // Controller serves the controller endpoints of one election: /v1/info, /v1/state and the
 // /v1/events stream, all from one watcher of the election.
 type Controller struct {
-	opts Options
-	hub  *sse.Hub
-	// mu guards current, the newest snapshot.
-	mu      sync.Mutex
-	current lease.Snapshot
+	opts   Options
+	events *events
 }
 
 // New returns the controller opts describe; Run feeds it.
 func New(opts Options) *Controller {
-	return &Controller{opts: opts, hub: sse.NewHub(opts.MaxClients, opts.KeepAlive, opts.Metrics)}
+	return &Controller{opts: opts, events: newEvents(opts.MaxClients, opts.KeepAlive, opts.Closing, opts.Metrics)}
 }
 
 // Run watches the election — every new record, renewals included, so that /v1/state is never
@@ -84,12 +80,15 @@ func (c *Controller) Run(ctx context.Context) {
 			c.opts.Logger.Debug("watch: store error", "err", err)
 		})
 	}
-	c.feed(snaps)
+	for snap := range snaps {
+		c.events.publish(snap)
+		c.opts.Metrics.ObservedFence(snap.Fence)
+	}
 }
 
 // Close ends the streams the hub's fan-out writes, cleanly, and returns once they have ended:
 // http.Server.Shutdown neither tracks nor ends hijacked connections.
-func (c *Controller) Close() { c.hub.Close() }
+func (c *Controller) Close() { c.events.hub.Close() }
 
 // Register registers the controller endpoints: the JSON ones on api, the stream on r (and in
 // api's contract).
@@ -109,7 +108,7 @@ func (c *Controller) Register(api huma.API, r chi.Router) {
 		Summary:     "The election's current state",
 		Description: "The newest snapshot of this process's watcher (event-driven, and at most one poll interval old).",
 	}, func(ctx context.Context, _ *struct{}) (*wire.Output[State], error) {
-		snap, err := c.snapshot(ctx)
+		snap, err := c.events.snapshot(ctx)
 		if err != nil {
 			e := wire.NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the election has not been read from the store yet", "see /readyz")
 			e.RetryAfterMS = wire.RetryAfter.Milliseconds()
@@ -117,7 +116,7 @@ func (c *Controller) Register(api huma.API, r chi.Router) {
 		}
 		return wire.NoStore(StateOf(snap)), nil
 	})
-	r.Get("/v1/events", c.serveEvents)
+	r.Get("/v1/events", c.events.serve)
 	documentEvents(api)
 }
 

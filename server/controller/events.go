@@ -5,34 +5,46 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server/sse"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
+// events is the election as its watcher last read it: the newest snapshot, for /v1/state, and
+// the /v1/events stream of it, fanned out by a hub.
+type events struct {
+	hub       *sse.Hub
+	keepAlive time.Duration
+	closing   <-chan struct{}
+
+	mu        sync.Mutex
+	current   lease.Snapshot
+	published bool
+}
+
 // errNotRead: the watcher has not read the election yet.
 var errNotRead = errors.New("the election has not been read from the store yet")
 
-// feed publishes the election's snapshots to the hub until snaps closes: every snapshot becomes
-// the "current" event of new subscribers, and one that changes the holder or the fence a
-// "change" event for every client. Renewals update the current state (for /v1/state and new
-// subscribers) without waking any client.
-func (c *Controller) feed(snaps <-chan lease.Snapshot) {
-	first := true
-	for snap := range snaps {
-		current := stateEvent("current", snap)
-		var change []byte
-		c.mu.Lock()
-		if !first && lease.Changed(c.current, snap) {
-			change = stateEvent("change", snap)
-		}
-		c.current = snap
-		c.mu.Unlock()
-		first = false
-		c.hub.Publish(current, change)
-		c.opts.Metrics.ObservedFence(snap.Fence)
+func newEvents(maxClients int, keepAlive time.Duration, closing <-chan struct{}, m sse.Metrics) *events {
+	return &events{hub: sse.NewHub(maxClients, keepAlive, m), keepAlive: keepAlive, closing: closing}
+}
+
+// publish makes snap the newest snapshot: the "current" event of new subscribers, and, when it
+// changes the holder or the fence, a "change" event for every client. Renewals update the
+// current state (for /v1/state and new subscribers) without waking any client.
+func (ev *events) publish(snap lease.Snapshot) {
+	current := stateEvent("current", snap)
+	var change []byte
+	ev.mu.Lock()
+	if ev.published && lease.Changed(ev.current, snap) {
+		change = stateEvent("change", snap)
 	}
+	ev.current, ev.published = snap, true
+	ev.mu.Unlock()
+	ev.hub.Publish(current, change)
 }
 
 // stateEvent is the SSE event named name that carries the State of snap.
@@ -45,26 +57,26 @@ func stateEvent(name string, snap lease.Snapshot) []byte {
 }
 
 // snapshot waits for the first snapshot (at most sse.FirstFrameWait) and returns the newest.
-func (c *Controller) snapshot(ctx context.Context) (lease.Snapshot, error) {
-	if err := c.hub.AwaitFirst(ctx); err != nil {
+func (ev *events) snapshot(ctx context.Context) (lease.Snapshot, error) {
+	if err := ev.hub.AwaitFirst(ctx); err != nil {
 		return lease.Snapshot{}, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.current, nil
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.current, nil
 }
 
-// serveEvents is GET /v1/events: the SSE stream of the election. The first event is
-// "current"; later events are "change", sent only when the holder or the fence changes; a
-// comment line keeps the connection alive every keepAlive.
+// serve is GET /v1/events: the SSE stream of the election. The first event is "current";
+// later events are "change", sent only when the holder or the fence changes; a comment line
+// keeps the connection alive every keepAlive.
 //
 // After the first event, an HTTP/1.1 stream is handed to the hub's writers and the handler
 // returns (sse.Hub.HandOver); other streams are served here until they end.
-func (c *Controller) serveEvents(w http.ResponseWriter, r *http.Request) {
+func (ev *events) serve(w http.ResponseWriter, r *http.Request) {
 	if sse.Head(w, r) {
 		return
 	}
-	sub, current, err := c.hub.Subscribe(r.Context())
+	sub, current, err := ev.hub.Subscribe(r.Context())
 	switch {
 	case errors.Is(err, sse.ErrTooManyClients):
 		wire.WriteRetryable(w, r, "too_many_clients", "this server has reached its limit of SSE clients",
@@ -80,12 +92,12 @@ func (c *Controller) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "keep-alive")
 	stream := sse.Open(w)
 	if err := stream.Write(current); err != nil {
-		c.hub.Unsubscribe(sub)
+		ev.hub.Unsubscribe(sub)
 		return
 	}
-	if c.hub.HandOver(stream, r, sub) {
+	if ev.hub.HandOver(stream, r, sub) {
 		return
 	}
-	defer c.hub.Unsubscribe(sub)
-	stream.Pump(r.Context(), sub, c.opts.KeepAlive, c.opts.Closing)
+	defer ev.hub.Unsubscribe(sub)
+	stream.Pump(r.Context(), sub, ev.keepAlive, ev.closing)
 }

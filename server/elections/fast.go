@@ -14,7 +14,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
-// The elections fast path serves campaign, renew, resign and status without the router: no
+// The elections fast path serves campaign, renew, resign and status ahead of the router: no
 // chi route context, no context for the request's ID, no huma input and output reflection, and
 // the body read and decoded once, straight into the operation's request. It takes only the
 // requests it can answer exactly as huma would — the same status, headers and body — and leaves

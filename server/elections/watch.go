@@ -20,16 +20,6 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
-// WatchFrame is the data of every event of GET /elections/{id}/watch.
-type WatchFrame struct {
-	SchemaVersion int             `json:"schema_version" enum:"1" doc:"The frame's schema version: 1."`
-	ElectionID    string          `json:"election_id"`
-	Status        string          `json:"status" enum:"leader,vacant"`
-	Leader        *ElectionLeader `json:"leader" doc:"The live leader, or null when vacant. Never the token."`
-	RetryAfterMS  int64           `json:"retry_after_ms" doc:"Milliseconds until the leader's lease can be taken over; 0 when vacant."`
-	ObservedAt    string          `json:"observed_at" format:"date-time" doc:"When this server read the state (RFC 3339, UTC)."`
-}
-
 // watchFrame is the SSE event of a room's state st, read at at.
 func watchFrame(st rooms.RoomState, at time.Time) []byte {
 	body := statusBody(st)

@@ -34,12 +34,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Metrics is what the health checks record.
-type Metrics interface {
-	// StoreDamaged counts damaged stored state that a store found and worked around.
-	StoreDamaged()
-}
-
 // Checks are a server's health checks: /healthz and /readyz, and what the stores report about
 // themselves, which /readyz shows.
 type Checks struct {

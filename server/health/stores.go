@@ -12,6 +12,12 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
+// Metrics is what the health checks record.
+type Metrics interface {
+	// StoreDamaged counts damaged stored state that a store found and worked around.
+	StoreDamaged()
+}
+
 // storeHealth is what the stores reported about themselves beyond answering calls: damaged
 // state they worked around (rooms.DamageReporter: the rooms store's, and the election's store's
 // — a file store's repaired election file or recreated directory), and whether the rooms store

@@ -14,8 +14,8 @@ import (
 )
 
 // The SSE streams of HTTP/1.1 clients are written by a few goroutines of the hub, not by one
-// net/http handler goroutine each. The handler writes the response head and the `current`
-// event as usual, then hijacks the connection, hands it to the fan-out (hub.adopt) and returns:
+// net/http handler goroutine each. The handler writes the response head and the current frame
+// as usual, then hijacks the connection, hands it to the fan-out (Hub.HandOver) and returns:
 // its goroutine, its stack and net/http's buffers are freed, and a stream costs a socket and a
 // small struct. Writing each change to 10,000 clients from one goroutine per client cost
 // 30 KB and 50 µs of CPU per client (BENCHMARKS.md, "HTTP API and SSE").
@@ -107,10 +107,10 @@ type shard struct {
 
 // shardOp is one operation for a writer; exactly one field is set.
 type shardOp struct {
-	frame  []byte  // a chunk for every stream (a change)
+	frame  []byte      // a chunk for every stream (a change)
 	add    *streamConn // a stream to adopt
 	hangup *streamConn // a stream whose client went away
-	end    bool    // end every stream cleanly and stop
+	end    bool        // end every stream cleanly and stop
 }
 
 // streamConn is one hijacked SSE connection.
@@ -146,7 +146,7 @@ func newFanout(keepAlive time.Duration, removed func(slow bool)) *fanout {
 }
 
 // add adopts conn, whose response head and first events are written; pending (chunks) is
-// written before any later change. The caller (hub.adopt) holds the hub's lock, which orders
+// written before any later change. The caller (Hub.adopt) holds the hub's lock, which orders
 // adoptions and broadcasts.
 func (f *fanout) add(conn net.Conn, pending []byte) {
 	s := &streamConn{conn: conn, pending: pending, idx: -1}

@@ -19,4 +19,4 @@ func newHangupWatcher(func(*streamConn)) (*hangupWatcher, error) { return nil, e
 func (*hangupWatcher) track(*streamConn)                         {}
 func (*hangupWatcher) arm(*streamConn)                           {}
 func (*hangupWatcher) forget(*streamConn)                        {}
-func (*hangupWatcher) stop()                                 {}
+func (*hangupWatcher) stop()                                     {}

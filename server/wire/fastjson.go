@@ -30,30 +30,6 @@ var fastDecoders = sync.Pool{New: func() any { return &fastDecoder{dec: jsontext
 // never read (Reset only stores it), so sharing it is safe.
 var noInput = bytes.NewReader(nil)
 
-// FieldDecoder is implemented by request bodies that DecodeFast fills without reflection: a JSON
-// object of at most eight known fields, each a string or a number. Null is absent and never
-// passed; any other field or kind sends the body to the strict path.
-type FieldDecoder interface {
-	// Fields names the body's fields by their exact wire names; SetField's i is a position in it.
-	Fields() []string
-	// Reset sets the body to its zero value, as encoding/json starts from.
-	Reset()
-	// SetField sets the field i from a JSON string ('"', text unquoted) or number ('0', its
-	// text), and reports whether it could.
-	SetField(i int, kind jsontext.Kind, text string) bool
-}
-
-// fieldIndex is the position of the field of that exact name in fields, or -1. (A comparison,
-// not a map: reading a name costs no allocation.)
-func fieldIndex(fields []string, name string) int {
-	for i, f := range fields {
-		if name == f {
-			return i
-		}
-	}
-	return -1
-}
-
 // DecodeFast decodes data into v — a *any or a FieldDecoder — if it can do so exactly as
 // Decode's strict path would, and reports whether it did. A plain body (plainjson.go) is not
 // even tokenised. The elections fast path serves only the bodies it takes, and leaves every
