@@ -10,11 +10,13 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 	"github.com/regbo/lfp-swarm-lease/server/controller"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/health"
 )
 
 // Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
-// election and the campaign report into it.
+// election and the campaign report into it, and the Metrics interface of every part of the
+// server, each of which records only what it measures.
 type Metrics struct {
 	registry    *prometheus.Registry
 	isLeader    prometheus.Gauge
@@ -42,6 +44,7 @@ var (
 	_ lease.Recorder     = (*Metrics)(nil)
 	_ connlimit.Metrics  = (*Metrics)(nil)
 	_ controller.Metrics = (*Metrics)(nil)
+	_ elections.Metrics  = (*Metrics)(nil)
 	_ health.Metrics     = (*Metrics)(nil)
 )
 
