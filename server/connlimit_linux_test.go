@@ -21,12 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/server/elections"
-
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 

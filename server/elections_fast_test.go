@@ -18,11 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/server/elections"
-
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // The elections fast path (elections_fast.go) must answer exactly as huma does. These tests

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/server/elections"
-
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // electionsServer serves the controller endpoints of a memory-store election and the

@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/server/elections"
-
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 	"github.com/regbo/lfp-swarm-lease/server/clientip"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 

@@ -13,8 +13,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/server/elections"
-
 	"github.com/spf13/cobra"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
@@ -22,6 +20,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/heapfloor"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
