@@ -8,4 +8,9 @@
 // line (a crash in the middle of an append) was never acknowledged and is cut off, but a damaged
 // line before the last one stops Open with an error naming the file and the line, and nothing
 // is written over it.
+//
+// One Ledger at a time has a directory open: Open takes an exclusive lock on ledger.lock (the
+// operating system's, released when the process ends, so a crash leaves none behind) and records
+// the holder in it; a second Open, from any process, fails with ErrInUse naming that holder. The
+// file is opened for appending, so a record lands at its end whatever else wrote there.
 package ledger

@@ -39,6 +39,11 @@ type Entry struct {
 // ErrInvalidWrite is returned for a write without a fence or holder, or with an oversized field.
 var ErrInvalidWrite = errors.New("ledger: invalid write")
 
+// ErrInUse is returned by Open when another process (or another Open in this one) has the
+// ledger's directory open: two servers on one file would each append at the end they know and
+// lose the other's acknowledged writes. The error names the holder as its lock file records it.
+var ErrInUse = errors.New("ledger: in use")
+
 // ErrDamaged is returned by Open when a record before the file's last line cannot be parsed.
 var ErrDamaged = errors.New("ledger: damaged file")
 

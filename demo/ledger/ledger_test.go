@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +189,44 @@ func TestDamagedRecordStopsOpenAndIsNotOverwritten(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); string(after) != damaged {
 		t.Fatal("Open changed a file it could not parse")
+	}
+}
+
+func TestSecondOpenIsRefusedNamingTheHolder(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	host, _ := os.Hostname()
+	_, err := Open(dir)
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d on host %s", os.Getpid(), host)) {
+		t.Fatalf("a second Open of a ledger in use: %v, want ErrInUse naming pid %d on host %s", err, os.Getpid(), host)
+	}
+	// The first one goes on, and once it is closed the directory opens again.
+	mustAppend(t, l, write(4, "a"))
+	l.Close()
+	if snap := open(t, dir).Snapshot(); snap.Highest != 4 || snap.Counts.Accepted != 2 {
+		t.Fatalf("after the refused Open: %+v", snap)
+	}
+}
+
+// TestAppendLandsAtTheEndOfTheFile: a record another writer appended (a server that takes no
+// lock, or an operator's tool) is never overwritten: every record goes to the file's end, not
+// to an offset the ledger remembers.
+func TestAppendLandsAtTheEndOfTheFile(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := `{"fence":5,"holder":"other","written_at":"2026-12-01T12:00:00Z","seq":2,"received_at":"2026-12-01T12:00:01Z","accepted":true}` + "\n"
+	f.WriteString(other)
+	f.Close()
+	mustAppend(t, l, write(4, "a"))
+	l.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if lines := strings.SplitAfter(string(data), "\n"); len(lines) != 4 || lines[1] != other {
+		t.Fatalf("the other writer's record was overwritten:\n%s", data)
 	}
 }
