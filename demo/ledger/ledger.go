@@ -94,7 +94,8 @@ func Open(dir string, opts ...Option) (*Ledger, error) {
 	return l, nil
 }
 
-// replay reads every record and cuts off a torn last line.
+// replay reads every record and cuts off a torn tail: a last line without a newline, or the
+// NULs a crash image ends in (crashTail).
 func (l *Ledger) replay() error {
 	data, err := io.ReadAll(l.file)
 	if err != nil {
@@ -111,6 +112,9 @@ func (l *Ledger) replay() error {
 		}
 		var e Entry
 		if err := json.Unmarshal(rest[:end], &e); err != nil || e.Seq == 0 {
+			if crashTail(rest) {
+				break
+			}
 			return fmt.Errorf("%w: %s line %d cannot be parsed (%v); the ledger writes nothing over it: move the file away to start an empty ledger", ErrDamaged, l.path, line, err)
 		}
 		l.record(e)
@@ -123,6 +127,24 @@ func (l *Ledger) replay() error {
 	}
 	l.size = int64(good)
 	return nil
+}
+
+// crashTail reports whether the rest of a file, from an unparseable line on, is the tail of a
+// crash image: every complete line in it holds a NUL byte — space the file's size already
+// covered when the crash came but its data never reached, possibly ending in the newline of the
+// record being appended. The ledger never writes a NUL (JSON escapes control characters), so
+// such lines were never acknowledged; before a complete record, they would be damage.
+func crashTail(rest []byte) bool {
+	for {
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			return true // a torn line without a newline ends the file
+		}
+		if bytes.IndexByte(rest[:end], 0) < 0 {
+			return false
+		}
+		rest = rest[end+1:]
+	}
 }
 
 // record adds e to the in-memory view.

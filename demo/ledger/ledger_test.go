@@ -230,3 +230,65 @@ func TestAppendLandsAtTheEndOfTheFile(t *testing.T) {
 		t.Fatalf("the other writer's record was overwritten:\n%s", data)
 	}
 }
+
+// TestCrashImageNULTailIsCut: a crash can leave a file longer than what reached the disk, the
+// rest NUL bytes (the size was updated, the data never written), and the last of them can be
+// the newline of the record that append wrote: a last line of NULs ending in "\n" was never
+// acknowledged either, and is cut like a torn line without one.
+func TestCrashImageNULTailIsCut(t *testing.T) {
+	for name, tail := range map[string]string{
+		"NULs and a newline":            strings.Repeat("\x00", 150) + "\n",
+		"NULs, a newline, a fragment":   strings.Repeat("\x00", 40) + "\n" + strings.Repeat("\x00", 30),
+		"a record's end after NULs":     strings.Repeat("\x00", 60) + `ived_at":"2026-12-01T12:00:02Z","accepted":true}` + "\n",
+		"two lines of NULs, no newline": "\x00\x00\x00\n\x00\x00",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := open(t, dir)
+			mustAppend(t, l, write(3, "a"))
+			l.Close()
+			path := filepath.Join(dir, FileName)
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(tail)
+			f.Close()
+
+			l2, err := Open(dir)
+			if err != nil {
+				t.Fatalf("a crash image's NUL tail stopped Open: %v", err)
+			}
+			if snap := l2.Snapshot(); snap.Counts.Accepted != 1 || snap.Highest != 3 {
+				t.Fatalf("after the NUL tail: %+v, want the one complete record", snap)
+			}
+			mustAppend(t, l2, write(4, "b"))
+			l2.Close()
+			data, _ := os.ReadFile(path)
+			if strings.ContainsRune(string(data), 0) || strings.Count(string(data), "\n") != 2 {
+				t.Fatalf("the NUL tail was not cut from the file:\n%q", data)
+			}
+		})
+	}
+}
+
+// TestNULLineBeforeARecordIsDamage: NULs are a torn tail only at the end; before a complete
+// record they are damage, and Open stops without touching the file.
+func TestNULLineBeforeARecordIsDamage(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	mustAppend(t, l, write(4, "a"))
+	l.Close()
+	path := filepath.Join(dir, FileName)
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	damaged := lines[0] + strings.Repeat("\x00", 20) + "\n" + lines[1]
+	os.WriteFile(path, []byte(damaged), 0o644)
+	if _, err := Open(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") {
+		t.Fatalf("error %v, want ErrDamaged naming %s line 2", err, path)
+	}
+	if after, _ := os.ReadFile(path); string(after) != damaged {
+		t.Fatal("Open changed a file it could not parse")
+	}
+}

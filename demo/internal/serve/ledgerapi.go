@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -36,8 +37,15 @@ func (a ledgerAPI) append(w http.ResponseWriter, r *http.Request) {
 	var in ledger.Write
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWriteBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: "the body must be one JSON write {fence, holder, node, task, written_at}: " + err.Error()})
+	err := dec.Decode(&in)
+	if err == nil {
+		// One write and nothing after it but white space: trailing data is not guessed at.
+		if extra := dec.Decode(&struct{}{}); extra != io.EOF {
+			err = errors.New("data after the JSON write")
+		}
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: "the body must be one JSON write {fence, holder, node, task, written_at} and nothing else: " + err.Error()})
 		return
 	}
 	e, err := a.ledger.Append(in)

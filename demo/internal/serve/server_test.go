@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -51,10 +52,25 @@ func TestLedgerAPIAnswers(t *testing.T) {
 		{`{"fence":0,"holder":"a"}`, http.StatusBadRequest},
 		{`{"fence":8,"holder":"a","extra":1}`, http.StatusBadRequest},
 		{`not json`, http.StatusBadRequest},
+		// One JSON write and nothing after it: trailing data is not a write to guess at.
+		{`{"fence":8,"holder":"a"} garbage`, http.StatusBadRequest},
+		{`{"fence":8,"holder":"a"}{"fence":9,"holder":"a"}`, http.StatusBadRequest},
+		{`{"fence":8,"holder":"a"}]`, http.StatusBadRequest},
+		{"{\"fence\":8,\"holder\":\"a\"}\n", http.StatusCreated},
 	} {
 		if got := post(t, srv.URL, c.body); got != c.status {
 			t.Errorf("POST %s: %d, want %d", c.body, got, c.status)
 		}
+	}
+	var snap ledger.Snapshot
+	resp, err := http.Get(srv.URL + "/api/ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&snap)
+	resp.Body.Close()
+	if snap.Counts != (ledger.Counts{Accepted: 3, Rejected: 1}) || snap.Highest != 8 {
+		t.Fatalf("the ledger after the writes: %+v, want 3 accepted (5, 7, 8), 1 rejected", snap)
 	}
 }
 
