@@ -12,6 +12,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 	"github.com/regbo/lfp-swarm-lease/demo/site"
+	"github.com/regbo/lfp-swarm-lease/server"
 )
 
 // Options are the settings of `demo serve`.
@@ -60,8 +61,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", o.Listen, err)
 	}
-	// No write timeout: /v1/events is a long-lived stream.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv, ln, err := newHTTPServer(h, ln, pageConnections())
+	if err != nil {
+		return err
+	}
 	o.Log.Info("listening", "addr", ln.Addr().String(), "data", o.DataDir, "controller", o.Controller, "entries", l.Snapshot().Counts)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -78,4 +81,30 @@ func Run(ctx context.Context, o Options) error {
 	}
 	srv.Close()
 	return nil
+}
+
+// pageConnections bounds the page's connections: half of what the descriptor limit leaves
+// (server.ConnectionCapacity), since each one may hold a second descriptor, the proxy's
+// connection to a controller for its event stream.
+func pageConnections() int {
+	c, ok := server.ConnectionCapacity()
+	if !ok {
+		c = server.DefaultMaxConnections
+	}
+	return max(c/2, 1)
+}
+
+// newHTTPServer serves h on ln with the connections bounded as lfp-swarm-lease serve bounds its
+// own (server.LimitConnections: at most maxConns, a quarter of them from one client address,
+// waiting connections shed to admit new ones, a short idle timeout under pressure) and every
+// request's headers and idle time bounded. There is no read or write timeout: /v1/events is a
+// long-lived stream, and the one body read, a write's, is bounded in size.
+func newHTTPServer(h http.Handler, ln net.Listener, maxConns int) (*http.Server, net.Listener, error) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10}
+	limited, err := server.LimitConnections(srv, ln, maxConns, 0)
+	if err != nil {
+		ln.Close()
+		return nil, nil, err
+	}
+	return srv, limited, nil
 }
