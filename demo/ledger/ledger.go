@@ -117,6 +117,9 @@ func (l *Ledger) replay() error {
 			}
 			return fmt.Errorf("%w: %s line %d cannot be parsed (%v); the ledger writes nothing over it: move the file away to start an empty ledger", ErrDamaged, l.path, line, err)
 		}
+		if e.Fence > MaxFence {
+			return fmt.Errorf("%w: %s line %d has fence %d, above %d (2^53-1), the largest the election issues: a write no leader made, which an older demo serve accepted from anyone; the ledger writes nothing over it: move the file away to start an empty ledger", ErrDamaged, l.path, line, e.Fence, uint64(MaxFence))
+		}
 		l.record(e)
 		good += end + 1
 	}

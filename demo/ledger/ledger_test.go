@@ -292,3 +292,45 @@ func TestNULLineBeforeARecordIsDamage(t *testing.T) {
 		t.Fatal("Open changed a file it could not parse")
 	}
 }
+
+// TestFencesBeyondTheElectionsRangeAreRefused: the election's fences stay below 2^53 (exact in
+// JSON everywhere); a larger one was made by no leader, and accepting it would refuse every
+// real leader's write from then on.
+func TestFencesBeyondTheElectionsRangeAreRefused(t *testing.T) {
+	l := open(t, t.TempDir())
+	for _, fence := range []uint64{1 << 53, 1<<64 - 1} {
+		if _, err := l.Append(write(fence, "anyone")); !errors.Is(err, ErrInvalidWrite) || !strings.Contains(err.Error(), "9007199254740991") {
+			t.Errorf("fence %d: error %v, want ErrInvalidWrite naming the largest fence, 9007199254740991", fence, err)
+		}
+	}
+	if e := mustAppend(t, l, write(1796303263919234, "leader")); !e.Accepted {
+		t.Fatalf("a leader's write after the refused ones: %+v", e)
+	}
+	if e := mustAppend(t, l, write(1<<53-1, "last")); !e.Accepted {
+		t.Fatalf("the largest fence the election can issue: %+v", e)
+	}
+}
+
+// TestAFenceBeyondTheRangeInTheFileStopsOpen: a ledger an older server let poison (a fence no
+// leader made, accepted from anyone) is not replayed as if it were sound: Open stops naming the
+// line, and nothing is written over it.
+func TestAFenceBeyondTheRangeInTheFileStopsOpen(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	l.Close()
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"fence":18446744073709551615,"holder":"anyone","written_at":"2026-12-01T12:00:00Z","seq":2,"received_at":"2026-12-01T12:00:01Z","accepted":true}` + "\n")
+	f.Close()
+	before, _ := os.ReadFile(path)
+	if _, err := Open(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") || !strings.Contains(err.Error(), "18446744073709551615") {
+		t.Fatalf("error %v, want ErrDamaged naming %s line 2 and its fence", err, path)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatal("Open changed the file")
+	}
+}

@@ -38,16 +38,17 @@ func idleConn(addr, from string) net.Conn {
 }
 
 // TestWritesGetThroughAConnectionFlood: demo serve at a 1,024-descriptor limit, flooded with
-// 1,015 idle keep-alive connections from eight loopback addresses, still serves a worker's
-// write, from another address, at once: the connections are bounded (the bound leaves
-// descriptors for the ledger and the proxy) and waiting ones are shed to admit new ones.
+// 1,015 idle keep-alive connections to the page's address from eight loopback addresses, still
+// serves a worker's write at once: the connections of each address are bounded (the bounds
+// leave descriptors for the ledger, the proxy and the write address) and waiting ones are shed
+// to admit new ones.
 func TestWritesGetThroughAConnectionFlood(t *testing.T) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit (util-linux) is missing: it sets the server's descriptor limit")
 	}
 	dir := t.TempDir()
 	cmd := exec.Command("prlimit", "--nofile=1024:1024", "--", demoBin, "serve", "--listen", "127.0.0.1:0",
-		"--data", dir, "--controller", "http://127.0.0.1:1")
+		"--write-listen", "127.0.0.1:0", "--data", dir, "--controller", "http://127.0.0.1:1")
 	p := startServeCmd(t, dir, cmd)
 	if p.base == "" {
 		t.Fatalf("demo serve exited before it listened:\n%s", p.stderr)
@@ -78,7 +79,7 @@ func TestWritesGetThroughAConnectionFlood(t *testing.T) {
 
 	worker := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for i := range 3 {
-		resp, err := worker.Post(p.base+"/api/ledger/entries", "application/json",
+		resp, err := worker.Post(p.writes+"/api/ledger/entries", "application/json",
 			strings.NewReader(fmt.Sprintf(`{"fence":%d,"holder":"worker"}`, 10+i)))
 		if err != nil {
 			t.Fatalf("worker write %d during the flood: %v\n%s", i, err, tail(p.stderr.String()))

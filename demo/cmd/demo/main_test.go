@@ -34,18 +34,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ledgerServer is a real demo serve handler over a fresh ledger.
+// ledgerServer is a real demo serve write address over a fresh ledger.
 func ledgerServer(t *testing.T) (*ledger.Ledger, *httptest.Server) {
 	t.Helper()
 	l, err := ledger.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.Handler(l, "http://127.0.0.1:1", slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(serve.WriteHandler(l, slog.New(slog.DiscardHandler)))
 	t.Cleanup(func() { srv.Close(); l.Close() })
 	return l, srv
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -37,10 +38,12 @@ type serveProc struct {
 	stderr *syncBuffer
 	// base is its page's address (http://127.0.0.1:PORT).
 	base string
-	done chan struct{}
+	// writes is its write address (http://127.0.0.1:PORT).
+	writes string
+	done   chan struct{}
 }
 
-var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+) write_addr=(\S+)`)
 
 // startServeCmd starts `demo serve` on dir with free ports and the extra arguments, and returns
 // once it listens, or once it exited (then base is empty).
@@ -56,7 +59,7 @@ func startServeCmd(t *testing.T, dir string, cmd *exec.Cmd) *serveProc {
 	deadline := time.After(10 * time.Second)
 	for {
 		if m := listeningRE.FindStringSubmatch(p.stderr.String()); m != nil {
-			p.base = "http://" + m[1]
+			p.base, p.writes = "http://"+m[1], "http://"+m[2]
 			return p
 		}
 		select {
@@ -70,7 +73,8 @@ func startServeCmd(t *testing.T, dir string, cmd *exec.Cmd) *serveProc {
 }
 
 func serveCommand(dir string, args ...string) *exec.Cmd {
-	return exec.Command(demoBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--data", dir, "--controller", "http://127.0.0.1:1"}, args...)...)
+	return exec.Command(demoBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--write-listen", "127.0.0.1:0",
+		"--data", dir, "--controller", "http://127.0.0.1:1"}, args...)...)
 }
 
 func startServe(t *testing.T, dir string, args ...string) *serveProc {
@@ -96,7 +100,12 @@ func (p *serveProc) stop(sig syscall.Signal) {
 // postWrite sends one write to base and returns the status.
 func postWrite(t *testing.T, base string, fence uint64, holder string) int {
 	t.Helper()
-	body := fmt.Sprintf(`{"fence":%d,"holder":%q}`, fence, holder)
+	return postBody(t, base, fmt.Sprintf(`{"fence":%d,"holder":%q}`, fence, holder))
+}
+
+// postBody posts body as a write to base and returns the status.
+func postBody(t *testing.T, base, body string) int {
+	t.Helper()
 	resp, err := http.Post(base+"/api/ledger/entries", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +120,7 @@ func postWrite(t *testing.T, base string, fence uint64, holder string) int {
 func TestSecondServeOnOneDataDirRefuses(t *testing.T) {
 	dir := t.TempDir()
 	a := startServe(t, dir)
-	if got := postWrite(t, a.base, 10, "a"); got != http.StatusCreated {
+	if got := postWrite(t, a.writes, 10, "a"); got != http.StatusCreated {
 		t.Fatalf("write to the first server: %d", got)
 	}
 	b := startServeCmd(t, dir, serveCommand(dir))
@@ -122,12 +131,51 @@ func TestSecondServeOnOneDataDirRefuses(t *testing.T) {
 	if code := b.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(b.stderr.String(), want) || !strings.Contains(b.stderr.String(), "in use") {
 		t.Fatalf("the second demo serve: exit %d, stderr:\n%s\nwant exit 1 and an error saying the ledger is in use by %s", code, b.stderr, want)
 	}
-	if got := postWrite(t, a.base, 11, "a"); got != http.StatusCreated {
+	if got := postWrite(t, a.writes, 11, "a"); got != http.StatusCreated {
 		t.Fatalf("write to the first server after the refused second one: %d", got)
 	}
 	a.stop(syscall.SIGTERM)
 	a2 := startServe(t, dir)
-	if got := postWrite(t, a2.base, 9, "old"); got != http.StatusConflict {
+	if got := postWrite(t, a2.writes, 9, "old"); got != http.StatusConflict {
 		t.Fatalf("a fence below the acknowledged ones after a restart: %d, want 409", got)
+	}
+}
+
+// TestOnlyTheWriteAddressWrites: the page's address, the one the stack publishes, refuses
+// writes — one from anyone with the largest fence there is would otherwise refuse every real
+// leader's write from then on, also after a restart — and the write address refuses fences
+// the election cannot issue.
+func TestOnlyTheWriteAddressWrites(t *testing.T) {
+	dir := t.TempDir()
+	a := startServe(t, dir)
+	const poison = `{"fence":18446744073709551615,"holder":"anyone"}`
+	if got := postBody(t, a.base, poison); got != http.StatusForbidden {
+		t.Errorf("a write on the page's address: %d, want 403", got)
+	}
+	if got := postBody(t, a.base, `{"fence":1796303263919234,"holder":"leader"}`); got != http.StatusForbidden {
+		t.Errorf("a leader's write on the page's address: %d, want 403", got)
+	}
+	if got := postBody(t, a.writes, poison); got != http.StatusBadRequest {
+		t.Errorf("the largest uint64 fence on the write address: %d, want 400", got)
+	}
+	if got := postBody(t, a.writes, `{"fence":9007199254740992,"holder":"anyone"}`); got != http.StatusBadRequest {
+		t.Errorf("fence 2^53 on the write address: %d, want 400", got)
+	}
+	a.stop(syscall.SIGTERM)
+	a2 := startServe(t, dir)
+	if got := postWrite(t, a2.writes, 1796303263919234, "leader"); got != http.StatusCreated {
+		t.Errorf("a leader's write after the refused ones and a restart: %d, want 201", got)
+	}
+	resp, err := http.Get(a2.base + "/api/ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var snap struct {
+		Counts struct{ Accepted, Rejected int }
+	}
+	json.NewDecoder(resp.Body).Decode(&snap)
+	if snap.Counts.Accepted != 1 || snap.Counts.Rejected != 0 {
+		t.Errorf("the ledger recorded refused writes: %+v", snap.Counts)
 	}
 }

@@ -25,8 +25,8 @@ func (a ledgerAPI) snapshot(w http.ResponseWriter, _ *http.Request) {
 
 // WriteAnswer is the answer to a write: the recorded entry, and for a rejected write why.
 type WriteAnswer struct {
-	// Entry is the write as recorded.
-	Entry ledger.Entry `json:"entry"`
+	// Entry is the write as recorded; none when nothing was recorded.
+	Entry *ledger.Entry `json:"entry,omitempty"`
 	// Error explains a rejection; empty when accepted.
 	Error string `json:"error,omitempty"`
 }
@@ -57,9 +57,9 @@ func (a ledgerAPI) append(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, WriteAnswer{Error: "the write could not be recorded"})
 	case !e.Accepted:
 		a.log.Warn("stale write rejected", "fence", e.Fence, "highest", e.Highest, "holder", e.Holder, "task", e.Task)
-		writeJSON(w, http.StatusConflict, WriteAnswer{Entry: e, Error: "stale fence: below the highest accepted fence"})
+		writeJSON(w, http.StatusConflict, WriteAnswer{Entry: &e, Error: "stale fence: below the highest accepted fence"})
 	default:
-		writeJSON(w, http.StatusCreated, WriteAnswer{Entry: e})
+		writeJSON(w, http.StatusCreated, WriteAnswer{Entry: &e})
 	}
 }
 

@@ -14,7 +14,8 @@ import (
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 )
 
-func newDemo(t *testing.T, controller string) *httptest.Server {
+// newDemo serves a fresh ledger's page address and write address.
+func newDemo(t *testing.T, controller string) (page, writes *httptest.Server) {
 	t.Helper()
 	l, err := ledger.Open(t.TempDir())
 	if err != nil {
@@ -25,9 +26,11 @@ func newDemo(t *testing.T, controller string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
+	page = httptest.NewServer(h)
+	t.Cleanup(page.Close)
+	writes = httptest.NewServer(WriteHandler(l, slog.New(slog.DiscardHandler)))
+	t.Cleanup(writes.Close)
+	return page, writes
 }
 
 func post(t *testing.T, base, body string) int {
@@ -41,7 +44,7 @@ func post(t *testing.T, base, body string) int {
 }
 
 func TestLedgerAPIAnswers(t *testing.T) {
-	srv := newDemo(t, "http://127.0.0.1:1")
+	page, srv := newDemo(t, "http://127.0.0.1:1")
 	for _, c := range []struct {
 		body   string
 		status int
@@ -50,6 +53,8 @@ func TestLedgerAPIAnswers(t *testing.T) {
 		{`{"fence":7,"holder":"b"}`, http.StatusCreated},
 		{`{"fence":5,"holder":"a"}`, http.StatusConflict}, // stale: recorded as rejected
 		{`{"fence":0,"holder":"a"}`, http.StatusBadRequest},
+		{`{"fence":9007199254740992,"holder":"a"}`, http.StatusBadRequest}, // above 2^53-1
+		{`{"fence":18446744073709551615,"holder":"a"}`, http.StatusBadRequest},
 		{`{"fence":8,"holder":"a","extra":1}`, http.StatusBadRequest},
 		{`not json`, http.StatusBadRequest},
 		// One JSON write and nothing after it: trailing data is not a write to guess at.
@@ -63,7 +68,7 @@ func TestLedgerAPIAnswers(t *testing.T) {
 		}
 	}
 	var snap ledger.Snapshot
-	resp, err := http.Get(srv.URL + "/api/ledger")
+	resp, err := http.Get(page.URL + "/api/ledger")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +91,7 @@ func TestEventsAreProxiedOneByOne(t *testing.T) {
 	}))
 	defer upstream.Close()
 	defer close(release)
-	srv := newDemo(t, upstream.URL)
+	srv, _ := newDemo(t, upstream.URL)
 
 	resp, err := http.Get(srv.URL + "/v1/events")
 	if err != nil {
@@ -116,5 +121,23 @@ func TestControllerURLMustBeHTTP(t *testing.T) {
 	defer l.Close()
 	if _, err := Handler(l, "controller:8080", slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "controller URL") {
 		t.Fatalf("error %v, want one naming the controller URL", err)
+	}
+}
+
+// TestThePageRefusesWrites: the page's address, the one the stack publishes, records nothing.
+func TestThePageRefusesWrites(t *testing.T) {
+	page, _ := newDemo(t, "http://127.0.0.1:1")
+	if got := post(t, page.URL, `{"fence":5,"holder":"a"}`); got != http.StatusForbidden {
+		t.Fatalf("a write on the page's address: %d, want 403", got)
+	}
+	resp, err := http.Get(page.URL + "/api/ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var snap ledger.Snapshot
+	json.NewDecoder(resp.Body).Decode(&snap)
+	if snap.Counts != (ledger.Counts{}) {
+		t.Fatalf("the page's address recorded a write: %+v", snap.Counts)
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // Options are the settings of `demo worker`.
 type Options struct {
-	// Ledger is the demo service's base URL.
+	// Ledger is the base URL of the demo service's write address.
 	Ledger string
 	// Interval is the time between writes.
 	Interval time.Duration
