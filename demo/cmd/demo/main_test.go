@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -46,17 +45,23 @@ func ledgerServer(t *testing.T) (*ledger.Ledger, *httptest.Server) {
 	return l, srv
 }
 
-func startWorker(t *testing.T, ledgerURL, fence string) (*exec.Cmd, *bytes.Buffer) {
+func startWorker(t *testing.T, ledgerURL, fence string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(demoBin, "worker", "--ledger", ledgerURL, "--interval-ms", "50")
+	return startWorkerEvery(t, ledgerURL, fence, "50")
+}
+
+// startWorkerEvery starts a worker writing every intervalMs milliseconds.
+func startWorkerEvery(t *testing.T, ledgerURL, fence, intervalMs string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(demoBin, "worker", "--ledger", ledgerURL, "--interval-ms", intervalMs)
 	cmd.Env = []string{"SWARM_LEASE_FENCE=" + fence, "SWARM_LEASE_HOLDER_ID=h1", "SWARM_LEASE_NODE_ID=n1", "SWARM_LEASE_TASK_ID=t1"}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, &stderr
+	return cmd, stderr
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
