@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/demo/internal/timeline"
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 	"github.com/regbo/lfp-swarm-lease/demo/site"
 	"github.com/regbo/lfp-swarm-lease/server"
@@ -36,9 +37,10 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Handler builds the page's routes over an open ledger: the page, the ledger's snapshot and the
-// proxy to the controller. It refuses writes (403): they belong on WriteHandler's address.
-func Handler(l *ledger.Ledger, controller string, log *slog.Logger) (http.Handler, error) {
+// Handler builds the page's routes over an open ledger and the election's timeline: the page,
+// the ledger's snapshot, the recent transitions and the proxy to the controller. It refuses
+// writes (403): they belong on WriteHandler's address.
+func Handler(l *ledger.Ledger, tl *timeline.Timeline, controller string, log *slog.Logger) (http.Handler, error) {
 	proxy, err := controllerProxy(controller, log)
 	if err != nil {
 		return nil, err
@@ -47,11 +49,20 @@ func Handler(l *ledger.Ledger, controller string, log *slog.Logger) (http.Handle
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /api/ledger", api.snapshot)
+	mux.HandleFunc("GET /api/transitions", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, Transitions{Transitions: tl.Recent()})
+	})
 	mux.HandleFunc("POST /api/ledger/entries", refuseWrite)
 	mux.Handle("GET /v1/state", proxy)
 	mux.Handle("GET /v1/events", proxy)
 	mux.Handle("GET /", site.Handler())
 	return mux, nil
+}
+
+// Transitions is the answer of GET /api/transitions.
+type Transitions struct {
+	// Transitions are the latest terms and vacancies demo serve saw, newest first.
+	Transitions []timeline.Transition `json:"transitions"`
 }
 
 // WriteHandler builds the write address's routes: POST /api/ledger/entries and GET /healthz.
@@ -82,10 +93,15 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer l.Close()
-	page, err := Handler(l, o.Controller, o.Log)
+	tl := timeline.New()
+	page, err := Handler(l, tl, o.Controller, o.Log)
 	if err != nil {
 		return err
 	}
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	following := make(chan struct{})
+	go func() { defer close(following); tl.Follow(followCtx, o.Controller, o.Log) }()
+	defer func() { stopFollowing(); <-following }()
 	pageConns, writeConns := connectionBudget()
 	pageLn, err := net.Listen("tcp", o.Listen)
 	if err != nil {

@@ -121,6 +121,12 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
     return state !== undefined && s.holder === state.holder_id && s.fence === state.fence && s.connection === "live";
   });
   const first = state as NonNullable<typeof state>;
+  // The published port carries no writes: those go to the stack's internal write address.
+  const refused = await fetch(`${up.url}/api/ledger/entries`, {
+    method: "POST",
+    body: JSON.stringify({ fence: Number.MAX_SAFE_INTEGER, holder: "anyone" }),
+  });
+  assert.equal(refused.status, 403, "the published port accepted a write");
   await pollUntil(10_000, "the ledger shows the leader's writes", async () =>
     (await rowFences(page, "accepted")).includes(first.fence),
   );
