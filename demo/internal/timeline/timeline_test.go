@@ -54,3 +54,40 @@ func TestTransitionsAreBounded(t *testing.T) {
 		t.Fatalf("%d transitions, newest %d, oldest %d: want the latest %d", len(got), got[0].Fence, got[len(got)-1].Fence, Max)
 	}
 }
+
+// TestAVacancyTheStreamDidNotShow: a crashed leader's lease lapses and a follower takes over at
+// once, the stream telling of the new term only: the vacancy is recorded from the last term's
+// latest expiry, which its renewals moved.
+func TestAVacancyTheStreamDidNotShow(t *testing.T) {
+	at := func(s int) *time.Time { v := time.Date(2026, 12, 1, 12, 0, s, 0, time.UTC); return &v }
+	state := func(holder string, fence uint64, acquired, expires int) swarmlease.State {
+		return swarmlease.State{Exists: true, Acquired: true, HolderID: holder, Fence: fence, AcquiredAt: at(acquired), ExpiresAt: at(expires)}
+	}
+	tl := New()
+	tl.Observe(state("a", 7, 0, 5))
+	tl.Observe(state("a", 7, 0, 8)) // a renewal, from a poll of /v1/state
+	tl.Observe(state("a", 7, 0, 6)) // a poll's late answer
+	tl.Observe(state("b", 8, 9, 14))
+	tl.Observe(state("a", 7, 0, 8))   // a poll's late answer, after the next term
+	tl.Observe(state("c", 9, 14, 19)) // b handed over at once: no vacancy
+	released := state("c", 9, 14, 19)
+	released.Acquired = false
+	tl.Observe(released)
+	tl.Observe(state("c", 9, 14, 19)) // a poll's late answer, after the vacancy
+	got := tl.Recent()
+	want := []Transition{
+		{Kind: Vacancy, Fence: 9, At: tl.items[len(tl.items)-1].At},
+		{Kind: Term, Fence: 9, HolderID: "c", At: *at(14)},
+		{Kind: Term, Fence: 8, HolderID: "b", At: *at(9)},
+		{Kind: Vacancy, Fence: 7, At: *at(8)},
+		{Kind: Term, Fence: 7, HolderID: "a", At: *at(0)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("transitions %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("transition %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -146,6 +146,15 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
   await pollUntil(10_000, "writes with the new fence in the ledger", async () =>
     (await rowFences(page, "accepted")).includes(next.fence),
   );
+  await pollUntil(10_000, "the transitions show the kill's vacancy between the two terms", async () => {
+    const kinds = await page.evaluate(() =>
+      [...document.querySelectorAll("#timeline li")].map(
+        (li) => `${(li as HTMLElement).dataset.kind}:${(li as HTMLElement).dataset.fence}`,
+      ),
+    );
+    const i = kinds.indexOf(`term:${next.fence}`);
+    return i >= 0 && kinds[i + 1] === `vacancy:${first.fence}` && kinds[i + 2] === `term:${first.fence}`;
+  });
   await shot("2-after-kill.png");
   console.log(`failover after docker kill: ${failoverMs} ms (TTL ${ttlMs} ms)`);
 
