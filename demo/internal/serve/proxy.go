@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 )
 
 // controllerProxy forwards the page's /v1/state and /v1/events to the controller service (its
@@ -43,7 +43,7 @@ func controllerProxy(controller string, log *slog.Logger) (http.Handler, error) 
 		if r.URL.Path == "/v1/events" {
 			// A stream holds its connection for as long as the page is open: at the connection
 			// bound it may be shed (the page reconnects) rather than refuse a worker's write.
-			server.MarkStream(r.Context())
+			connlimit.MarkStream(r.Context())
 		}
 		proxy.ServeHTTP(w, r)
 	}), nil

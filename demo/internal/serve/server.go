@@ -18,7 +18,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/demo/internal/timeline"
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 	"github.com/regbo/lfp-swarm-lease/demo/site"
-	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 )
 
 // Options are the settings of `demo serve`.
@@ -157,16 +157,16 @@ const writeConnections = 64
 // descriptor, the proxy's connection to a controller for its event stream. A flood of the
 // page's address therefore never takes the descriptors a worker's write needs.
 func connectionBudget() (page, write int) {
-	c, ok := server.ConnectionCapacity()
+	c, ok := connlimit.Capacity()
 	if !ok {
-		c = server.DefaultMaxConnections
+		c = connlimit.DefaultMaxConnections
 	}
 	write = min(writeConnections, max(c/8, 1))
 	return max((c-write)/2, 1), write
 }
 
 // newHTTPServer serves h on ln with the connections bounded as lfp-swarm-lease serve bounds its
-// own (server.LimitConnections: at most maxConns, a quarter of them from one client address,
+// own (connlimit: at most maxConns, a quarter of them from one client address,
 // waiting connections shed to admit new ones, a short idle timeout under pressure) and every
 // request's headers and idle time bounded. readWrite, when positive, bounds reading a request
 // and writing its answer; the page's address has none, since /v1/events is a long-lived stream
@@ -174,9 +174,10 @@ func connectionBudget() (page, write int) {
 func newHTTPServer(h http.Handler, ln net.Listener, maxConns int, readWrite time.Duration) (*http.Server, net.Listener, error) {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10,
 		ReadTimeout: readWrite, WriteTimeout: readWrite}
-	limited, err := server.LimitConnections(srv, ln, maxConns, 0)
+	limiter, err := connlimit.New(connlimit.Options{MaxConnections: maxConns})
 	if err != nil {
 		return nil, nil, err
 	}
-	return srv, limited, nil
+	srv.ConnState, srv.ConnContext = limiter.ConnState, connlimit.ConnContext
+	return srv, limiter.Listener(ln), nil
 }
