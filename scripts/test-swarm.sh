@@ -3,7 +3,8 @@
 # Swarm, and one plain engine that is in no Swarm (for "not a swarm manager" tests). It never
 # touches the machine's own Docker engine: everything lives under $SWARM_TEST_DIR.
 #
-#   scripts/test-swarm.sh start   # installs docker.io if missing (root only), starts both, swarm init
+#   scripts/test-swarm.sh start   # installs docker.io if missing (root only), starts both, swarm init;
+#                                 # prints the DOCKER_HOST to export for `bun run demo:up`
 #   scripts/test-swarm.sh stop    # stops both engines and removes their state
 #   scripts/test-swarm.sh env     # prints the variables the tests read
 set -euo pipefail
@@ -73,6 +74,8 @@ start() {
     fi
   fi
   echo "test-swarm: plain engine (no Swarm) ready at $plain_host" >&2
+  echo "test-swarm: for \`bun run demo:up\` and the docker CLI, use this Swarm with:" >&2
+  echo "  export DOCKER_HOST=$host" >&2
 }
 
 kill_engine() { # kill_engine PIDFILE

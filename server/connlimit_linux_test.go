@@ -24,6 +24,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // floodChildEnv makes the test binary a server process (see TestMain) with a lowered
@@ -38,15 +41,16 @@ const floodChildOneBound = "LFP_SERVER_TEST_FLOOD_ONE_BOUND"
 // few thousand connections is more than the process can hold.
 const floodChildNofile = 1024
 
-// capacityChildEnv makes the test binary print server.ConnectionCapacity and exit.
+// capacityChildEnv makes the test binary print connlimit.Capacity and exit.
 const capacityChildEnv = "LFP_SERVER_TEST_PRINT_CAPACITY"
 
 func TestMain(m *testing.M) {
+	wire.InstallErrorModel() // as the commands that serve the API do
 	if dir := os.Getenv(floodChildEnv); dir != "" {
 		os.Exit(serveFloodChild(dir))
 	}
 	if os.Getenv(capacityChildEnv) != "" {
-		capacity, ok := server.ConnectionCapacity()
+		capacity, ok := connlimit.Capacity()
 		fmt.Println(capacity, ok)
 		os.Exit(0)
 	}
@@ -94,9 +98,9 @@ func serveFloodChild(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	opts := server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}}
+	opts := server.Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}}
 	if os.Getenv(floodChildOneBound) != "" {
-		opts.MaxConnectionsPerClient, _ = server.ConnectionCapacity()
+		opts.MaxConnectionsPerClient, _ = connlimit.Capacity()
 	}
 	s, err := server.New(opts)
 	if err != nil {

@@ -6,14 +6,12 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
-// APIVersion is the version of the HTTP contract (info.version of the OpenAPI document). It
-// changes only when the contract does, not with every release of the binaries.
-const APIVersion = "1.0.0"
-
 // Contract returns the OpenAPI 3.1 document of the API, generated from the handlers' types:
-// the same document a running server serves at /openapi.json.
+// the same document a running server serves at /openapi.json. Like New, it needs the API's
+// error model installed (wire.InstallErrorModel).
 func Contract() ([]byte, error) {
 	e, err := lease.New(memstore.New(), "contract", lease.Identity{HolderID: "contract"})
 	if err != nil {
@@ -23,7 +21,7 @@ func Contract() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(Options{Election: e, Elections: &ElectionsOptions{Rooms: m}})
+	s, err := New(Options{Election: e, Elections: &elections.Options{Rooms: m}})
 	if err != nil {
 		return nil, err
 	}

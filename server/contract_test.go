@@ -13,6 +13,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // committedContract is the copy the clients are generated from.
@@ -44,7 +45,7 @@ func TestServedContractIsTheContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Options{Election: e, Elections: &server.ElectionsOptions{Rooms: m}})
+	s, err := server.New(server.Options{Election: e, Elections: &elections.Options{Rooms: m}})
 	if err != nil {
 		t.Fatal(err)
 	}

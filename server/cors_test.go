@@ -11,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // corsServer is an elections server, without an election, allowing origins.
@@ -21,7 +22,7 @@ func corsServer(t *testing.T, origins ...string) string {
 		t.Fatal(err)
 	}
 	base, _ := serve(t, nil, server.Options{CORSAllowedOrigins: origins,
-		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+		Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	return base
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // TestFastPathAllocations: beyond the engine's own, a renewal served by the fast path costs six
@@ -18,7 +20,7 @@ import (
 // huma's reflection, the body decoded twice). (The race detector allocates on its own, and
 // makes the pools drop what they are given back at random: not under -race.)
 func TestFastPathAllocations(t *testing.T) {
-	p := newFastPair(t, Options{Elections: &ElectionsOptions{AdmissionPerMinute: -1}}, false)
+	p := newFastPair(t, Options{Elections: &elections.Options{AdmissionPerMinute: -1}}, false)
 	s := p.fast.s
 	send := func(target string, body []byte) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()

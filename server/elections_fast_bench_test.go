@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // BenchmarkFastPathCycle measures the fast path's own work for one operation of the throughput
@@ -18,7 +19,7 @@ func BenchmarkFastPathCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Options{Elections: &ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}, Logger: slog.New(slog.DiscardHandler)})
+	s, err := New(Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // The elections fast path (elections_fast.go) must answer exactly as huma does. These tests
@@ -321,7 +322,7 @@ var fakeToken = strings.Repeat("T", 42) + "0"
 // left.
 func wireCorpus() []wireCase {
 	token := func(extra string) string { return `{"leader_token":"{{TOKEN}}"` + extra + `}` }
-	long := strings.Repeat("m", fastBodyMax)
+	long := strings.Repeat("m", elections.FastBodyMax)
 	cases := []wireCase{
 		{name: "status of a vacant room", method: http.MethodGet, target: "/elections/" + diffRoom, path: fastPath},
 		{name: "campaign", target: "campaign", headers: []string{jsonCT}, body: `{"candidate_id":"a","ttl_seconds":30}`, path: fastPath},
@@ -444,7 +445,7 @@ func electionBodySeeds(token string) []string {
 // headers, content types, ids, store failures — gets the same bytes from the fast path as from
 // huma, and the fast path serves the plainly valid ones itself.
 func TestFastPathAnswersAsHuma(t *testing.T) {
-	p := newFastPair(t, Options{Elections: &ElectionsOptions{AdmissionPerMinute: -1}}, true, rooms.WithMaxActiveRooms(3))
+	p := newFastPair(t, Options{Elections: &elections.Options{AdmissionPerMinute: -1}}, true, rooms.WithMaxActiveRooms(3))
 	for _, c := range wireCorpus() {
 		p.sendWire(t, c)
 	}
@@ -460,13 +461,13 @@ func TestFastPathAnswersAsHumaAtTheGate(t *testing.T) {
 		return c
 	}
 	t.Run("disabled", func(t *testing.T) {
-		p := newFastPair(t, Options{Elections: &ElectionsOptions{Disabled: true}}, true)
+		p := newFastPair(t, Options{Elections: &elections.Options{Disabled: true}}, true)
 		p.sendWire(t, named(campaign, "campaign", humaPath))
 		p.sendWire(t, wireCase{name: "status", method: http.MethodGet, target: "/elections/" + diffRoom, path: humaPath})
 		p.compareMetrics(t)
 	})
 	t.Run("budget", func(t *testing.T) {
-		p := newFastPair(t, Options{Elections: &ElectionsOptions{AdmissionPerMinute: 2}}, true)
+		p := newFastPair(t, Options{Elections: &elections.Options{AdmissionPerMinute: 2}}, true)
 		for i := range 3 {
 			p.sendWire(t, named(campaign, fmt.Sprintf("campaign %d", i), fastPath))
 		}
@@ -477,7 +478,7 @@ func TestFastPathAnswersAsHumaAtTheGate(t *testing.T) {
 		p.compareMetrics(t)
 	})
 	t.Run("cors", func(t *testing.T) {
-		p := newFastPair(t, Options{CORSAllowedOrigins: []string{"https://app.example"}, Elections: &ElectionsOptions{AdmissionPerMinute: -1}}, true)
+		p := newFastPair(t, Options{CORSAllowedOrigins: []string{"https://app.example"}, Elections: &elections.Options{AdmissionPerMinute: -1}}, true)
 		p.sendWire(t, named(campaign, "no origin", fastPath))
 		p.sendWire(t, named(campaign, "allowed origin", fastPath, "Origin: https://app.example"))
 		p.sendWire(t, named(campaign, "other origin", fastPath, "Origin: https://other.example"))
@@ -515,7 +516,7 @@ func (ps *pairServer) postInProcess(op, contentType string, body io.Reader) stri
 // and compares status, headers and body. The bodies hold no real token (see fakeToken): the
 // leader stays, and renewals with its token are TestFastPathAnswersAsHuma's.
 func FuzzFastPathAnswersAsHuma(f *testing.F) {
-	p := newFastPair(f, Options{Elections: &ElectionsOptions{AdmissionPerMinute: -1}}, false)
+	p := newFastPair(f, Options{Elections: &elections.Options{AdmissionPerMinute: -1}}, false)
 	for _, ps := range []*pairServer{p.fast, p.huma} {
 		if answer := ps.postInProcess("campaign", "application/json", strings.NewReader(`{"candidate_id":"holder","ttl_seconds":300}`)); !strings.HasPrefix(answer, "200") {
 			f.Fatalf("campaign: %s", answer)
@@ -569,7 +570,7 @@ func (timeoutError) Timeout() bool { return true }
 // failing with its last bytes — is answered by huma, with the same error as if it had read it
 // first.
 func TestFastPathLeavesBrokenBodiesToHuma(t *testing.T) {
-	p := newFastPair(t, Options{Elections: &ElectionsOptions{AdmissionPerMinute: -1}}, false)
+	p := newFastPair(t, Options{Elections: &elections.Options{AdmissionPerMinute: -1}}, false)
 	body := `{"candidate_id":"a","ttl_seconds":30}`
 	for _, c := range []struct {
 		name string

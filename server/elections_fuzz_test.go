@@ -12,6 +12,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // FuzzElectionBodies sends arbitrary bodies to campaign, renew and resign of a room that has a
@@ -23,7 +24,7 @@ func FuzzElectionBodies(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s, err := server.New(server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+	s, err := server.New(server.Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	if err != nil {
 		f.Fatal(err)
 	}

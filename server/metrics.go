@@ -8,10 +8,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/controller"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+	"github.com/regbo/lfp-swarm-lease/server/health"
 )
 
 // Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
-// election and the campaign report into it.
+// election and the campaign report into it, and the Metrics interface of every part of the
+// server, each of which records only what it measures.
 type Metrics struct {
 	registry    *prometheus.Registry
 	isLeader    prometheus.Gauge
@@ -35,7 +40,13 @@ type Metrics struct {
 	limitedConns *prometheus.CounterVec
 }
 
-var _ lease.Recorder = (*Metrics)(nil)
+var (
+	_ lease.Recorder     = (*Metrics)(nil)
+	_ connlimit.Metrics  = (*Metrics)(nil)
+	_ controller.Metrics = (*Metrics)(nil)
+	_ elections.Metrics  = (*Metrics)(nil)
+	_ health.Metrics     = (*Metrics)(nil)
+)
 
 // NewMetrics returns the metrics in a registry of their own (with the Go and process
 // collectors).
@@ -81,8 +92,8 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// electionRequest counts one elections API request.
-func (m *Metrics) electionRequest(op, outcome string) {
+// ElectionRequest implements elections.Metrics.
+func (m *Metrics) ElectionRequest(op, outcome string) {
 	key := [2]string{op, outcome}
 	c, ok := m.electionCounters.Load(key)
 	if !ok {
@@ -91,14 +102,37 @@ func (m *Metrics) electionRequest(op, outcome string) {
 	c.(prometheus.Counter).Inc()
 }
 
-// connectionsLimited counts the connections the limits closed for one new connection.
-func (m *Metrics) connectionsLimited(idlePressure, shed int, refused bool) {
+// OpenConnections implements connlimit.Metrics.
+func (m *Metrics) OpenConnections(n int) { m.connections.Set(float64(n)) }
+
+// ConnectionsLimited implements connlimit.Metrics.
+func (m *Metrics) ConnectionsLimited(idlePressure, shed int, refused bool) {
 	m.limitedConns.WithLabelValues("idle_pressure").Add(float64(idlePressure))
 	m.limitedConns.WithLabelValues("shed").Add(float64(shed))
 	if refused {
 		m.limitedConns.WithLabelValues("refused").Inc()
 	}
 }
+
+// SSEClientJoined implements sse.Metrics.
+func (m *Metrics) SSEClientJoined() { m.sseClients.Inc() }
+
+// SSEClientLeft implements sse.Metrics.
+func (m *Metrics) SSEClientLeft(dropped bool) {
+	m.sseClients.Dec()
+	if dropped {
+		m.sseDropped.Inc()
+	}
+}
+
+// WatchOpened implements roomwatch.Metrics.
+func (m *Metrics) WatchOpened() { m.electionWatches.Inc() }
+
+// WatchClosed implements roomwatch.Metrics.
+func (m *Metrics) WatchClosed() { m.electionWatches.Dec() }
+
+// StoreDamaged implements health.Metrics.
+func (m *Metrics) StoreDamaged() { m.storeDamage.Inc() }
 
 // Registry returns the registry the metrics live in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
@@ -138,5 +172,5 @@ func (m *Metrics) Leading(fence uint64, leading bool) {
 	}
 }
 
-// observed records the fence of a snapshot.
-func (m *Metrics) observed(s lease.Snapshot) { m.fence.Set(float64(s.Fence)) }
+// ObservedFence implements controller.Metrics.
+func (m *Metrics) ObservedFence(fence uint64) { m.fence.Set(float64(fence)) }

@@ -11,11 +11,11 @@ import (
 func TestElectionRequestCountsBySeries(t *testing.T) {
 	m := NewMetrics()
 	for range 3 {
-		m.electionRequest("renew", "ok")
+		m.ElectionRequest("renew", "ok")
 	}
-	m.electionRequest("campaign", "leader")
-	m.electionRequest("campaign", "not_current")
-	m.electionRequest("campaign", "not_current")
+	m.ElectionRequest("campaign", "leader")
+	m.ElectionRequest("campaign", "not_current")
+	m.ElectionRequest("campaign", "not_current")
 	for _, c := range []struct {
 		op, outcome string
 		want        float64

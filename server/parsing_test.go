@@ -11,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // electionsServer serves the controller endpoints of a memory-store election and the
@@ -21,7 +22,7 @@ func electionsServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := serve(t, memstore.New(), server.Options{Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+	base, _ := serve(t, memstore.New(), server.Options{Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	return base
 }
 

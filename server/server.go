@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/adapters/humachi"
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/controller"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+	"github.com/regbo/lfp-swarm-lease/server/health"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // Options configure a Server.
@@ -26,7 +27,7 @@ type Options struct {
 	// endpoints (an elections-only server); Election or Elections is required.
 	Election *lease.Election
 	// Elections, when set, serves the elections ("rooms") API.
-	Elections *ElectionsOptions
+	Elections *elections.Options
 	// Version is the product version reported by /v1/info and the contract.
 	Version string
 	// PollInterval is the watcher's poll interval (default 1 s).
@@ -38,11 +39,12 @@ type Options struct {
 	// MaxBodyBytes bounds request bodies (default 64 KiB).
 	MaxBodyBytes int64
 	// MaxConnections bounds the open HTTP connections, hijacked streams included (default:
-	// ConnectionCapacity, the descriptor limit less a reserve for the store and the process).
-	// At the bound a connection waiting for a request is closed to admit a new one (connlimit.go).
+	// connlimit.Capacity, the descriptor limit less a reserve for the store and the process).
+	// At the bound a connection waiting for a request is closed to admit a new one (package
+	// connlimit).
 	MaxConnections int
 	// MaxConnectionsPerClient bounds the open connections of one client address (IPv6: /64;
-	// default a quarter of MaxConnections). Trusted proxies (ElectionsOptions.TrustedProxies)
+	// default a quarter of MaxConnections). Trusted proxies (elections.Options.TrustedProxies)
 	// count only against MaxConnections.
 	MaxConnectionsPerClient int
 	// Metrics receives the server's and the election's measurements (default: new).
@@ -51,127 +53,108 @@ type Options struct {
 	Logger *slog.Logger
 	// CORSAllowedOrigins are the origins (scheme://host[:port], or "*" for any) whose pages may
 	// call the API from a browser, preflights and SSE included; none (the default) sends no
-	// CORS headers (cors.go).
+	// CORS headers (middleware.CORS).
 	CORSAllowedOrigins []string
 	// Snapshots, when set, feeds the server instead of a watcher of its own: `run` passes its
 	// campaign's reads, so that a replica reads the store once, not twice. The owner closes it.
 	Snapshots <-chan lease.Snapshot
 }
 
-// Server serves the HTTP API of one election.
+// Server serves the HTTP API of one election, the elections API, or both.
 type Server struct {
-	opts      Options
-	router    chi.Router
-	handler   *front
-	api       huma.API
-	hub       *hub
-	elections *elections
-	// health is the stores' own reports.
-	health  *storeHealth
+	opts    Options
+	handler *front
+	api     huma.API
+	// controller serves the election's endpoints; nil without an election.
+	controller *controller.Controller
+	// conns bounds the open connections.
+	conns *connlimit.Limiter
+	// closing is closed when the server shuts down: the streams its handlers write end.
 	closing chan struct{}
 }
 
-// Defaults.
+// Defaults of Options.
 const (
-	DefaultKeepAlive     = 15 * time.Second
+	// DefaultKeepAlive is the SSE keep-alive interval.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultMaxSSEClients bounds the connected clients of /v1/events.
 	DefaultMaxSSEClients = 20000
-	DefaultMaxBodyBytes  = 64 << 10
+	// DefaultMaxBodyBytes bounds request bodies.
+	DefaultMaxBodyBytes = 64 << 10
 )
 
-func init() { installErrorModel() }
+// applyDefaults fills the zero options.
+func (o *Options) applyDefaults() {
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.MaxSSEClients <= 0 {
+		o.MaxSSEClients = DefaultMaxSSEClients
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+}
 
-// New builds the server; Serve runs it.
+// New builds the server; Serve runs it. The program must have installed the API's error model
+// (wire.InstallErrorModel) first: without it huma would answer its own errors in another shape,
+// and document that shape.
 func New(opts Options) (*Server, error) {
+	if !wire.ErrorModelInstalled() {
+		return nil, errors.New("server: huma's error model is not installed: call wire.InstallErrorModel once, at start")
+	}
 	if opts.Election == nil && opts.Elections == nil {
 		return nil, errors.New("server: an election or the elections API is required")
 	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = time.Second
+	opts.applyDefaults()
+	var proxies []netip.Prefix
+	var roomsManager *rooms.Manager
+	if opts.Elections != nil {
+		proxies, roomsManager = opts.Elections.TrustedProxies, opts.Elections.Rooms
 	}
-	if opts.KeepAlive <= 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.MaxSSEClients <= 0 {
-		opts.MaxSSEClients = DefaultMaxSSEClients
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.Metrics == nil {
-		opts.Metrics = NewMetrics()
-	}
-	if err := connectionDefaults(&opts); err != nil {
+	conns, err := connlimit.New(connlimit.Options{MaxConnections: opts.MaxConnections,
+		MaxConnectionsPerClient: opts.MaxConnectionsPerClient, TrustedProxies: proxies, Metrics: opts.Metrics})
+	if err != nil {
 		return nil, err
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	s := &Server{opts: opts, closing: make(chan struct{}), hub: newHub(opts.MaxSSEClients, opts.Metrics),
-		health: newStoreHealth(opts.Metrics.storeDamage, opts.Logger)}
-	if opts.Election != nil {
-		// A file store repairs a damaged election file, and recreates its directory when it
-		// was removed: `run` counts and logs that as a server of rooms does.
-		s.health.watch(opts.Election.Store())
-	}
+	s := &Server{opts: opts, conns: conns, closing: make(chan struct{})}
 
-	r := chi.NewRouter()
-	// The request's ID and CORS come first, in the front (front.go).
-	r.Use(recoverPanics(opts.Logger), s.limitBody, middleware.GetHead) // HEAD: see head.go
-	// Neither answer echoes the path: a segment of it may be a leader token sent to the wrong
-	// place (POST /elections/ROOM/<token>), and errors never carry tokens.
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusNotFound, "not_found", "no such endpoint", "see /docs/ for the endpoints")
-	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed",
-			"the endpoint exists; see /docs/ for the methods it takes")
-	})
-	s.router = r
+	r := newRouter(opts.MaxBodyBytes)
 	s.api = newAPI(r)
-	s.registerHealth()
+	health.New(health.Options{Election: opts.Election, Rooms: roomsManager, Metrics: opts.Metrics, Logger: opts.Logger}).Register(s.api)
 	if opts.Election != nil {
-		s.registerController()
-		r.Get("/v1/events", s.serveEvents)
+		s.controller = controller.New(controller.Options{Election: opts.Election, Snapshots: opts.Snapshots,
+			PollInterval: opts.PollInterval, KeepAlive: opts.KeepAlive, MaxClients: opts.MaxSSEClients, Version: opts.Version,
+			Closing: s.closing, Metrics: opts.Metrics, Logger: opts.Logger})
+		s.controller.Register(s.api, r)
 	} else {
 		opts.Metrics.withoutElection()
-		// Without an election the controller endpoints do not exist; say why, rather than the
-		// generic "no such endpoint" (and never echo the path).
-		r.Get("/v1/*", func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, r, http.StatusNotFound, "no_namespace", "this server serves no election namespace",
-				"the /v1/* endpoints need one: start serve with a namespace (--namespace, or SWARM_LEASE_NAMESPACE); the elections API is at /elections")
-		})
+		routeNoElection(r)
 	}
+	var fast *elections.API
 	if opts.Elections != nil {
-		e, err := s.newElections(*opts.Elections)
+		fast, err = elections.New(*opts.Elections, elections.Host{MaxBodyBytes: opts.MaxBodyBytes, PollInterval: opts.PollInterval,
+			KeepAlive: opts.KeepAlive, Closing: s.closing, Metrics: opts.Metrics, Logger: opts.Logger})
 		if err != nil {
 			return nil, err
 		}
-		s.elections = e
-		s.registerElections(e)
+		fast.Register(s.api, r)
 	}
-	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(opts.Metrics.Registry(), promhttp.HandlerOpts{}))
-	docs := v5emb.New("lfp-swarm-lease API", "/openapi.json", "/docs/")
-	r.Get("/docs", http.RedirectHandler("/docs/", http.StatusMovedPermanently).ServeHTTP)
-	r.Get("/", http.RedirectHandler("/docs/", http.StatusFound).ServeHTTP) // a browser pointed at the server lands on the docs
-	r.Method(http.MethodGet, "/docs/*", docs)
-	s.handler = newFront(opts.CORSAllowedOrigins, s.elections, r)
+	routeServerPages(r, opts.Metrics)
+	s.handler = newFront(opts.Logger, opts.CORSAllowedOrigins, fast, r)
 	return s, nil
-}
-
-// newAPI is the huma API on r: OpenAPI 3.1 at /openapi.json (and .yaml), no built-in docs
-// (they load assets from a CDN; /docs serves embedded ones), no $schema links in bodies.
-func newAPI(r chi.Router) huma.API {
-	cfg := huma.DefaultConfig("lfp-swarm-lease", APIVersion)
-	cfg.Info.Description = "Leader election for Docker Swarm services, with fencing tokens: the controller endpoints of one " +
-		"Swarm election, and the elections (rooms) API for processes without Docker access."
-	cfg.DocsPath = ""
-	cfg.SchemasPath = ""
-	cfg.CreateHooks = nil
-	cfg.Formats = map[string]huma.Format{"application/json": strictJSON, "json": strictJSON}
-	return humachi.New(r, cfg)
 }
 
 // Handler returns the server's HTTP handler.
@@ -180,48 +163,21 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Metrics returns the server's metrics.
 func (s *Server) Metrics() *Metrics { return s.opts.Metrics }
 
-// limitBody bounds every request body.
-func (s *Server) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // Serve watches the election and serves HTTP on ln until ctx ends, then shuts down
-// gracefully: SSE streams end cleanly, other requests get up to 5 s to finish. Once a Server
-// with the elections API serves, the process's garbage collector keeps a heap floor
-// (heapfloor.go) unless GOGC is set.
+// gracefully: SSE streams end cleanly, other requests get up to 5 s to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if s.opts.Elections != nil {
-		keepHeapFloor()
+	if s.controller != nil {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go s.controller.Run(watchCtx)
+		defer s.controller.Close() // waits for the hijacked SSE streams' end, which Shutdown does not track
 	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	// Every new record, renewals included, so /v1/state is never stale; SSE clients filter
-	// them to holder and fence changes.
-	snaps := s.opts.Snapshots
-	if snaps == nil && s.opts.Election != nil {
-		snaps = s.opts.Election.WatchRecords(watchCtx, s.opts.PollInterval, func(err error) {
-			s.opts.Metrics.StoreError(lease.ErrorKind(err))
-			s.opts.Logger.Debug("watch: store error", "err", err)
-		})
-	}
-	if s.opts.Election != nil {
-		go s.hub.run(watchCtx, snaps)
-	}
-	defer s.hub.closeStreams() // waits for the hijacked SSE streams' end, which Shutdown does not track
 
-	var proxies []netip.Prefix
-	if s.opts.Elections != nil {
-		proxies = s.opts.Elections.TrustedProxies
-	}
-	limiter := newConnLimiter(s.opts.MaxConnections, s.opts.MaxConnectionsPerClient, proxies, s.opts.Metrics)
-	ln = &limitedListener{Listener: ln, limiter: limiter}
+	ln = s.conns.Listener(ln)
 	srv := &http.Server{
 		Handler:           s.handler,
-		ConnState:         limiter.connState,
-		ConnContext:       withConn,
+		ConnState:         s.conns.ConnState,
+		ConnContext:       connlimit.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -229,7 +185,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// No WriteTimeout: SSE streams are long-lived; their writes are bounded on their own
 		// (non-blocking writes for hijacked streams, a deadline per write otherwise).
 	}
-	srv.RegisterOnShutdown(func() { close(s.closing); s.hub.closeStreams() })
+	srv.RegisterOnShutdown(func() {
+		close(s.closing)
+		if s.controller != nil {
+			s.controller.Close()
+		}
+	})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -243,18 +204,4 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		_ = srv.Close()
 	}
 	return nil
-}
-
-// newElections builds the elections API's state from its options.
-func (s *Server) newElections(o ElectionsOptions) (*elections, error) {
-	if err := o.applyDefaults(); err != nil {
-		return nil, err
-	}
-	adm, err := newAdmission(o.AdmissionPerMinute, o.MaxTrackedClients, o.TrustedProxies)
-	if err != nil {
-		return nil, err
-	}
-	s.health.watchRooms(o.Rooms.Store())
-	return &elections{opts: o, fastBodyMax: min(fastBodyMax, s.opts.MaxBodyBytes), admission: adm, metrics: s.opts.Metrics, log: s.opts.Logger, keepAlive: s.opts.KeepAlive, closing: s.closing,
-		watches: newRoomWatches(o.Rooms, s.opts.PollInterval, o.MaxWatches, o.MaxWatchesPerClient, s.opts.Metrics, s.opts.Logger)}, nil
 }

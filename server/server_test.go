@@ -296,11 +296,3 @@ func TestStateFollowsRenewals(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // poll interval
 	}
 }
-
-// TestRequestIDHeaderIsCanonical: the request id is set under its key directly, without
-// http.Header.Set's canonicalisation, so the key must be canonical already.
-func TestRequestIDHeaderIsCanonical(t *testing.T) {
-	if c := http.CanonicalHeaderKey(server.RequestIDHeader); c != server.RequestIDHeader {
-		t.Fatalf("RequestIDHeader %q is not canonical (%q)", server.RequestIDHeader, c)
-	}
-}

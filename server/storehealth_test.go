@@ -19,6 +19,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
 )
 
 // roomsServer is an elections-only server of namespace "health" on a file store in dir, as a
@@ -45,7 +46,7 @@ func startRoomsServer(t *testing.T, dir string) *roomsServer {
 	}
 	t.Cleanup(func() { logs.Close() })
 	s, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+		Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestElectionStoreDamageIsReportedOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				opts.Elections = &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}
+				opts.Elections = &elections.Options{Rooms: m, AdmissionPerMinute: -1}
 			}
 			s, err := server.New(opts)
 			if err != nil {

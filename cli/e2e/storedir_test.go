@@ -28,6 +28,15 @@ func TestRunRecoversRemovedStoreDirectory(t *testing.T) {
 	procs := []*apiProc{startRunAPI(t, env, "a"), startRunAPI(t, env, "b")}
 	events := waitForEvents(t, childLog, 10*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
 	first := startsOf(events)[0]
+	// The follower has read the leader's term: what it waits out when the directory is gone.
+	// (A process that never saw the term — one started after the removal — cannot know of it.)
+	for _, p := range procs {
+		if p.name != "run "+first.HolderID {
+			pollUntil(t, 10*time.Second, p.name+" to follow "+first.HolderID, func() (bool, string) {
+				return strings.Contains(p.out.String(), "leader_holder_id="+first.HolderID), p.out.String()
+			})
+		}
+	}
 
 	removed := time.Now()
 	removeDir(t, store)

@@ -4,8 +4,14 @@
 //
 // Every write, accepted or rejected, is appended to one JSON-lines file and synced before it is
 // acknowledged: a crash after the sync keeps the write (the highest fence with it), a crash
-// before it loses only a write nobody was told about. On open the file is replayed; a torn last
-// line (a crash in the middle of an append) was never acknowledged and is cut off, but a damaged
-// line before the last one stops Open with an error naming the file and the line, and nothing
-// is written over it.
+// before it loses only a write nobody was told about. On open the file is replayed; a torn tail
+// (a crash in the middle of an append: a last line without its newline, or lines of NUL bytes
+// the file's size covered before its data reached the disk) was never acknowledged and is cut
+// off, but a damaged line before a complete record stops Open with an error naming the file and
+// the line, and nothing is written over it.
+//
+// One Ledger at a time has a directory open: Open takes an exclusive lock on ledger.lock (the
+// operating system's, released when the process ends, so a crash leaves none behind) and records
+// the holder in it; a second Open, from any process, fails with ErrInUse naming that holder. The
+// file is opened for appending, so a record lands at its end whatever else wrote there.
 package ledger

@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// MaxFence is the largest fence the ledger accepts, 2^53-1: the election's fences (the Unix time
+// in microseconds at its creation, plus one per term) stay below 2^53, so that JSON readers
+// everywhere, JavaScript's included, read them exactly. A larger fence was made by no leader,
+// and accepting it would make the ledger refuse every real leader's write from then on.
+const MaxFence = 1<<53 - 1
+
 // MaxFieldLen bounds each identity field of a write, so one client cannot grow the file fast.
 const MaxFieldLen = 128
 
@@ -39,12 +45,21 @@ type Entry struct {
 // ErrInvalidWrite is returned for a write without a fence or holder, or with an oversized field.
 var ErrInvalidWrite = errors.New("ledger: invalid write")
 
-// ErrDamaged is returned by Open when a record before the file's last line cannot be parsed.
+// ErrInUse is returned by Open when another process (or another Open in this one) has the
+// ledger's directory open: two servers on one file would each append at the end they know and
+// lose the other's acknowledged writes. The error names the holder as its lock file records it.
+var ErrInUse = errors.New("ledger: in use")
+
+// ErrDamaged is returned by Open when a record before the file's torn tail cannot be parsed,
+// or holds a fence above MaxFence.
 var ErrDamaged = errors.New("ledger: damaged file")
 
 func (w Write) validate() error {
 	if w.Fence == 0 {
 		return fmt.Errorf("%w: fence must be a positive integer (the writer's SWARM_LEASE_FENCE)", ErrInvalidWrite)
+	}
+	if w.Fence > MaxFence {
+		return fmt.Errorf("%w: fence %d is above %d (2^53-1), the largest the election issues", ErrInvalidWrite, w.Fence, uint64(MaxFence))
 	}
 	if w.Holder == "" {
 		return fmt.Errorf("%w: holder must not be empty", ErrInvalidWrite)

@@ -24,7 +24,9 @@ const maxRejectedKept = 1000
 // Ledger is the fenced, persistent list of writes. Its methods are safe for concurrent use.
 type Ledger struct {
 	mu       sync.Mutex
-	file     *os.File
+	file     *os.File // opened O_APPEND
+	lock     *os.File // the directory's lock, held until Close
+	size     int64    // the file's length after the last record
 	path     string
 	now      func() time.Time
 	seq      uint64
@@ -62,28 +64,38 @@ type Option func(*Ledger)
 // WithClock sets the clock that stamps ReceivedAt (default time.Now).
 func WithClock(now func() time.Time) Option { return func(l *Ledger) { l.now = now } }
 
-// Open opens (creating it if needed) the ledger kept in dir and replays its file.
+// Open opens (creating it if needed) the ledger kept in dir and replays its file. It takes the
+// directory's exclusive lock first: while one Ledger has dir open, every other Open, in this
+// process or another, fails with ErrInUse naming the holder.
 func Open(dir string, opts ...Option) (*Ledger, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ledger: create the data directory %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, FileName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	lock, err := lockDir(dir)
 	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, FileName)
+	// O_APPEND: every record goes to the file's end, whatever else has written to it.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
-	l := &Ledger{file: f, path: path, now: time.Now}
+	l := &Ledger{file: f, lock: lock, path: path, now: time.Now}
 	for _, o := range opts {
 		o(l)
 	}
 	if err := l.replay(); err != nil {
 		f.Close()
+		lock.Close()
 		return nil, err
 	}
 	return l, nil
 }
 
-// replay reads every record, cuts off a torn last line and leaves the file positioned at its end.
+// replay reads every record and cuts off a torn tail: a last line without a newline, or the
+// NULs a crash image ends in (crashTail).
 func (l *Ledger) replay() error {
 	data, err := io.ReadAll(l.file)
 	if err != nil {
@@ -100,7 +112,13 @@ func (l *Ledger) replay() error {
 		}
 		var e Entry
 		if err := json.Unmarshal(rest[:end], &e); err != nil || e.Seq == 0 {
+			if crashTail(rest) {
+				break
+			}
 			return fmt.Errorf("%w: %s line %d cannot be parsed (%v); the ledger writes nothing over it: move the file away to start an empty ledger", ErrDamaged, l.path, line, err)
+		}
+		if e.Fence > MaxFence {
+			return fmt.Errorf("%w: %s line %d has fence %d, above %d (2^53-1), the largest the election issues: a write no leader made, which an older demo serve accepted from anyone; the ledger writes nothing over it: move the file away to start an empty ledger", ErrDamaged, l.path, line, e.Fence, uint64(MaxFence))
 		}
 		l.record(e)
 		good += end + 1
@@ -110,10 +128,26 @@ func (l *Ledger) replay() error {
 			return fmt.Errorf("ledger: cut the torn last record of %s: %w", l.path, err)
 		}
 	}
-	if _, err := l.file.Seek(int64(good), io.SeekStart); err != nil {
-		return fmt.Errorf("ledger: seek %s: %w", l.path, err)
-	}
+	l.size = int64(good)
 	return nil
+}
+
+// crashTail reports whether the rest of a file, from an unparseable line on, is the tail of a
+// crash image: every complete line in it holds a NUL byte — space the file's size already
+// covered when the crash came but its data never reached, possibly ending in the newline of the
+// record being appended. The ledger never writes a NUL (JSON escapes control characters), so
+// such lines were never acknowledged; before a complete record, they would be damage.
+func crashTail(rest []byte) bool {
+	for {
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			return true // a torn line without a newline ends the file
+		}
+		if bytes.IndexByte(rest[:end], 0) < 0 {
+			return false
+		}
+		rest = rest[end+1:]
+	}
 }
 
 // record adds e to the in-memory view.
@@ -164,28 +198,25 @@ func (l *Ledger) Append(w Write) (Entry, error) {
 	return e, nil
 }
 
-// appendLine writes one record and syncs it. A failed write is cut off again, so the file
+// appendLine appends one record and syncs it. A failed write is cut off again, so the file
 // never keeps half a record in front of the next one.
 func (l *Ledger) appendLine(line []byte) error {
-	start, err := l.file.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return fmt.Errorf("ledger: append to %s: %w", l.path, err)
-	}
 	if _, err := l.file.Write(line); err != nil {
-		return errors.Join(fmt.Errorf("ledger: append to %s: %w", l.path, err), l.rewind(start))
+		return errors.Join(fmt.Errorf("ledger: append to %s: %w", l.path, err), l.cut())
 	}
 	if err := l.file.Sync(); err != nil {
-		return errors.Join(fmt.Errorf("ledger: sync %s: %w", l.path, err), l.rewind(start))
+		return errors.Join(fmt.Errorf("ledger: sync %s: %w", l.path, err), l.cut())
 	}
+	l.size += int64(len(line))
 	return nil
 }
 
-func (l *Ledger) rewind(to int64) error {
-	if err := l.file.Truncate(to); err != nil {
+// cut truncates the file to its length after the last complete record.
+func (l *Ledger) cut() error {
+	if err := l.file.Truncate(l.size); err != nil {
 		return fmt.Errorf("ledger: cut a failed append from %s: %w", l.path, err)
 	}
-	_, err := l.file.Seek(to, io.SeekStart)
-	return err
+	return nil
 }
 
 // Snapshot returns the highest fence, the totals, the latest accepted entries and the
@@ -204,9 +235,9 @@ func newestFirst(s []Entry) []Entry {
 	return out
 }
 
-// Close closes the file.
+// Close closes the file, then releases the directory's lock.
 func (l *Ledger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.file.Close()
+	return errors.Join(l.file.Close(), l.lock.Close())
 }

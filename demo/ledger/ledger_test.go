@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,5 +189,148 @@ func TestDamagedRecordStopsOpenAndIsNotOverwritten(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); string(after) != damaged {
 		t.Fatal("Open changed a file it could not parse")
+	}
+}
+
+func TestSecondOpenIsRefusedNamingTheHolder(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	host, _ := os.Hostname()
+	_, err := Open(dir)
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d on host %s", os.Getpid(), host)) {
+		t.Fatalf("a second Open of a ledger in use: %v, want ErrInUse naming pid %d on host %s", err, os.Getpid(), host)
+	}
+	// The first one goes on, and once it is closed the directory opens again.
+	mustAppend(t, l, write(4, "a"))
+	l.Close()
+	if snap := open(t, dir).Snapshot(); snap.Highest != 4 || snap.Counts.Accepted != 2 {
+		t.Fatalf("after the refused Open: %+v", snap)
+	}
+}
+
+// TestAppendLandsAtTheEndOfTheFile: a record another writer appended (a server that takes no
+// lock, or an operator's tool) is never overwritten: every record goes to the file's end, not
+// to an offset the ledger remembers.
+func TestAppendLandsAtTheEndOfTheFile(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := `{"fence":5,"holder":"other","written_at":"2026-12-01T12:00:00Z","seq":2,"received_at":"2026-12-01T12:00:01Z","accepted":true}` + "\n"
+	f.WriteString(other)
+	f.Close()
+	mustAppend(t, l, write(4, "a"))
+	l.Close()
+	data, _ := os.ReadFile(filepath.Join(dir, FileName))
+	if lines := strings.SplitAfter(string(data), "\n"); len(lines) != 4 || lines[1] != other {
+		t.Fatalf("the other writer's record was overwritten:\n%s", data)
+	}
+}
+
+// TestCrashImageNULTailIsCut: a crash can leave a file longer than what reached the disk, the
+// rest NUL bytes (the size was updated, the data never written), and the last of them can be
+// the newline of the record that append wrote: a last line of NULs ending in "\n" was never
+// acknowledged either, and is cut like a torn line without one.
+func TestCrashImageNULTailIsCut(t *testing.T) {
+	for name, tail := range map[string]string{
+		"NULs and a newline":            strings.Repeat("\x00", 150) + "\n",
+		"NULs, a newline, a fragment":   strings.Repeat("\x00", 40) + "\n" + strings.Repeat("\x00", 30),
+		"a record's end after NULs":     strings.Repeat("\x00", 60) + `ived_at":"2026-12-01T12:00:02Z","accepted":true}` + "\n",
+		"two lines of NULs, no newline": "\x00\x00\x00\n\x00\x00",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := open(t, dir)
+			mustAppend(t, l, write(3, "a"))
+			l.Close()
+			path := filepath.Join(dir, FileName)
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(tail)
+			f.Close()
+
+			l2, err := Open(dir)
+			if err != nil {
+				t.Fatalf("a crash image's NUL tail stopped Open: %v", err)
+			}
+			if snap := l2.Snapshot(); snap.Counts.Accepted != 1 || snap.Highest != 3 {
+				t.Fatalf("after the NUL tail: %+v, want the one complete record", snap)
+			}
+			mustAppend(t, l2, write(4, "b"))
+			l2.Close()
+			data, _ := os.ReadFile(path)
+			if strings.ContainsRune(string(data), 0) || strings.Count(string(data), "\n") != 2 {
+				t.Fatalf("the NUL tail was not cut from the file:\n%q", data)
+			}
+		})
+	}
+}
+
+// TestNULLineBeforeARecordIsDamage: NULs are a torn tail only at the end; before a complete
+// record they are damage, and Open stops without touching the file.
+func TestNULLineBeforeARecordIsDamage(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	mustAppend(t, l, write(4, "a"))
+	l.Close()
+	path := filepath.Join(dir, FileName)
+	data, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(data), "\n")
+	damaged := lines[0] + strings.Repeat("\x00", 20) + "\n" + lines[1]
+	os.WriteFile(path, []byte(damaged), 0o644)
+	if _, err := Open(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") {
+		t.Fatalf("error %v, want ErrDamaged naming %s line 2", err, path)
+	}
+	if after, _ := os.ReadFile(path); string(after) != damaged {
+		t.Fatal("Open changed a file it could not parse")
+	}
+}
+
+// TestFencesBeyondTheElectionsRangeAreRefused: the election's fences stay below 2^53 (exact in
+// JSON everywhere); a larger one was made by no leader, and accepting it would refuse every
+// real leader's write from then on.
+func TestFencesBeyondTheElectionsRangeAreRefused(t *testing.T) {
+	l := open(t, t.TempDir())
+	for _, fence := range []uint64{1 << 53, 1<<64 - 1} {
+		if _, err := l.Append(write(fence, "anyone")); !errors.Is(err, ErrInvalidWrite) || !strings.Contains(err.Error(), "9007199254740991") {
+			t.Errorf("fence %d: error %v, want ErrInvalidWrite naming the largest fence, 9007199254740991", fence, err)
+		}
+	}
+	if e := mustAppend(t, l, write(1796303263919234, "leader")); !e.Accepted {
+		t.Fatalf("a leader's write after the refused ones: %+v", e)
+	}
+	if e := mustAppend(t, l, write(1<<53-1, "last")); !e.Accepted {
+		t.Fatalf("the largest fence the election can issue: %+v", e)
+	}
+}
+
+// TestAFenceBeyondTheRangeInTheFileStopsOpen: a ledger an older server let poison (a fence no
+// leader made, accepted from anyone) is not replayed as if it were sound: Open stops naming the
+// line, and nothing is written over it.
+func TestAFenceBeyondTheRangeInTheFileStopsOpen(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(3, "a"))
+	l.Close()
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"fence":18446744073709551615,"holder":"anyone","written_at":"2026-12-01T12:00:00Z","seq":2,"received_at":"2026-12-01T12:00:01Z","accepted":true}` + "\n")
+	f.Close()
+	before, _ := os.ReadFile(path)
+	if _, err := Open(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") || !strings.Contains(err.Error(), "18446744073709551615") {
+		t.Fatalf("error %v, want ErrDamaged naming %s line 2 and its fence", err, path)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatal("Open changed the file")
 	}
 }

@@ -1,6 +1,3 @@
-// Package electionstest is the conformance suite of the elections ("rooms") API: every
-// behaviour of the wire contract (docs/elections-api.md), including the seed service's own tests,
-// checked over real HTTP against servers on a store under test. Run it once per store.
 package electionstest
 
 import (
@@ -19,6 +16,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/clientip"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // NewStore returns a handle on the store under test. Every call during one suite run must reach
@@ -64,9 +64,11 @@ func (b *syncBuffer) String() string {
 }
 
 // start runs n servers on handles of the store, each with its own rooms.Manager on one fresh
-// namespace, until the test ends; their shards are removed at the end.
+// namespace, until the test ends; their shards are removed at the end. Like the commands that
+// serve the API, it installs the API's error model first.
 func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 	t.Helper()
+	wire.InstallErrorModel()
 	ns := leasetest.Namespace(t)
 	c := &cluster{t: t, logs: &syncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -84,13 +86,13 @@ func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		proxies, err := server.ParseTrustedProxies(l.TrustedProxies)
+		proxies, err := clientip.ParseTrustedProxies(l.TrustedProxies)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s, err := server.New(server.Options{
 			Logger: logger, PollInterval: 200 * time.Millisecond, KeepAlive: l.KeepAlive,
-			Elections: &server.ElectionsOptions{Rooms: m, Disabled: l.Disabled, AdmissionPerMinute: l.AdmissionPerMinute,
+			Elections: &elections.Options{Rooms: m, Disabled: l.Disabled, AdmissionPerMinute: l.AdmissionPerMinute,
 				MaxWatchesPerClient: l.MaxWatchesPerClient, MaxWatches: l.MaxWatches, WatchLifetime: l.WatchLifetime,
 				TrustedProxies: proxies},
 		})

@@ -11,6 +11,8 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // StartElectionsServer runs the server with the elections API on a memory room store and no
@@ -21,8 +23,9 @@ func StartElectionsServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wire.InstallErrorModel() // as the commands that serve the API do
 	srv, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Elections: &server.ElectionsOptions{Rooms: m, AdmissionPerMinute: -1}})
+		Elections: &elections.Options{Rooms: m, AdmissionPerMinute: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // ServeElection serves the election's HTTP API (run's) on ln until ctx ends, from snaps when
@@ -40,8 +42,10 @@ func ServerOptions(cfg *config.Config, metrics *server.Metrics, log *slog.Logger
 }
 
 // Serve builds the server opts describe and serves it on ln until ctx ends, after logging the
-// address with attrs (what it serves). ln is closed when the server cannot be built.
+// address with attrs (what it serves). ln is closed when the server cannot be built. It installs
+// the API's error model, a change to the huma package's state: the process serves one API.
 func Serve(ctx context.Context, opts server.Options, log *slog.Logger, ln net.Listener, attrs ...any) error {
+	wire.InstallErrorModel()
 	srv, err := server.New(opts)
 	if err != nil {
 		ln.Close()
@@ -52,14 +56,14 @@ func Serve(ctx context.Context, opts server.Options, log *slog.Logger, ln net.Li
 }
 
 // CheckConnectionLimit refuses connection limits the server would refuse — a per-client limit
-// above the global one (server.CheckConnectionLimits) — and those the descriptor limit cannot
+// above the global one (connlimit.CheckLimits) — and those the descriptor limit cannot
 // hold: past it, connections would take the descriptors the store needs.
 func CheckConnectionLimit(cfg *config.Config) error {
-	if err := server.CheckConnectionLimits(cfg.MaxConnections, cfg.MaxConnectionsPerClient); err != nil {
+	if err := connlimit.CheckLimits(cfg.MaxConnections, cfg.MaxConnectionsPerClient); err != nil {
 		return Usage(fmt.Errorf("invalid %s %q (from %s): must not exceed %s (%d)", config.KeyMaxConnectionsPerClient,
 			strconv.Itoa(cfg.MaxConnectionsPerClient), cfg.Source(config.KeyMaxConnectionsPerClient), config.KeyMaxConnections, cfg.MaxConnections))
 	}
-	capacity, ok := server.ConnectionCapacity()
+	capacity, ok := connlimit.Capacity()
 	if !ok {
 		return nil
 	}

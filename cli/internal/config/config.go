@@ -93,7 +93,7 @@ type Elections struct {
 	AdmissionPerMinute int
 	MaxTrackedClients  int
 	// TrustedProxies is the comma-separated list of proxies; the server parses it
-	// (server.ParseTrustedProxies) where it is built.
+	// (clientip.ParseTrustedProxies) where it is built.
 	TrustedProxies      string
 	MaxWatchesPerClient int
 	MaxWatches          int

@@ -1,5 +1,6 @@
 // Command demo-stack runs the demo on the Swarm at DOCKER_HOST with images built from this
-// work tree (`bun run demo:up` / `demo:down`):
+// work tree (`bun run demo:up` / `demo:down`). Both check first, in seconds, that DOCKER_HOST is
+// a Swarm manager, and say how to get one; down prints what it removed:
 //
 //	demo-stack up   [--name lfp-demo] [--port 8088] [--platforms linux/amd64,linux/arm64] [--json]
 //	demo-stack down [--name lfp-demo]
@@ -48,7 +49,14 @@ func run(args []string) error {
 	ctx, cancelTimeout := context.WithTimeout(ctx, *timeout)
 	defer cancelTimeout()
 	if args[0] == "down" {
-		return stack.Remove(ctx, *name)
+		removed, err := stack.Remove(ctx, *name)
+		switch {
+		case removed.Empty() && err == nil:
+			fmt.Printf("nothing to remove: no stack %s, no volume of it, no lease anchor\n", *name)
+		case !removed.Empty():
+			fmt.Println(removed)
+		}
+		return err
 	}
 	wd, _ := os.Getwd()
 	root, err := stack.FindRoot(wd)

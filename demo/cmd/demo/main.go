@@ -22,7 +22,7 @@ import (
 )
 
 const usage = `usage:
-  demo serve  [--listen ADDR] [--data DIR] [--controller URL]
+  demo serve  [--listen ADDR] [--write-listen ADDR] [--data DIR] [--controller URL]
   demo worker [--ledger URL] [--interval-ms N]
   demo probe  URL`
 
@@ -76,7 +76,9 @@ func envOr(getenv func(string) string, name, def string) string {
 func serveCmd(ctx context.Context, args []string, getenv func(string) string, log *slog.Logger) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	o := serve.Options{Log: log}
-	fs.StringVar(&o.Listen, "listen", envOr(getenv, "DEMO_LISTEN", "0.0.0.0:8080"), "HTTP address (DEMO_LISTEN)")
+	fs.StringVar(&o.Listen, "listen", envOr(getenv, "DEMO_LISTEN", "0.0.0.0:8080"), "the page's HTTP address; it refuses writes (DEMO_LISTEN)")
+	fs.StringVar(&o.WriteListen, "write-listen", envOr(getenv, "DEMO_WRITE_LISTEN", "127.0.0.1:8081"),
+		"the workers' write address: IP:PORT, or NAME:PORT listening on the address of this host NAME resolves to (the stack: tasks.demo:8081) (DEMO_WRITE_LISTEN)")
 	fs.StringVar(&o.DataDir, "data", envOr(getenv, "DEMO_DATA_DIR", "/data"), "directory of the ledger's file (DEMO_DATA_DIR)")
 	fs.StringVar(&o.Controller, "controller", envOr(getenv, "DEMO_CONTROLLER_URL", "http://controller:8080"), "controller service URL (DEMO_CONTROLLER_URL)")
 	if err := fs.Parse(args); err != nil {
@@ -88,7 +90,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, lo
 func workerCmd(ctx context.Context, args []string, getenv func(string) string, log *slog.Logger) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	o := worker.Options{Log: log}
-	fs.StringVar(&o.Ledger, "ledger", envOr(getenv, "DEMO_LEDGER_URL", "http://demo:8080"), "demo service URL (DEMO_LEDGER_URL)")
+	fs.StringVar(&o.Ledger, "ledger", envOr(getenv, "DEMO_LEDGER_URL", "http://demo:8081"), "the demo service's write address (DEMO_LEDGER_URL)")
 	defInterval := envOr(getenv, "DEMO_WRITE_INTERVAL_MS", "1000")
 	ms, err := strconv.Atoi(defInterval)
 	if err != nil || ms <= 0 {

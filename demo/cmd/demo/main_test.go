@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -34,33 +33,35 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ledgerServer is a real demo serve handler over a fresh ledger.
+// ledgerServer is a real demo serve write address over a fresh ledger.
 func ledgerServer(t *testing.T) (*ledger.Ledger, *httptest.Server) {
 	t.Helper()
 	l, err := ledger.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.Handler(l, "http://127.0.0.1:1", slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(serve.WriteHandler(l, slog.New(slog.DiscardHandler)))
 	t.Cleanup(func() { srv.Close(); l.Close() })
 	return l, srv
 }
 
-func startWorker(t *testing.T, ledgerURL, fence string) (*exec.Cmd, *bytes.Buffer) {
+func startWorker(t *testing.T, ledgerURL, fence string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(demoBin, "worker", "--ledger", ledgerURL, "--interval-ms", "50")
+	return startWorkerEvery(t, ledgerURL, fence, "50")
+}
+
+// startWorkerEvery starts a worker writing every intervalMs milliseconds.
+func startWorkerEvery(t *testing.T, ledgerURL, fence, intervalMs string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(demoBin, "worker", "--ledger", ledgerURL, "--interval-ms", intervalMs)
 	cmd.Env = []string{"SWARM_LEASE_FENCE=" + fence, "SWARM_LEASE_HOLDER_ID=h1", "SWARM_LEASE_NODE_ID=n1", "SWARM_LEASE_TASK_ID=t1"}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, &stderr
+	return cmd, stderr
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

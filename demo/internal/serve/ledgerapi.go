@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -24,8 +25,8 @@ func (a ledgerAPI) snapshot(w http.ResponseWriter, _ *http.Request) {
 
 // WriteAnswer is the answer to a write: the recorded entry, and for a rejected write why.
 type WriteAnswer struct {
-	// Entry is the write as recorded.
-	Entry ledger.Entry `json:"entry"`
+	// Entry is the write as recorded; none when nothing was recorded.
+	Entry *ledger.Entry `json:"entry,omitempty"`
 	// Error explains a rejection; empty when accepted.
 	Error string `json:"error,omitempty"`
 }
@@ -36,8 +37,15 @@ func (a ledgerAPI) append(w http.ResponseWriter, r *http.Request) {
 	var in ledger.Write
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWriteBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: "the body must be one JSON write {fence, holder, node, task, written_at}: " + err.Error()})
+	err := dec.Decode(&in)
+	if err == nil {
+		// One write and nothing after it but white space: trailing data is not guessed at.
+		if extra := dec.Decode(&struct{}{}); extra != io.EOF {
+			err = errors.New("data after the JSON write")
+		}
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: "the body must be one JSON write {fence, holder, node, task, written_at} and nothing else: " + err.Error()})
 		return
 	}
 	e, err := a.ledger.Append(in)
@@ -49,9 +57,9 @@ func (a ledgerAPI) append(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, WriteAnswer{Error: "the write could not be recorded"})
 	case !e.Accepted:
 		a.log.Warn("stale write rejected", "fence", e.Fence, "highest", e.Highest, "holder", e.Holder, "task", e.Task)
-		writeJSON(w, http.StatusConflict, WriteAnswer{Entry: e, Error: "stale fence: below the highest accepted fence"})
+		writeJSON(w, http.StatusConflict, WriteAnswer{Entry: &e, Error: "stale fence: below the highest accepted fence"})
 	default:
-		writeJSON(w, http.StatusCreated, WriteAnswer{Entry: e})
+		writeJSON(w, http.StatusCreated, WriteAnswer{Entry: &e})
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 )
 
 // controllerProxy forwards the page's /v1/state and /v1/events to the controller service (its
@@ -18,7 +20,7 @@ func controllerProxy(controller string, log *slog.Logger) (http.Handler, error) 
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
 		return nil, fmt.Errorf("controller URL %q: want http://HOST:PORT (the controller service, e.g. http://controller:8080)", controller)
 	}
-	return &httputil.ReverseProxy{
+	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
 			r.Out.Host = target.Host
@@ -36,5 +38,13 @@ func controllerProxy(controller string, log *slog.Logger) (http.Handler, error) 
 			log.Warn("controller unreachable", "path", r.URL.Path, "err", err)
 			writeJSON(w, http.StatusBadGateway, map[string]string{"error": "the controller service cannot be reached", "code": "controller_unreachable"})
 		},
-	}, nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/events" {
+			// A stream holds its connection for as long as the page is open: at the connection
+			// bound it may be shed (the page reconnects) rather than refuse a worker's write.
+			connlimit.MarkStream(r.Context())
+		}
+		proxy.ServeHTTP(w, r)
+	}), nil
 }

@@ -26,13 +26,16 @@ type Up struct {
 	Images images.Published `json:"images"`
 }
 
-// Deploy builds the images for b's platforms, pushes them to a registry served on loopback by
+// Deploy checks that DOCKER_HOST is a Swarm manager (CheckManager), builds the images for b's platforms, pushes them to a registry served on loopback by
 // this process for as long as the deployment takes (Swarm pins each service to the digest and
 // keeps the pulled image, so the registry is not needed afterwards), deploys the stack and
 // waits until the page answers and the controllers have elected a leader.
 func Deploy(ctx context.Context, o Options, b images.Build, progress io.Writer) (Up, error) {
 	sock, err := socketPath()
 	if err != nil {
+		return Up{}, err
+	}
+	if err := CheckManager(ctx); err != nil {
 		return Up{}, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,7 +21,7 @@ import (
 
 // Options are the settings of `demo worker`.
 type Options struct {
-	// Ledger is the demo service's base URL.
+	// Ledger is the base URL of the demo service's write address.
 	Ledger string
 	// Interval is the time between writes.
 	Interval time.Duration
@@ -45,8 +47,22 @@ func IdentityFromEnv(getenv func(string) string) (ledger.Write, error) {
 	return ledger.Write{Fence: fence, Holder: holder, Node: getenv("SWARM_LEASE_NODE_ID"), Task: getenv("SWARM_LEASE_TASK_ID")}, nil
 }
 
-// Run writes until ctx ends (SIGTERM). A write in flight when ctx ends is finished first, so
-// the ledger's answer is logged and the worker exits cleanly.
+// Timeouts of a write: a write is an fsync away from its answer, so a ledger that has not
+// answered within writeTimeout is not there (a VIP without a healthy task drops the packets, a
+// connection to a task that is gone never answers), and the worker tries again after a short
+// back-off instead of waiting out a long timeout and then the interval: the first write of a
+// term lands within a second or two of the ledger becoming reachable.
+const (
+	writeTimeout = time.Second
+	// retryMin is the first wait after a failed write; it doubles up to the interval.
+	retryMin = 100 * time.Millisecond
+	// maxAnswer bounds how much of the ledger's answer is read: one entry is a few hundred bytes.
+	maxAnswer = 64 << 10
+)
+
+// Run writes at once, then every interval, until ctx ends (SIGTERM); after a failed write it
+// tries again sooner (retryMin, doubling up to the interval). A write in flight when ctx ends is
+// finished first, so the ledger's answer is logged and the worker exits cleanly.
 func Run(ctx context.Context, o Options) error {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -55,44 +71,56 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("the write interval must be positive, not %v", o.Interval)
 	}
 	url := o.Ledger + "/api/ledger/entries"
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: writeTimeout, Transport: &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: writeTimeout}).DialContext,
+		MaxIdleConnsPerHost: 1,
+		IdleConnTimeout:     30 * time.Second,
+	}}
 	o.Log.Info("worker started", "fence", o.Identity.Fence, "holder", o.Identity.Holder, "ledger", o.Ledger)
-	tick := time.NewTicker(o.Interval)
-	defer tick.Stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	retry := retryMin
 	for {
-		writeOnce(context.WithoutCancel(ctx), client, url, o)
+		wait := o.Interval
+		if !writeOnce(context.WithoutCancel(ctx), client, url, o) {
+			wait, retry = min(retry, o.Interval), min(retry*2, o.Interval)
+		} else {
+			retry = retryMin
+		}
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			o.Log.Info("worker stopped", "fence", o.Identity.Fence)
 			return nil
-		case <-tick.C:
+		case <-timer.C:
 		}
 	}
 }
 
 // writeOnce sends one write and logs the ledger's answer; failures are logged, not fatal: the
-// ledger may be restarting.
-func writeOnce(ctx context.Context, client *http.Client, url string, o Options) {
+// ledger may be restarting. It reports whether the ledger answered.
+func writeOnce(ctx context.Context, client *http.Client, url string, o Options) bool {
 	w := o.Identity
 	w.WrittenAt = o.Now().UTC()
 	body, _ := json.Marshal(w)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		o.Log.Error("write", "err", err)
-		return
+		return false
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
 		o.Log.Warn("ledger unreachable", "fence", w.Fence, "err", err)
-		return
+		return false
 	}
 	defer resp.Body.Close()
 	var answer struct {
 		Entry ledger.Entry `json:"entry"`
 		Error string       `json:"error"`
 	}
-	json.NewDecoder(resp.Body).Decode(&answer)
+	json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(&answer)
 	switch resp.StatusCode {
 	case http.StatusCreated:
 		o.Log.Info("write accepted", "fence", w.Fence, "seq", answer.Entry.Seq)
@@ -100,5 +128,7 @@ func writeOnce(ctx context.Context, client *http.Client, url string, o Options) 
 		o.Log.Warn("write rejected: stale fence", "fence", w.Fence, "highest", answer.Entry.Highest, "seq", answer.Entry.Seq)
 	default:
 		o.Log.Warn("write failed", "fence", w.Fence, "status", resp.StatusCode, "error", answer.Error)
+		return resp.StatusCode < http.StatusInternalServerError
 	}
+	return true
 }

@@ -121,6 +121,12 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
     return state !== undefined && s.holder === state.holder_id && s.fence === state.fence && s.connection === "live";
   });
   const first = state as NonNullable<typeof state>;
+  // The published port carries no writes: those go to the stack's internal write address.
+  const refused = await fetch(`${up.url}/api/ledger/entries`, {
+    method: "POST",
+    body: JSON.stringify({ fence: Number.MAX_SAFE_INTEGER, holder: "anyone" }),
+  });
+  assert.equal(refused.status, 403, "the published port accepted a write");
   await pollUntil(10_000, "the ledger shows the leader's writes", async () =>
     (await rowFences(page, "accepted")).includes(first.fence),
   );
@@ -140,6 +146,15 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
   await pollUntil(10_000, "writes with the new fence in the ledger", async () =>
     (await rowFences(page, "accepted")).includes(next.fence),
   );
+  await pollUntil(10_000, "the transitions show the kill's vacancy between the two terms", async () => {
+    const kinds = await page.evaluate(() =>
+      [...document.querySelectorAll("#timeline li")].map(
+        (li) => `${(li as HTMLElement).dataset.kind}:${(li as HTMLElement).dataset.fence}`,
+      ),
+    );
+    const i = kinds.indexOf(`term:${next.fence}`);
+    return i >= 0 && kinds[i + 1] === `vacancy:${first.fence}` && kinds[i + 2] === `term:${first.fence}`;
+  });
   await shot("2-after-kill.png");
   console.log(`failover after docker kill: ${failoverMs} ms (TTL ${ttlMs} ms)`);
 

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
@@ -24,7 +25,12 @@ func (c *Config) ExplainPortainer(err error) error {
 	case errors.As(err, &unreachable):
 		return c.explainUnreachable(err, unreachable)
 	case errors.Is(err, portainer.ErrEndpointNotFound):
-		return fmt.Errorf("%w: Portainer has no environment %q: set SWARM_LEASE_DEPLOY_ENDPOINT (from %s) to the id or name of the environment that runs the Swarm", err, c.Endpoint, c.Source("endpoint"))
+		// The client's error names the environment when it looked one up by name: say it once.
+		which := ""
+		if !strings.Contains(err.Error(), strconv.Quote(c.Endpoint)) {
+			which = fmt.Sprintf(": Portainer has no environment %q", c.Endpoint)
+		}
+		return fmt.Errorf("%w%s: set SWARM_LEASE_DEPLOY_ENDPOINT (from %s) to the id or name of the environment that runs the Swarm", err, which, c.Source("endpoint"))
 	case errors.Is(err, portainer.ErrForbidden):
 		key := "portainer_api_key"
 		if c.PortainerAPIKey == "" {

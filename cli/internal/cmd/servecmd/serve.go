@@ -21,6 +21,10 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/server/clientip"
+	"github.com/regbo/lfp-swarm-lease/server/elections"
+	"github.com/regbo/lfp-swarm-lease/server/heapfloor"
+	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
 // Options are serve's.
@@ -123,7 +127,7 @@ func serveRun(ctx context.Context, opts *Options) error {
 // trustedProxies parses the trusted_proxies setting by the server's rule, naming the setting
 // and its source when it does not parse.
 func trustedProxies(cfg *config.Config) ([]netip.Prefix, error) {
-	proxies, err := server.ParseTrustedProxies(cfg.Elections.TrustedProxies)
+	proxies, err := clientip.ParseTrustedProxies(cfg.Elections.TrustedProxies)
 	if err != nil {
 		return nil, cmdutil.Usage(fmt.Errorf("invalid %s %q (from %s): %v; separate several with commas",
 			config.KeyTrustedProxies, cfg.Elections.TrustedProxies, cfg.Source(config.KeyTrustedProxies), err))
@@ -173,9 +177,12 @@ func serve(ctx context.Context, cfg *config.Config, proxies []netip.Prefix, ln n
 	if admission == 0 {
 		admission = -1 // no limit
 	}
-	opts.Elections = &server.ElectionsOptions{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
+	opts.Elections = &elections.Options{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
 		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: proxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
 		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}
+	// The elections API's requests leave garbage that a small live heap would collect every few
+	// hundred requests: the process keeps a heap floor (unless GOGC is set).
+	heapfloor.Keep()
 	return cmdutil.Serve(ctx, opts, log, ln, "store", store.Describe(), "elections", el.Enabled,
 		"elections_namespace", el.Namespace, "max_active_rooms", m.MaxActiveRooms(), "namespace", cfg.Namespace)
 }
@@ -206,6 +213,7 @@ func NewCmdOpenAPI(f *cmdutil.Factory) *cobra.Command {
 		Example: "  lfp-swarm-lease openapi > clients/openapi.json",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			wire.InstallErrorModel() // the contract documents the API's errors
 			doc, err := server.Contract()
 			if err != nil {
 				return err

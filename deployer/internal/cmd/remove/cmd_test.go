@@ -24,3 +24,20 @@ func TestRemoveAliasAndFlags(t *testing.T) {
 		t.Fatalf("options %+v", got)
 	}
 }
+
+// TestRemoveHasOnlyTheFlagsItUses: remove's flags are Portainer's, the endpoint's and the
+// stack's; the images, the lease and the demo's port are deploy's alone.
+func TestRemoveHasOnlyTheFlagsItUses(t *testing.T) {
+	f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Dir: t.TempDir()}
+	cmd := NewCmdRemove(f, nil)
+	for _, name := range []string{"portainer-url", "endpoint", "stack-name", "env-file"} {
+		if cmd.Flags().Lookup(name) == nil {
+			t.Errorf("remove has no --%s", name)
+		}
+	}
+	for _, name := range []string{"image-tag", "image-namespace", "registry", "lease-ttl-ms", "replicas", "demo-port", "demo-port-mode", "docker-socket", "endpoint-mode"} {
+		if cmd.Flags().Lookup(name) != nil {
+			t.Errorf("remove has deploy's --%s", name)
+		}
+	}
+}

@@ -55,7 +55,7 @@ success (exit 0).`,
 			return removeRun(cmd.Context(), opts)
 		},
 	}
-	config.AddFlags(cmd.Flags(), &opts.EnvFile)
+	config.AddRemoveFlags(cmd.Flags(), &opts.EnvFile)
 	return cmd
 }
 

@@ -63,7 +63,7 @@ func TestUnknownEndpointNameIsSaidOnce(t *testing.T) {
 		t.Fatalf("remove: %v, want ErrEndpointNotFound naming the setting", err)
 	}
 	// Before, the client's error said it, gave advice, and the settings' advice followed.
-	if strings.Count(err.Error(), "portainer:") != 1 || strings.Count(err.Error(), "no environment") != 1 {
+	if strings.Count(err.Error(), "portainer:") != 1 || strings.Count(err.Error(), `"nowhere"`) != 1 {
 		t.Errorf("the error repeats itself: %v", err)
 	}
 }

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package server
-
-// descriptorLimit: no RLIMIT_NOFILE here; the default bound applies.
-func descriptorLimit() (int, bool) { return 0, false }
