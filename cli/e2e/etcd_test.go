@@ -385,7 +385,7 @@ func TestEtcdSettingsErrors(t *testing.T) {
 // TestEtcdPasswordNeverShows: on an etcd with authentication, a user whose role may read and
 // write only the deployment's prefix works for `serve` (password from a _FILE) and `run` (from
 // the variable) — and the password is in neither process's command line, output nor HTTP
-// answers. A wrong password fails naming the user's settings, without the password.
+// answers, nor in the environment of run's command. A wrong password fails naming the user's settings, without the password.
 func TestEtcdPasswordNeverShows(t *testing.T) {
 	const secret = "Sup3r-s3cret-pw"
 	ep := etcdtest.Embedded(t)
@@ -415,7 +415,12 @@ func TestEtcdPasswordNeverShows(t *testing.T) {
 
 	env, childLog := etcdRunEnv(t, url)
 	run := startRun(t, append(append(env, user[1:]...), "SWARM_LEASE_ETCD_PASSWORD="+secret), "a")
-	waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	// The command inherits run's environment, but not its credentials.
+	if environ := procFile(startsOf(events)[0].PID, "environ"); len(environ) == 0 || bytes.Contains(environ, []byte(secret)) ||
+		bytes.Contains(environ, []byte("SWARM_LEASE_ETCD_PASSWORD")) {
+		t.Errorf("the child's environment holds the password or its variable (or could not be read: %d bytes)", len(environ))
+	}
 	runAPI := listenURL(t, run)
 	_, info := call(t, http.MethodGet, runAPI+"/v1/info", nil)
 	answers = append(answers, info...)

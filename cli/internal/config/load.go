@@ -207,3 +207,18 @@ func SecretFlag(prefix string, err error) error {
 	}
 	return nil
 }
+
+// SecretVariables are the variables that can carry a secret under prefix — each secret's
+// variable and its _FILE variant — which run keeps from its command's environment: the
+// command has no business with run's store credentials, and its environment is readable in
+// /proc by whoever may read the command's.
+func SecretVariables(prefix string) []string {
+	s := schema(prefix)
+	var out []string
+	for _, st := range s.Settings {
+		if st.Kind == settings.Secret {
+			out = append(out, s.Variable(st.Key), s.FileVariable(st.Key))
+		}
+	}
+	return out
+}

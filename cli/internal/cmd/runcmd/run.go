@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -201,7 +203,7 @@ func roomRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.L
 // exits, leading every term won with the supervision loop; a command that keeps crashing makes
 // it stop contending for the back-off, the term released meanwhile.
 func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender, log *slog.Logger) error {
-	loop := &runloop.Loop{Argv: opts.Argv, Environ: opts.Environ, Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
+	loop := &runloop.Loop{Argv: opts.Argv, Environ: withoutSecrets(opts.Environ, cfg.EnvPrefix), Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
 		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit, Log: log}
 	loop.Prepare() // the guard of the first term, started while following
 	defer loop.Close()
@@ -232,6 +234,16 @@ func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender
 		log.Info("stopped")
 		return nil
 	}
+}
+
+// withoutSecrets is environ without the variables of run's secret settings (the store's
+// password): the command inherits run's environment, but not its credentials.
+func withoutSecrets(environ []string, prefix string) []string {
+	secret := config.SecretVariables(prefix)
+	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(secret, name)
+	})
 }
 
 // exitWithOutcome is run's result when the loop decided to exit: the command's own code, or
