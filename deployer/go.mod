@@ -3,7 +3,6 @@ module github.com/regbo/lfp-swarm-lease/deployer
 go 1.26.0
 
 require (
-	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/google/go-containerregistry v0.22.1
 	github.com/regbo/lfp-swarm-lease/images v0.1.0
@@ -13,7 +12,6 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	go.yaml.in/yaml/v3 v3.0.4
-	golang.org/x/mod v0.41.0
 )
 
 require (

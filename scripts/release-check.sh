@@ -17,9 +17,9 @@ if [ $# -ne 1 ]; then
 fi
 cd "$(dirname "$0")/.."
 scripts/verify-release-version.sh "v$1"
-cd deployer
+cd release
 mapfile -t packages < <(go list ./... | grep -v '/internal/pipeline$')
-echo "release-check: the deployer's tests" >&2
+echo "release-check: the release module's tests" >&2
 go test -count=1 -timeout 30m "${packages[@]}"
 echo "release-check: the release pipeline's tests (several minutes; their progress follows)" >&2
 go test -count=1 -v -timeout 60m ./internal/pipeline

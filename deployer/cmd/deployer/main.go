@@ -1,7 +1,5 @@
-// Command deployer deploys the demo with Portainer and releases lfp-swarm-lease: `deployer
-// deploy` builds, pushes and deploys the demo stack, `deployer remove` removes it; `deployer
-// release [patch|minor|major] [--dry-run]` bumps, tags and pushes a release; `deployer verify-version TAG` checks that a tag names the
-// version in the version files; `deployer version` prints its own version.
+// Command deployer deploys the demo with Portainer: `deployer deploy` builds, pushes and deploys
+// the demo stack, `deployer remove` removes it; `deployer version` prints its own version.
 package main
 
 import (

@@ -9,9 +9,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/deploy"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/release"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/remove"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/verifyversion"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
@@ -21,11 +19,10 @@ import (
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "deployer",
-		Short: "Deploy the lfp-swarm-lease demo with Portainer, and release lfp-swarm-lease",
+		Short: "Deploy the lfp-swarm-lease demo with Portainer",
 		Example: `  deployer deploy --dry-run
   deployer deploy
-  deployer remove
-  deployer release patch --dry-run`,
+  deployer remove`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Set so that cobra adds --version; the template prints the whole version line.
@@ -41,8 +38,6 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd.AddCommand(
 		deploy.NewCmdDeploy(f, nil),
 		remove.NewCmdRemove(f, nil),
-		release.NewCmdRelease(f, nil),
-		verifyversion.NewCmdVerifyVersion(f, nil),
 		version.NewCmdVersion(f, nil),
 	)
 	return cmd

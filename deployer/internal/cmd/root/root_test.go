@@ -31,7 +31,7 @@ func TestExitCode(t *testing.T) {
 
 func TestEveryCommandIsWiredWithAnExample(t *testing.T) {
 	cmd := NewCmdRoot(&cmdutil.Factory{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
-	for _, args := range [][]string{{"deploy"}, {"remove"}, {"rm"}, {"release"}, {"verify-version"}, {"version"}} {
+	for _, args := range [][]string{{"deploy"}, {"remove"}, {"rm"}, {"version"}} {
 		c, _, err := cmd.Find(args)
 		if err != nil || c == cmd {
 			t.Errorf("%v: not a command (%v)", args, err)

@@ -1,18 +1,18 @@
-package release
+package cut
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
 )
 
 func parse(t *testing.T, args ...string) (*Options, error) {
 	t.Helper()
 	var got *Options
 	f := &cmdutil.Factory{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Dir: t.TempDir()}
-	cmd := NewCmdRelease(f, func(o *Options) error { got = o; return nil })
+	cmd := NewCmdCut(f, func(o *Options) error { got = o; return nil })
 	cmd.SetArgs(args)
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
 // The Quickstart's commands run as written from a fresh clone, in their order, on the file

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 
 // throwawayVersion is the version of the throwaway release: never a real one.

@@ -1,6 +1,6 @@
-// Package testrepo builds throwaway git repositories for the deployer's tests: a copy of this
-// repository's version files (so the tests see the layout the real files have), committed, with
-// a local bare repository as its upstream.
+// Package testrepo builds throwaway git repositories for the release tooling's tests: a copy of
+// this repository's version files (so the tests see the layout the real files have), committed,
+// with a local bare repository as its upstream.
 package testrepo
 
 import (
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
+	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 
 // SourceRoot is the root of the repository the tests run in.

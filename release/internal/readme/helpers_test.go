@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
 // block is a fenced code block of a Markdown file.

@@ -1,8 +1,8 @@
-// Package release is `deployer release [patch|minor|major] [--dry-run]`: it bumps the one
+// Package cut is `release cut [patch|minor|major] [--dry-run]`: it bumps the one
 // shared version in every version file, runs the release tests, commits, tags the release and
 // every Go module (so `go install …@vX.Y.Z` resolves), and pushes commit and tags in one atomic
 // push, so the upstream never has a tag without its commit or the other way round.
-package release
+package cut
 
 import (
 	"context"
@@ -15,16 +15,16 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
+	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/release/internal/gitrun"
+	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 
 // DefaultTestCommand is the release tests, run from the repository root with the new version
 // as its argument after the version files are rewritten and before anything is committed.
 var DefaultTestCommand = []string{"scripts/release-check.sh"}
 
-// Options are the inputs of `deployer release`.
+// Options are the inputs of `release cut`.
 type Options struct {
 	// IO receives the plan and progress (ErrOut) and the released version (Out).
 	IO cmdutil.IOStreams
@@ -43,12 +43,12 @@ type Options struct {
 	DryRun bool
 }
 
-// NewCmdRelease returns the release command. runF, when set, receives the options instead of
-// releaseRun (tests of argument parsing).
-func NewCmdRelease(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+// NewCmdCut returns the cut command. runF, when set, receives the options instead of cutRun
+// (tests of argument parsing).
+func NewCmdCut(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Dir: f.Dir, Git: f.Git, Now: f.Now}
 	cmd := &cobra.Command{
-		Use:   "release [patch|minor|major]",
+		Use:   "cut [patch|minor|major]",
 		Short: "Bump the shared version, commit, tag and push the release",
 		Long: `Bumps the one shared version (default: patch) in every version file: the root and
 workspace package.json files, bun.lock, the Python packages' pyproject.toml, the Go modules'
@@ -57,10 +57,10 @@ first). Runs the release tests, commits the version files, creates the annotated
 and one tag DIR/vX.Y.Z per Go module, and pushes commit and tags with git push --atomic.
 --dry-run prints every step with the versions and changes nothing.`,
 		Example: `  # every step with the versions it would write, changing nothing
-  deployer release minor --dry-run
+  release cut minor --dry-run
 
   # bump the patch version, run the release tests, tag and push
-  deployer release`,
+  release cut`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Level = "patch"
@@ -75,10 +75,10 @@ and one tag DIR/vX.Y.Z per Go module, and pushes commit and tags with git push -
 			if runF != nil {
 				return runF(opts)
 			}
-			if err := f.NeedRepository("release"); err != nil {
+			if err := f.NeedRepository("cut"); err != nil {
 				return err
 			}
-			return releaseRun(cmd.Context(), opts)
+			return cutRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print every step with the versions and change nothing")
@@ -104,7 +104,7 @@ func bump(v *semver.Version, level string) (semver.Version, error) {
 	case "major":
 		return v.IncMajor(), nil
 	}
-	return semver.Version{}, fmt.Errorf("release: level %q: use patch, minor or major (default patch)", level)
+	return semver.Version{}, fmt.Errorf("cut: level %q: use patch, minor or major (default patch)", level)
 }
 
 // upstream is where the branch pushes.
@@ -115,17 +115,17 @@ type upstream struct {
 func findUpstream(ctx context.Context, git gitrun.Runner) (upstream, error) {
 	branch, err := git.Git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
 	if err != nil {
-		return upstream{}, fmt.Errorf("release: HEAD is not on a branch: check out the branch to release")
+		return upstream{}, fmt.Errorf("cut: HEAD is not on a branch: check out the branch to release")
 	}
 	remote, errRemote := git.Git(ctx, "config", "--get", "branch."+branch+".remote")
 	mergeRef, errMerge := git.Git(ctx, "config", "--get", "branch."+branch+".merge")
 	if errRemote != nil || errMerge != nil || remote == "" || remote == "." || mergeRef == "" {
-		return upstream{}, fmt.Errorf("release: branch %q has no upstream on a remote: set one with `git push -u REMOTE %s` or `git branch --set-upstream-to REMOTE/BRANCH`", branch, branch)
+		return upstream{}, fmt.Errorf("cut: branch %q has no upstream on a remote: set one with `git push -u REMOTE %s` or `git branch --set-upstream-to REMOTE/BRANCH`", branch, branch)
 	}
 	return upstream{branch: branch, remote: remote, mergeRef: mergeRef}, nil
 }
 
-func releaseRun(ctx context.Context, opts *Options) error {
+func cutRun(ctx context.Context, opts *Options) error {
 	step := func(format string, args ...any) {
 		prefix := "release: "
 		if opts.DryRun {
@@ -140,10 +140,10 @@ func releaseRun(ctx context.Context, opts *Options) error {
 
 	status, err := git.Git(ctx, "status", "--porcelain", "--untracked-files=normal")
 	if err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("cut: %w", err)
 	}
 	if status != "" {
-		return fmt.Errorf("release: the work tree is not clean; commit or stash these first:\n%s", status)
+		return fmt.Errorf("cut: the work tree is not clean; commit or stash these first:\n%s", status)
 	}
 	up, err := findUpstream(ctx, git)
 	if err != nil {
@@ -157,31 +157,31 @@ func releaseRun(ctx context.Context, opts *Options) error {
 		step("would fetch %s; asking it for %s instead", up.remote, up.mergeRef)
 		out, err := git.Git(ctx, "ls-remote", "--exit-code", up.remote, up.mergeRef)
 		if err != nil {
-			return fmt.Errorf("release: upstream %s %s: %w", up.remote, up.mergeRef, err)
+			return fmt.Errorf("cut: upstream %s %s: %w", up.remote, up.mergeRef, err)
 		}
 		remoteHead, _, _ = strings.Cut(out, "\t")
 	} else {
 		step("fetching %s", up.remote)
 		if _, err := git.Git(ctx, "fetch", "--tags", up.remote); err != nil {
-			return fmt.Errorf("release: %w", err)
+			return fmt.Errorf("cut: %w", err)
 		}
 		if remoteHead, err = git.Git(ctx, "rev-parse", "--verify", "@{upstream}^{commit}"); err != nil {
-			return fmt.Errorf("release: the upstream of %q: %w", up.branch, err)
+			return fmt.Errorf("cut: the upstream of %q: %w", up.branch, err)
 		}
 	}
 	// Behind: the upstream has a commit HEAD does not contain (an unknown object counts, as in
 	// a dry run that did not fetch it).
 	if _, err := git.Git(ctx, "merge-base", "--is-ancestor", remoteHead, "HEAD"); err != nil {
-		return fmt.Errorf("release: branch %q is behind its upstream %s (%s): pull and check the result first", up.branch, up.remote, up.mergeRef)
+		return fmt.Errorf("cut: branch %q is behind its upstream %s (%s): pull and check the result first", up.branch, up.remote, up.mergeRef)
 	}
 
 	repo, locs, err := versionfiles.Read(opts.Dir)
 	if err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("cut: %w", err)
 	}
 	current, err := versionfiles.Agreed(locs)
 	if err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("cut: %w", err)
 	}
 	next, err := bump(current, opts.Level)
 	if err != nil {
@@ -196,18 +196,18 @@ func releaseRun(ctx context.Context, opts *Options) error {
 	}
 	for _, tag := range tags {
 		if _, err := git.Git(ctx, "rev-parse", "--quiet", "--verify", "refs/tags/"+tag); err == nil {
-			return fmt.Errorf("release: tag %s exists already; the next %s version after %s is taken: choose another level or delete the stray tag", tag, opts.Level, current)
+			return fmt.Errorf("cut: tag %s exists already; the next %s version after %s is taken: choose another level or delete the stray tag", tag, opts.Level, current)
 		}
 		if out, err := git.Git(ctx, "ls-remote", "--tags", up.remote, "refs/tags/"+tag); err != nil {
-			return fmt.Errorf("release: %w", err)
+			return fmt.Errorf("cut: %w", err)
 		} else if out != "" {
-			return fmt.Errorf("release: tag %s exists on %s already: choose another level or delete the stray tag there", tag, up.remote)
+			return fmt.Errorf("cut: tag %s exists on %s already: choose another level or delete the stray tag there", tag, up.remote)
 		}
 	}
 
 	changes, err := repo.SetVersion(version)
 	if err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("cut: %w", err)
 	}
 	step("%s release: %s → %s on branch %s (upstream %s %s)", opts.Level, current, version, up.branch, up.remote, up.mergeRef)
 	files := make([]string, len(changes))
@@ -229,29 +229,29 @@ func releaseRun(ctx context.Context, opts *Options) error {
 	}
 
 	if err := versionfiles.Apply(opts.Dir, changes); err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("cut: %w", err)
 	}
 	if err := opts.RunTests(ctx, version); err != nil {
 		// The tree was clean before, so putting the files back loses nothing.
 		if _, restoreErr := git.Git(ctx, append([]string{"checkout", "--"}, files...)...); restoreErr != nil {
-			return fmt.Errorf("release: the release tests failed (%w), and restoring the version files failed too: %v", err, restoreErr)
+			return fmt.Errorf("cut: the release tests failed (%w), and restoring the version files failed too: %v", err, restoreErr)
 		}
-		return fmt.Errorf("release: the release tests failed; the version files are restored: %w", err)
+		return fmt.Errorf("cut: the release tests failed; the version files are restored: %w", err)
 	}
 	if _, err := git.Git(ctx, append([]string{"add", "--"}, files...)...); err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("cut: %w", err)
 	}
 	if _, err := git.Git(ctx, "commit", "--quiet", "-m", "Release v"+version); err != nil {
-		return fmt.Errorf("release: %w", err)
+		return fmt.Errorf("cut: %w", err)
 	}
 	date := opts.Now().UTC().Format("2006-01-02")
 	for _, tag := range tags {
 		if _, err := git.Git(ctx, "tag", "--annotate", "--message", fmt.Sprintf("lfp-swarm-lease v%s (%s)", version, date), tag); err != nil {
-			return fmt.Errorf("release: %w", err)
+			return fmt.Errorf("cut: %w", err)
 		}
 	}
 	if _, err := git.Git(ctx, append([]string{"push", "--atomic", "--quiet", up.remote}, refspecs...)...); err != nil {
-		return fmt.Errorf("release: the commit and tags are made here but not pushed (push them with `git push --atomic %s %s`): %w", up.remote, strings.Join(refspecs, " "), err)
+		return fmt.Errorf("cut: the commit and tags are made here but not pushed (push them with `git push --atomic %s %s`): %w", up.remote, strings.Join(refspecs, " "), err)
 	}
 	step("pushed v%s", version)
 	fmt.Fprintln(opts.IO.Out, "v"+version)

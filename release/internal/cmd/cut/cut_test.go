@@ -1,4 +1,4 @@
-package release
+package cut
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
+	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/release/internal/gitrun"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 
 // fixture is a work tree of the version files whose upstream is a local bare repository.
@@ -82,7 +82,7 @@ func TestReleaseEachLevelPushesCommitAndTagsAtomically(t *testing.T) {
 	for level, want := range map[string]string{"patch": "0.1.1", "minor": "0.2.0", "major": "1.0.0"} {
 		t.Run(level, func(t *testing.T) {
 			f := newFixture(t)
-			if err := releaseRun(context.Background(), f.options(level, false)); err != nil {
+			if err := cutRun(context.Background(), f.options(level, false)); err != nil {
 				t.Fatalf("release %s: %v\n%s", level, err, f.stderr.String())
 			}
 			if len(f.testedAt) != 1 || f.testedAt[0] != want {
@@ -92,7 +92,7 @@ func TestReleaseEachLevelPushesCommitAndTagsAtomically(t *testing.T) {
 			if got := testrepo.Git(t, f.bare, "rev-parse", "refs/heads/main"); got != head {
 				t.Fatalf("upstream main = %s, want the release commit %s", got, head)
 			}
-			for _, tag := range []string{"v" + want, "lease/v" + want, "cli/v" + want, "clients/go/v" + want, "server/v" + want, "deployer/v" + want} {
+			for _, tag := range []string{"v" + want, "lease/v" + want, "cli/v" + want, "clients/go/v" + want, "server/v" + want, "deployer/v" + want, "release/v" + want} {
 				if typ := testrepo.Git(t, f.bare, "cat-file", "-t", "refs/tags/"+tag); typ != "tag" {
 					t.Errorf("upstream tag %s is a %s, want an annotated tag", tag, typ)
 				}
@@ -144,7 +144,7 @@ func snapshot(t *testing.T, f *fixture) string {
 func TestReleaseDryRunChangesNothing(t *testing.T) {
 	f := newFixture(t)
 	before := snapshot(t, f)
-	if err := releaseRun(context.Background(), f.options("minor", true)); err != nil {
+	if err := cutRun(context.Background(), f.options("minor", true)); err != nil {
 		t.Fatalf("dry run: %v\n%s", err, f.stderr.String())
 	}
 	if after := snapshot(t, f); after != before {
@@ -165,7 +165,7 @@ func TestReleaseRefusesDirtyTree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.dir, "notes.txt"), []byte("draft\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := releaseRun(context.Background(), f.options("patch", false))
+	err := cutRun(context.Background(), f.options("patch", false))
 	if err == nil || !strings.Contains(err.Error(), "not clean") || !strings.Contains(err.Error(), "notes.txt") {
 		t.Fatalf("err = %v, want a refusal naming notes.txt", err)
 	}
@@ -183,7 +183,7 @@ func TestReleaseRefusesBranchBehindUpstream(t *testing.T) {
 			f.elsewhere(t, "push", "--quiet", "origin", "main")
 			upstreamHead := testrepo.Git(t, f.bare, "rev-parse", "main")
 
-			err := releaseRun(context.Background(), f.options("patch", dryRun))
+			err := cutRun(context.Background(), f.options("patch", dryRun))
 			if err == nil || !strings.Contains(err.Error(), "behind") {
 				t.Fatalf("err = %v, want a refusal because the branch is behind", err)
 			}
@@ -199,7 +199,7 @@ func TestReleaseRefusesBranchBehindUpstream(t *testing.T) {
 
 func TestReleaseRefusesBadLevel(t *testing.T) {
 	f := newFixture(t)
-	err := releaseRun(context.Background(), f.options("huge", false))
+	err := cutRun(context.Background(), f.options("huge", false))
 	if err == nil || !strings.Contains(err.Error(), `"huge"`) || !strings.Contains(err.Error(), "patch, minor or major") {
 		t.Fatalf("err = %v, want one naming the level and the choices", err)
 	}
@@ -211,7 +211,7 @@ func TestReleaseRefusesExistingTag(t *testing.T) {
 	// overwrite it or fail halfway through the push.
 	f.elsewhere(t, "tag", "lease/v0.1.1")
 	f.elsewhere(t, "push", "--quiet", "origin", "lease/v0.1.1")
-	err := releaseRun(context.Background(), f.options("patch", false))
+	err := cutRun(context.Background(), f.options("patch", false))
 	if err == nil || !strings.Contains(err.Error(), "lease/v0.1.1 exists") {
 		t.Fatalf("err = %v, want a refusal naming the tag", err)
 	}
@@ -223,7 +223,7 @@ func TestReleaseRefusesExistingTag(t *testing.T) {
 func TestReleaseRefusesBranchWithoutUpstream(t *testing.T) {
 	f := newFixture(t)
 	testrepo.Git(t, f.dir, "branch", "--unset-upstream")
-	err := releaseRun(context.Background(), f.options("patch", false))
+	err := cutRun(context.Background(), f.options("patch", false))
 	if err == nil || !strings.Contains(err.Error(), "no upstream") || !strings.Contains(err.Error(), "git push -u") {
 		t.Fatalf("err = %v, want a refusal that says how to set an upstream", err)
 	}
@@ -233,7 +233,7 @@ func TestReleaseFailedTestsRestoreTheVersionFiles(t *testing.T) {
 	f := newFixture(t)
 	opts := f.options("patch", false)
 	opts.RunTests = func(context.Context, string) error { return errors.New("a test failed") }
-	err := releaseRun(context.Background(), opts)
+	err := cutRun(context.Background(), opts)
 	if err == nil || !strings.Contains(err.Error(), "a test failed") {
 		t.Fatalf("err = %v, want the tests' failure", err)
 	}
@@ -256,7 +256,7 @@ func TestReleasePushIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testrepo.Git(t, f.bare, "rev-parse", "main")
-	err := releaseRun(context.Background(), f.options("patch", false))
+	err := cutRun(context.Background(), f.options("patch", false))
 	if err == nil || !strings.Contains(err.Error(), "not pushed") {
 		t.Fatalf("err = %v, want a push failure", err)
 	}

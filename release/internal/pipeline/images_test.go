@@ -19,7 +19,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/images"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
 // The throwaway release's images, as release.yml pushes them (the image recipe, images/), go

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 
 func copyRepo(t *testing.T) string { return testrepo.CopyVersionFiles(t) }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
 // goreleaser runs goreleaser in dir with the environment of a test release: no GitHub

@@ -1,4 +1,4 @@
-// Package verifyversion is `deployer verify-version TAG`: release CI runs it before building,
+// Package verifyversion is `release verify-version TAG`: release CI runs it before building,
 // so a tag that does not name the version in the version files publishes nothing.
 package verifyversion
 
@@ -9,11 +9,11 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/versionfiles"
+	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 
-// Options are the inputs of `deployer verify-version`.
+// Options are the inputs of `release verify-version`.
 type Options struct {
 	// IO receives the verified version (Out).
 	IO cmdutil.IOStreams
@@ -31,9 +31,9 @@ func NewCmdVerifyVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.C
 		Use:   "verify-version TAG",
 		Short: "Check that TAG (vX.Y.Z) equals the version in every version file",
 		Example: `  # in the release workflow, before anything is built
-  deployer verify-version "$GITHUB_REF_NAME"
+  release verify-version "$GITHUB_REF_NAME"
 
-  deployer verify-version v0.2.0`,
+  release verify-version v0.2.0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Tag = args[0]

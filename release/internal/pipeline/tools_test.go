@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
 // releaseTool returns the path of a pinned release tool, installed by scripts/release-tools.sh

@@ -1,4 +1,4 @@
-package release
+package cut
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/testrepo"
+	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
 // pipelineBudget is the least time the release pipeline's tests must be given: on a busy

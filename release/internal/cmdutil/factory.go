@@ -1,0 +1,42 @@
+// Package cmdutil holds what every release command gets from its parent: the I/O streams, the
+// repository's git, the clock.
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/release/internal/gitrun"
+)
+
+// IOStreams are a command's input and output: data to Out, progress and warnings to ErrOut.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Factory is the dependencies the root command hands to each command.
+type Factory struct {
+	// IO is the process's standard streams in the binary and buffers in tests.
+	IO IOStreams
+	// Dir is the repository's work tree; "" when the command runs outside one (see RepoErr).
+	Dir string
+	// RepoErr says why Dir is empty: no git work tree around the working directory. The
+	// commands that need the repository fail with it (see NeedRepository); help works anywhere.
+	RepoErr error
+	// Git runs git in Dir (nil outside a work tree).
+	Git gitrun.Runner
+	// Now is the clock.
+	Now func() time.Time
+}
+
+// NeedRepository is nil inside the repository's work tree, and otherwise the error of the
+// command name, which needs it.
+func (f *Factory) NeedRepository(name string) error {
+	if f.RepoErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%s works on the repository: run it inside the repository's work tree (%w)", name, f.RepoErr)
+}
