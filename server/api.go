@@ -15,9 +15,10 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
 
-// APIVersion is the version of the HTTP contract (info.version of the OpenAPI document). It
-// changes only when the contract does, not with every release of the binaries.
-const APIVersion = "1.0.0"
+// APIVersion is the version of the HTTP contract (info.version of the OpenAPI document): the
+// product's one version, which `bun run release` sets here and in clients/openapi.json with the
+// other version files (release/internal/versionfiles), so that /docs never names another.
+const APIVersion = "0.1.0"
 
 // newRouter is the router behind the front, with the middleware that needs a route: the body
 // limit, and HEAD for every GET endpoint.

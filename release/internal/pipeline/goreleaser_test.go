@@ -151,6 +151,16 @@ func TestGoreleaserReleaseOfAThrowawayTag(t *testing.T) {
 		if !strings.Contains(string(out), commit[:7]) {
 			t.Errorf("%s version = %q, want the commit %s", a.Name, out, commit)
 		}
+		// The API's contract (what /docs shows) names the release's version too.
+		if a.Name == "lfp-swarm-lease" {
+			doc, err := exec.Command(filepath.Join(clone, a.Path), "openapi").Output()
+			var contract struct {
+				Info struct{ Version string } `json:"info"`
+			}
+			if err != nil || json.Unmarshal(doc, &contract) != nil || contract.Info.Version != throwawayVersion {
+				t.Errorf("%s openapi: info.version %q (%v), want %s", a.Name, contract.Info.Version, err, throwawayVersion)
+			}
+		}
 	}
 
 	var armBuilds []string

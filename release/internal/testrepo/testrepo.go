@@ -67,7 +67,8 @@ const FixtureVersion = "0.1.0"
 func CopyVersionFiles(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := CopyWorkTree(dir, "package.json", "bun.lock", "go.work", "*go.mod", "*/package.json", "*pyproject.toml"); err != nil {
+	if err := CopyWorkTree(dir, "package.json", "bun.lock", "go.work", "*go.mod", "*/package.json", "*pyproject.toml",
+		"server/api.go", "clients/openapi.json"); err != nil {
 		t.Fatal(err)
 	}
 	repo, err := versionfiles.Open(dir)

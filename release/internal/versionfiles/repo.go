@@ -55,6 +55,11 @@ func Open(root string) (*Repo, error) {
 			return nil, err
 		}
 	}
+	for _, f := range apiVersionFiles {
+		if _, err := r.read(f.file); err != nil {
+			return nil, err
+		}
+	}
 	workContent, err := r.read("go.work")
 	if err != nil {
 		return nil, err
@@ -138,6 +143,13 @@ func (r *Repo) Locations() ([]Location, error) {
 		}
 		locs = append(locs, Location{File: file, What: "[project] version", Version: v})
 	}
+	for _, f := range apiVersionFiles {
+		v, err := versionAt(r.files[f.file], f.find)
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, Location{File: f.file, What: f.what, Version: v})
+	}
 	workspace := workspaceModulePaths(r.modules)
 	for _, m := range r.modules {
 		reqs, err := goModRequirements(m, r.files[m.goModPath()], workspace)
@@ -197,6 +209,13 @@ func (r *Repo) SetVersion(version string) ([]Change, error) {
 			return nil, err
 		}
 		next[file] = content
+	}
+	for _, f := range apiVersionFiles {
+		content, err := setVersionAt(r.files[f.file], f.find, version)
+		if err != nil {
+			return nil, err
+		}
+		next[f.file] = content
 	}
 	workspace := workspaceModulePaths(r.modules)
 	for _, m := range r.modules {

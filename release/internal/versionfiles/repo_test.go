@@ -1,8 +1,10 @@
 package versionfiles_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,7 +27,8 @@ func TestRepositoryVersionFilesAgree(t *testing.T) {
 	if _, err := versionfiles.Agreed(locs); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"package.json", "clients/typescript/package.json", "bun.lock", "clients/python/pyproject.toml", "cli/go.mod", "go.work"} {
+	for _, want := range []string{"package.json", "clients/typescript/package.json", "bun.lock", "clients/python/pyproject.toml", "cli/go.mod", "go.work",
+		"server/api.go", "clients/openapi.json"} {
 		found := false
 		for _, l := range locs {
 			found = found || l.File == want
@@ -159,6 +162,105 @@ func TestPyprojectVersion(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), "clients/python/pyproject.toml") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one naming the file and %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A release bump sets the HTTP API's version with every other version file: the constant the
+// server makes its OpenAPI document from and the committed document's info.version, so /docs
+// can never show another version than the product's. Nothing else in either file changes.
+func TestSetVersionSetsTheAPIVersion(t *testing.T) {
+	root := copyRepo(t)
+	r, err := versionfiles.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := r.SetVersion("0.4.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := map[string]versionfiles.Change{}
+	for _, c := range changes {
+		changed[c.File] = c
+	}
+	api, ok := changed["server/api.go"]
+	if !ok || !strings.Contains(string(api.New), "\nconst APIVersion = \"0.4.2\"\n") {
+		t.Fatalf("server/api.go after SetVersion(0.4.2): changed %v\n%s", ok, api.New)
+	}
+	contract, ok := changed["clients/openapi.json"]
+	if !ok {
+		t.Fatal("SetVersion(0.4.2) leaves clients/openapi.json unchanged")
+	}
+	var before, after map[string]any
+	if err := json.Unmarshal(contract.Old, &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(contract.New, &after); err != nil {
+		t.Fatalf("clients/openapi.json after SetVersion is not JSON: %v", err)
+	}
+	if v := after["info"].(map[string]any)["version"]; v != "0.4.2" {
+		t.Fatalf("clients/openapi.json info.version = %v, want 0.4.2", v)
+	}
+	before["info"].(map[string]any)["version"] = "0.4.2"
+	if !reflect.DeepEqual(before, after) {
+		t.Fatal("clients/openapi.json: SetVersion changed more than info.version")
+	}
+	if err := versionfiles.Apply(root, changes); err != nil {
+		t.Fatal(err)
+	}
+	_, locs, err := versionfiles.Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, l := range locs {
+		if l.File == "server/api.go" || l.File == "clients/openapi.json" {
+			found++
+			if l.Version != "0.4.2" {
+				t.Errorf("%s after the bump", l)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d API version locations, want 2: %v", found, locs)
+	}
+}
+
+// An API version that drifted is named like any other version file, and one that cannot be
+// found is an error naming the file, never a location silently left out.
+func TestAPIVersionFiles(t *testing.T) {
+	for _, tc := range []struct{ name, file, from, to, want string }{
+		{"drifted constant", "server/api.go", `const APIVersion = "0.1.0"`, `const APIVersion = "1.0.0"`, ""},
+		{"drifted document", "clients/openapi.json", `    "version": "0.1.0"`, `    "version": "1.0.0"`, ""},
+		{"no constant", "server/api.go", `const APIVersion = "0.1.0"`, `const APIVersion = version`, "one line const APIVersion"},
+		{"no info.version", "clients/openapi.json", `    "version": "0.1.0"`, `    "versio": "0.1.0"`, "no info.version"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyRepo(t)
+			p := filepath.Join(root, tc.file)
+			content, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(content), tc.from) {
+				t.Fatalf("%s has no %q", tc.file, tc.from)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(string(content), tc.from, tc.to, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, locs, err := versionfiles.Read(root)
+			if tc.want == "" {
+				if err == nil {
+					_, err = versionfiles.Agreed(locs)
+				}
+				if err == nil || !strings.Contains(err.Error(), "1.0.0: "+tc.file) {
+					t.Fatalf("err = %v, want the files to disagree with %s at 1.0.0", err, tc.file)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.file) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %s and %q", err, tc.file, tc.want)
 			}
 		})
 	}
