@@ -44,16 +44,21 @@ func (b Build) withDefaults() (Build, error) {
 	if _, err := os.Stat(filepath.Join(b.Root, "go.work")); err != nil {
 		return b, fmt.Errorf("images: Build.Root %s is not the repository root (no go.work): %w", b.Root, err)
 	}
+	if len(b.Platforms) == 0 {
+		b.Platforms = Platforms
+	}
+	return b.stampDefaults(), nil
+}
+
+// stampDefaults is b with the default Version (dev) and Date (the epoch) when they are empty.
+func (b Build) stampDefaults() Build {
 	if b.Version == "" {
 		b.Version = "dev"
 	}
 	if b.Date == "" {
 		b.Date = "1970-01-01T00:00:00Z"
 	}
-	if len(b.Platforms) == 0 {
-		b.Platforms = Platforms
-	}
-	return b, nil
+	return b
 }
 
 // binary builds one static binary for p into WorkDir and returns its path.

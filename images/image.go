@@ -44,8 +44,14 @@ func binaryLayer(file, name string) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer)), nil })
 }
 
-// withBinary is base plus the binary as its entrypoint, for platform p.
-func (b Build) withBinary(base v1.Image, file, name string, p v1.Platform) (v1.Image, error) {
+// BinaryImage is the recipe's image of a static binary that is built already (for platform p):
+// base (empty.Image for an image FROM scratch) plus one layer with the binary at AppDir/name,
+// the binary the entrypoint, PATH=AppDir, the OCI labels of b and b's Date as the creation
+// time. Publish makes the controller image (on the empty base) and the demo image (on the
+// controller's) with it; the tests make their images with it (images/imagestest). Only b's
+// Version, Commit and Date are used.
+func (b Build) BinaryImage(base v1.Image, file, name string, p v1.Platform) (v1.Image, error) {
+	b = b.stampDefaults()
 	layer, err := binaryLayer(file, name)
 	if err != nil {
 		return nil, err
@@ -84,7 +90,7 @@ func (b Build) platformImages(ctx context.Context, pkg, name string, base func(v
 		if err != nil {
 			return nil, err
 		}
-		img, err := b.withBinary(baseImg, file, name, p)
+		img, err := b.BinaryImage(baseImg, file, name, p)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -23,7 +24,7 @@ func TestDiscoveryInSwarmTask(t *testing.T) {
 		t.Fatalf("static build: %v\n%s", err, out)
 	}
 	image := "lfp-swarm-lease-test:discovery"
-	leasetest.BuildImage(t, host, static, image)
+	imagestest.Load(t, host, image, imagestest.Image(t, static))
 
 	service := "disc-" + leasetest.Namespace(t)
 	socket := strings.TrimPrefix(host, "unix://")

@@ -44,6 +44,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
 )
@@ -389,8 +390,8 @@ type swarmBenchCluster struct {
 }
 
 // newSwarmBenchCluster deploys the service and waits for its first child and all its replicas.
-// The image holds only the static lfp-swarm-lease (leasetest.BuildImage); the static testchild
-// is bind-mounted beside it.
+// The image holds only the static lfp-swarm-lease (the image recipe's, imagestest.Image); the
+// static testchild is bind-mounted beside it.
 func newSwarmBenchCluster(b *testing.B) *swarmBenchCluster {
 	host := leasetest.SwarmHost(b)
 	dir := b.TempDir()
@@ -401,7 +402,7 @@ func newSwarmBenchCluster(b *testing.B) *swarmBenchCluster {
 		b.Fatalf("static build: %v\n%s", err, out)
 	}
 	image := "lfp-swarm-lease-test:run-bench"
-	leasetest.BuildImage(b, host, static, image)
+	imagestest.Load(b, host, image, imagestest.Image(b, static))
 	shared := filepath.Join(dir, "shared")
 	if err := os.Mkdir(shared, 0o777); err != nil {
 		b.Fatal(err)

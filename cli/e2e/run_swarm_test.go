@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -32,17 +33,17 @@ const (
 	runSwarmQuiet = 5 * runSwarmPoll
 )
 
-// runSwarmImage is the FROM scratch image holding the static lfp-swarm-lease and testchild,
-// built once per test binary run (see swarmRunImage).
+// runSwarmImage is the image recipe's image of the static lfp-swarm-lease and testchild, made
+// once per test binary run (see swarmRunImage).
 var runSwarmImage struct {
 	mu  sync.Mutex
 	tag string
 }
 
 // swarmRunImage builds, on the first call, static (CGO_ENABLED=0) lfp-swarm-lease and testchild
-// binaries and an image FROM scratch holding both (/lfp-swarm-lease as the entrypoint,
-// /testchild beside it), and returns its tag. A failed build fails the calling test; the next
-// test tries again.
+// binaries, loads the image recipe's image of both into the engine at host (lfp-swarm-lease
+// the entrypoint, testchild at runSwarmChild beside it) and returns its tag. A failed build
+// fails the calling test; the next test tries again.
 func swarmRunImage(t *testing.T, host string) string {
 	t.Helper()
 	runSwarmImage.mu.Lock()
@@ -63,48 +64,15 @@ func swarmRunImage(t *testing.T, host string) string {
 	}
 	child := buildTestChild(t, dir)
 	tag := "lfp-swarm-lease-test:run-swarm"
-	buildScratchImage(t, host, tag, map[string]string{"/lfp-swarm-lease": static, "/testchild": child}, "/lfp-swarm-lease")
+	imagestest.Load(t, host, tag, imagestest.Image(t, static, child))
 	runSwarmImage.tag = tag
 	return tag
 }
 
-// buildScratchImage builds, on the Docker engine at host, an image FROM scratch named tag that
-// holds each source file (a static binary) at its destination path, executable, with entrypoint
-// as its entrypoint. Like leasetest.BuildImage it uses the legacy builder: nothing is pulled.
-func buildScratchImage(t *testing.T, host, tag string, files map[string]string, entrypoint string) {
-	t.Helper()
-	dir := t.TempDir()
-	var dockerfile strings.Builder
-	dockerfile.WriteString("FROM scratch\n")
-	dests := make([]string, 0, len(files))
-	for dest := range files {
-		dests = append(dests, dest)
-	}
-	slices.Sort(dests) // a stable Dockerfile keeps the build cache useful
-	for i, dest := range dests {
-		data, err := os.ReadFile(files[dest])
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("file%d", i)
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&dockerfile, "COPY %s %s\n", name, dest)
-	}
-	ep, _ := json.Marshal([]string{entrypoint})
-	fmt.Fprintf(&dockerfile, "ENTRYPOINT %s\n", ep)
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("docker", "-H", host, "build", "-q", "-t", tag, dir)
-	cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("docker build %s: %v\n%s", tag, err, out)
-	}
-}
+// runSwarmChild is testchild's path in the image of swarmRunImage.
+var runSwarmChild = imagestest.Path("testchild")
 
-// runService is one Swarm service of `lfp-swarm-lease run -- /testchild` replicas under test.
+// runService is one Swarm service of `lfp-swarm-lease run -- testchild` replicas under test.
 type runService struct {
 	t       *testing.T
 	host    string
@@ -116,7 +84,7 @@ type runService struct {
 }
 
 // deployRunService creates a service of runSwarmReplicas replicas, each running
-// `lfp-swarm-lease run -- /testchild` with the Docker socket mounted and Docker's default
+// `lfp-swarm-lease run -- testchild` with the Docker socket mounted and Docker's default
 // hostname, so that the namespace, holder and task are discovered from the task's labels. The
 // children log to one file in a host directory bind-mounted into every replica. The service and
 // its anchor are removed when the test ends. It returns once every replica runs and exactly one
@@ -143,7 +111,7 @@ func deployRunService(t *testing.T) *runService {
 		"--env", "SWARM_LEASE_TTL_MS="+strconv.FormatInt(runSwarmTTL.Milliseconds(), 10),
 		"--env", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS="+strconv.FormatInt(runSwarmGrace.Milliseconds(), 10),
 		"--env", "SWARM_LEASE_DEFAULT_POLL_MS="+strconv.FormatInt(runSwarmPoll.Milliseconds(), 10),
-		image, "run", "--", "/testchild")
+		image, "run", "--", runSwarmChild)
 	t.Cleanup(s.remove)
 
 	first := s.waitForChildStart(30*time.Second, 0)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 )
 
 // sleeperSource is the tiny program of TinyImage: it prints $GREETING, so a test can read the
@@ -34,11 +34,12 @@ func main() {
 }
 `
 
-// TinyImage builds a FROM-scratch image of a static program that prints $GREETING and waits
-// for SIGTERM, pushes it to an in-process registry on 127.0.0.1 (Swarm pulls loopback
-// registries without TLS) that lives until the test's cleanup, and returns its reference. Stack
-// files of tests can use it: nothing can be pulled from the internet here, and a reference to a
-// registry lets `docker stack deploy` resolve the image's digest as it does in production.
+// TinyImage builds the image recipe's image (imagestest.Image) of a static program that prints
+// $GREETING and waits for SIGTERM, pushes it to an in-process registry on 127.0.0.1 (Swarm pulls
+// loopback registries without TLS) that lives until the test's cleanup, and returns its
+// reference. Stack files of tests can use it: nothing can be pulled from the internet here, and
+// a reference to a registry lets `docker stack deploy` resolve the image's digest as it does in
+// production.
 func TinyImage(t testing.TB, dockerHost string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -55,10 +56,10 @@ func TinyImage(t testing.TB, dockerHost string) string {
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	ref := strings.TrimPrefix(reg.URL, "http://") + "/portainertest/sleeper:" + randomHex(4)
-	leasetest.BuildImage(t, dockerHost, binary, ref)
-	leasetest.Docker(t, dockerHost, "push", "--quiet", ref)
+	imagestest.Push(t, ref, imagestest.Image(t, binary))
 	t.Cleanup(func() {
-		// The engine's copy only: the services' tasks may still hold it, which -f allows.
+		// The engine's copy, pulled by the deploy: the services' tasks may still hold it, which
+		// -f allows.
 		_ = exec.Command("docker", "-H", dockerHost, "image", "rm", "-f", ref).Run()
 	})
 	return ref
