@@ -6,25 +6,32 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/danielgtaylor/huma/v2"
 )
 
 // errorModelInstalled: InstallErrorModel has run.
-var errorModelInstalled atomic.Bool
+var (
+	errorModelInstalled atomic.Bool
+	installErrorModel   sync.Once
+)
 
 // InstallErrorModel makes huma produce ErrorBody for every error it creates itself (validation,
 // unknown content type, internal errors), and document ErrorBody as every operation's error.
 // huma keeps its error constructors in package variables, so this changes every huma API of the
 // process: a program calls it once, at start, before it builds a server (the commands that serve
-// the API do; a server refuses to be built without it). Calling it again changes nothing.
+// the API do; a server refuses to be built without it). Calling it again changes nothing, and
+// concurrent calls (tests that build servers in parallel) write huma's variables once.
 func InstallErrorModel() {
-	huma.NewErrorWithContext = newHumaError
-	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		return newHumaError(nil, status, msg, errs...)
-	}
-	errorModelInstalled.Store(true)
+	installErrorModel.Do(func() {
+		huma.NewErrorWithContext = newHumaError
+		huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+			return newHumaError(nil, status, msg, errs...)
+		}
+		errorModelInstalled.Store(true)
+	})
 }
 
 // ErrorModelInstalled reports whether InstallErrorModel has run.
