@@ -62,6 +62,7 @@ func files(t *testing.T, img v1.Image) []string {
 // TestPublishPushesMultiPlatformIndexes pushes both images to an in-process registry and reads
 // them back: one manifest per platform, the binaries in AppDir, the entrypoints and labels.
 func TestPublishPushesMultiPlatformIndexes(t *testing.T) {
+	long(t, "builds both images' binaries for two platforms")
 	reg := httptest.NewServer(registry.New())
 	defer reg.Close()
 	host := strings.TrimPrefix(reg.URL, "http://")

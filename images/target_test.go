@@ -35,6 +35,7 @@ func basicAuthRegistry(user, token string) http.Handler {
 // them, and resolves the tags to the pushed digests; a tag that was never pushed is
 // ErrNotPublished.
 func TestPublishToAndResolve(t *testing.T) {
+	long(t, "builds both images' binaries")
 	srv := httptest.NewServer(basicAuthRegistry("pusher", "s3cret"))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")

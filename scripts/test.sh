@@ -4,19 +4,47 @@
 #
 #   scripts/test.sh                 # everything
 #   SWARM_LEASE_TEST_DOCKER_HOST=unix:///path.sock scripts/test.sh   # use a Swarm you started
+#   scripts/test.sh --fast          # the fast lane: a few minutes, no Docker, browser or etcd
 #
 # Without a Docker engine (and not root to install one) the Swarm tests are skipped with a
 # message; with CI=true they fail instead, so CI can never pass without them.
+#
+# The fast lane (--fast) is gofmt, the module hygiene, every module's unit tests with
+# `go test -short` (no race detector) and the Python client's tests: under 3 minutes on two
+# cores. -short skips what leasetest.Long marks (bench/needetcd and images have the same rule):
+# the tests that need a Docker engine or the Swarm (the fault campaign starts engines of its
+# own), a browser or etcd processes, and those that take long — builds of whole programs (the
+# release pipeline's goreleaser release, go install from a module proxy, npm publish, the image
+# recipe's multi-platform builds, the README run from a fresh copy), and real supervisors and
+# servers through several TTLs (most of cli/e2e). The whole suite runs them all: it never
+# passes -short, and a Long test run with -short under CI=true fails instead of skipping, so
+# -short cannot make CI pass without them; --fast refuses CI=true for the same reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+fast=0
+case "${1:-}" in
+  "") ;;
+  --fast) fast=1 ;;
+  *) echo "usage: $0 [--fast]" >&2; exit 2 ;;
+esac
 
 STATICCHECK_VERSION=v0.7.0
 modules=$(go list -m -f '{{.Dir}}' | sed "s|^$PWD/||")
 
 step() { printf '\n== %s\n' "$*"; }
 
+if [ "$fast" = 1 ]; then
+  if [ "${CI:-}" = true ]; then
+    echo "test.sh: --fast skips the Docker, browser, etcd and long tests, and CI=true runs every test: run scripts/test.sh" >&2
+    exit 2
+  fi
+  # No engine, even one the shell points at: the fast lane is the same on every machine.
+  unset SWARM_LEASE_TEST_DOCKER_HOST SWARM_LEASE_TEST_PLAIN_DOCKER_HOST
+fi
+
 stop_swarm=0
-if [ -z "${SWARM_LEASE_TEST_DOCKER_HOST:-}" ]; then
+if [ "$fast" = 0 ] && [ -z "${SWARM_LEASE_TEST_DOCKER_HOST:-}" ]; then
   step "private Swarm"
   if scripts/test-swarm.sh start; then
     stop_swarm=1
@@ -64,6 +92,25 @@ if [ -n "$split" ]; then
   echo "modules require different versions of:" >&2; echo "$split" >&2; hygiene_failed=1
 fi
 [ "$hygiene_failed" = 0 ] || exit 1
+
+if [ "$fast" = 1 ]; then
+  step "go test -short (the fast lane)"
+  failed=0
+  for m in $modules; do
+    (cd "$m" && go test -short -count=1 -timeout 5m ./...) || failed=1
+  done
+  step "Python: the client's tests against the binary built here"
+  PY=/usr/bin/python3
+  if ! "$PY" -c 'import pytest, pytest_asyncio' 2>/dev/null; then
+    echo "test.sh: no pytest for $PY: the Python client's tests are skipped (apt-get install python3-pytest python3-pytest-asyncio)" >&2
+  else
+    pytmp=$(mktemp -d)
+    trap 'rm -rf "$pytmp"' EXIT
+    go build -o "$pytmp/lfp-swarm-lease" ./cli/cmd/lfp-swarm-lease
+    (cd clients/python && LFP_SWARM_LEASE_BIN="$pytmp/lfp-swarm-lease" "$PY" -m pytest -q -p no:cacheprovider) || failed=1
+  fi
+  exit "$failed"
+fi
 
 step "go vet"
 for m in $modules; do (cd "$m" && go vet ./...); done

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
@@ -319,6 +320,7 @@ func (l *floodLeader) renewFor(t *testing.T, client *http.Client, d, interval ti
 // on a new connection for every renewal, and keeps its term throughout. With the default
 // bounds the per-client one (a quarter) meets the flood; with one bound, the global one.
 func TestLeaderKeepsItsTermThroughConnectionFlood(t *testing.T) {
+	leasetest.Long(t, "floods a server process with thousands of connections for several TTLs")
 	t.Run("default bounds", func(t *testing.T) { leaderThroughFlood(t) })
 	t.Run("one bound", func(t *testing.T) { leaderThroughFlood(t, floodChildOneBound+"=1") })
 }

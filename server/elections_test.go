@@ -12,14 +12,18 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/electionstest"
 )
 
-// The elections API's conformance suite on each store.
+// The elections API's conformance suite on each store. The memory and file runs wait out
+// TTLs for seconds and share nothing (a store, a server and a client each), so they run in
+// parallel.
 
 func TestElectionsMemory(t *testing.T) {
+	t.Parallel()
 	store := rooms.NewMemoryStore()
 	electionstest.Run(t, func(*testing.T) rooms.Store { return store })
 }
 
 func TestElectionsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	electionstest.Run(t, func(t *testing.T) rooms.Store {
 		s, err := filestore.New(dir)

@@ -202,6 +202,7 @@ func TestServeEndsStreamsOnShutdown(t *testing.T) {
 // not_ready after a bounded wait instead of hanging; once the store answers, it serves the
 // state.
 func TestStateBeforeFirstRead(t *testing.T) {
+	t.Parallel() // seconds of waiting on a store of its own
 	store := &flakyStore{Store: memstore.New()}
 	store.down.Store(true)
 	base, _ := serve(t, store, server.Options{})

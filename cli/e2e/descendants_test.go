@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // The guard's promise: nothing the command starts outlives the term or run — also a grandchild
@@ -76,6 +78,7 @@ func killOnCleanup(t *testing.T, pid int) {
 }
 
 func TestRunStopsEveryDescendant(t *testing.T) {
+	leasetest.Long(t, "stops process trees through the supervisor's grace periods")
 	withCgroup := cgroupWritable(t)
 	for _, cg := range []string{"auto", "off"} {
 		for _, kind := range []string{"setsid", "daemon"} {

@@ -208,6 +208,7 @@ func testLifecycle(t *testing.T, st storeEnv) {
 // TestTakeoverOnlyAfterRenewalsStop: with a 2 s TTL, B cannot take over while A renews, and
 // takes over once A stops — not before A's lease has expired.
 func TestTakeoverOnlyAfterRenewalsStop(t *testing.T) {
+	leasetest.Long(t, "watches a holder's renewals for two TTLs")
 	for _, mk := range []func(*testing.T) storeEnv{fileStore, swarmStore} {
 		st := mk(t)
 		t.Run(st.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // The elections client and `run --server` end to end: every server is a real `lfp-swarm-lease
@@ -366,6 +367,7 @@ var stoppedLine = regexp.MustCompile(`msg="child stopped".*?reason=(\S+).*?safet
 // (start of its last successful renewal + TTL − margin), before the lease could have expired on
 // the server; and when the server comes back, the surviving supervisor leads again.
 func TestRemoteRunHandoverAndStepDown(t *testing.T) {
+	leasetest.Long(t, "runs supervisors through a handover and a step-down on a server's TTLs")
 	store := t.TempDir()
 	srv := startRemoteServer(t, store, "127.0.0.1:0")
 	const room = "remote-run-room"

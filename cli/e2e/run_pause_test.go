@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // The guard owns the deadline: whichever single process of the leader's tree is stopped or
@@ -81,6 +83,7 @@ type pauseReplica struct {
 }
 
 func newPauseCluster(t *testing.T, stderrPipes bool) *pauseCluster {
+	leasetest.Long(t, "pauses, stops and resumes supervisors in mount namespaces for several TTLs")
 	requireMountNamespaces(t)
 	dir := t.TempDir()
 	c := &pauseCluster{t: t, store: filepath.Join(dir, "store"), childLog: filepath.Join(dir, "events.log"),

@@ -149,6 +149,7 @@ func startsOf(events []childEvent) []childEvent {
 }
 
 func TestRunFileOneLeaderHandoverAndFailover(t *testing.T) {
+	leasetest.Long(t, "runs supervisors through a handover and a TTL's failover")
 	env, childLog := fileRunEnv(t)
 	procs := map[string]*runProc{}
 	for _, h := range []string{"a", "b", "c"} {
@@ -306,6 +307,7 @@ func TestRunFileStepsDownWhenLeaseIsTaken(t *testing.T) {
 }
 
 func TestRunFileStepsDownByDeadlineWhenStoreFails(t *testing.T) {
+	leasetest.Long(t, "waits for a supervisor's renew deadline")
 	env, childLog := fileRunEnv(t)
 	p := startRun(t, env, "a")
 	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })

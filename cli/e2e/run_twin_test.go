@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // TestRunTwinsShareAHolderIDWithoutFlapping: two run processes with one holder id on one store
@@ -11,6 +13,7 @@ import (
 // 200 and more terms in 10 s, with no line naming the cause. The one that loses its term to
 // the other logs an error naming the holder id and what to change, and follows from then on.
 func TestRunTwinsShareAHolderIDWithoutFlapping(t *testing.T) {
+	leasetest.Long(t, "watches two supervisors for several TTLs")
 	env, childLog := fileRunEnv(t)
 	first := startRun(t, env, "twin")
 	waitForEvents(t, childLog, 10*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })

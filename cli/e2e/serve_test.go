@@ -356,6 +356,7 @@ func TestServeRequestIDs(t *testing.T) {
 // answers 503 with the error shape — with the Swarm store on a dead socket, on a plain engine
 // in no Swarm, and with a corrupt file-store election. The watcher's failures are counted.
 func TestServeStoreNotReady(t *testing.T) {
+	leasetest.Long(t, "waits out the server's first-read timeouts")
 	cases := []struct {
 		name    string
 		env     func(t *testing.T) []string
@@ -470,6 +471,7 @@ func checkUnreadElectionAnswersPromptly(t *testing.T, base string) {
 // keep_alive_ms = 200 ms) and no `change`; a handover then produces changes ending in the new
 // holder's term.
 func TestServeEventsRenewalsSuppressed(t *testing.T) {
+	leasetest.Long(t, "watches an event stream through a TTL's renewals")
 	st := fileStore(t)
 	env := apiEnv(t, st, "SWARM_LEASE_TTL_MS=1500", "SWARM_LEASE_RENEW_INTERVAL_MS=100",
 		"SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=200", "SWARM_LEASE_MAX_CLOCK_SKEW_MS=100",
@@ -952,6 +954,7 @@ func TestServeDocsOffline(t *testing.T) {
 // chromiumPath returns Debian's chromium. Without it the test is skipped — except with CI=true,
 // where it fails (.ci/run installs it).
 func chromiumPath(t *testing.T) string {
+	leasetest.Long(t, "drives a headless Chromium")
 	const path = "/usr/bin/chromium"
 	if _, err := os.Stat(path); err == nil {
 		return path

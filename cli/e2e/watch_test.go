@@ -391,6 +391,7 @@ func (w *watchCmd) stop(t *testing.T, sig os.Signal) int {
 }
 
 func TestWatchCommand(t *testing.T) {
+	leasetest.Long(t, "watches an election through TTLs")
 	t.Run("json", func(t *testing.T) {
 		env := watchElection(t)
 		created := watchInit(t, env)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/faults/cluster"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // sweepHelperEnv makes TestSweepHelper build a cluster and wait to be killed.
@@ -37,6 +38,7 @@ func TestSweepHelper(t *testing.T) {
 // checks that the sweep the next Start does removes what it left: namespaces, directory, and
 // any engine still running.
 func TestSweepRemovesAKilledRun(t *testing.T) {
+	leasetest.Long(t, "starts a three-manager Swarm of its own Docker engines")
 	if err := cluster.Prerequisites(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v, and CI=true", err)

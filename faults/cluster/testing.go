@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // live holds the clusters of this process, for the signal handler.
@@ -22,6 +24,7 @@ var live struct {
 // fault tests. An interrupt (SIGINT, SIGTERM) closes the clusters before the process exits.
 func ForTest(t testing.TB) *Cluster {
 	t.Helper()
+	leasetest.Long(t, "starts a three-manager Swarm of its own Docker engines")
 	if err := Prerequisites(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v, and CI=true: the fault tests must run in CI", err)

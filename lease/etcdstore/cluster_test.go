@@ -21,9 +21,7 @@ import (
 // stay linearizable (porcupine) and keep the fence invariants; calls that failed because the
 // cluster had no leader for a moment wrote nothing (an ambiguous one would fail the test).
 func TestLeaderKilledUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a three-member etcd cluster")
-	}
+	leasetest.Long(t, "starts a three-member etcd cluster")
 	began := time.Now()
 	c := etcdtest.StartCluster(t, 3)
 	t.Logf("three members ready in %v", time.Since(began).Round(time.Millisecond))

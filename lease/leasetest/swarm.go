@@ -11,7 +11,8 @@ import (
 const DockerHostEnv = "SWARM_LEASE_TEST_DOCKER_HOST"
 
 // SwarmHost returns the test Swarm's Docker host. Without one the test is skipped — except when
-// CI=true, where a Swarm test that cannot run fails, so that CI never passes without it.
+// CI=true, where a Swarm test that cannot run fails, so that CI never passes without it. Under
+// -short (the fast lane) it is skipped too, as a Long test.
 func SwarmHost(t testing.TB) string {
 	t.Helper()
 	return hostFrom(t, DockerHostEnv)
@@ -19,6 +20,7 @@ func SwarmHost(t testing.TB) string {
 
 func hostFrom(t testing.TB, variable string) string {
 	t.Helper()
+	Long(t, "needs a Docker engine")
 	host := os.Getenv(variable)
 	if host != "" {
 		return host

@@ -15,9 +15,7 @@ import (
 // own code, one kind at a time and both side by side (-interleave), with real processes: `lfp-swarm-lease run` on a file store (built from cli/), and
 // etcd-run on a real etcd, which it skips when Debian's etcd-server is not installed.
 func TestMeasureHandover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds lfp-swarm-lease and runs real supervisors")
-	}
+	needetcd.Long(t, "builds lfp-swarm-lease and runs real supervisors")
 	bin := t.TempDir()
 	build := func(name, dir, pkg string) string {
 		out := filepath.Join(bin, name)

@@ -17,6 +17,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // BinaryEnv names the etcd server binary when it is not `etcd` on PATH.
@@ -24,9 +26,11 @@ const BinaryEnv = "LFP_ETCD_BIN"
 
 // Binary returns the etcd server binary: $LFP_ETCD_BIN, else `etcd` on PATH (Debian's
 // etcd-server). Without one the test is skipped — or failed when CI=true, where .ci/run
-// installs it: a fault test that CI never runs would go unnoticed when it breaks.
+// installs it: a fault test that CI never runs would go unnoticed when it breaks. Under -short
+// (the fast lane) it is skipped too, as a Long test.
 func Binary(t testing.TB) string {
 	t.Helper()
+	leasetest.Long(t, "runs etcd server processes")
 	if bin := os.Getenv(BinaryEnv); bin != "" {
 		return bin
 	}

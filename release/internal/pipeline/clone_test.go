@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
@@ -42,6 +43,7 @@ var (
 // binary and shared; tests must not change it.
 func taggedClone(t *testing.T) string {
 	t.Helper()
+	leasetest.Long(t, "makes a throwaway release in a clone of the repository and builds from it")
 	cloneOnce.Do(func() { cloneDir, cloneErr = makeTaggedClone() })
 	if cloneErr != nil {
 		t.Fatalf("the throwaway release clone: %v", cloneErr)

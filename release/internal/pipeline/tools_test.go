@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
@@ -14,6 +15,7 @@ import (
 // (once per version; goreleaser takes minutes the first time).
 func releaseTool(t *testing.T, name string) string {
 	t.Helper()
+	leasetest.Long(t, "runs a pinned release tool, built on first use")
 	root := testrepo.SourceRoot()
 	cmd := exec.Command(filepath.Join(root, "scripts", "release-tools.sh"), name)
 	cmd.Stderr = os.Stderr

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
@@ -95,6 +96,7 @@ const buildCommand = "go build -o bin/ ./cli/cmd/lfp-swarm-lease"
 // command. It is made once per test binary; tests may add to it.
 func freshClone(t *testing.T) string {
 	t.Helper()
+	leasetest.Long(t, "builds the binary in a fresh copy of the repository and runs the README's commands")
 	cloneOnce.Do(func() {
 		if cloneRoot, cloneErr = os.MkdirTemp("", "readme-"); cloneErr != nil {
 			return
