@@ -452,7 +452,7 @@ func TestWaitForHolder(t *testing.T) {
 	})
 }
 
-func TestHTTPErrorOfAProxy(t *testing.T) {
+func TestAPIErrorOfAProxy(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Gateway", http.StatusBadGateway)
 	}))
