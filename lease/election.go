@@ -133,11 +133,11 @@ func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 	return e.tryAcquire(ctx, readBack, nil)
 }
 
-// tryAcquire is TryAcquire with the write mode of its write: a Campaign's acquisitions write
+// tryAcquire is TryAcquire with the write mode of its write: a Contender's acquisitions write
 // blind where the store allows it (BlindUpdater), one-shot calls read back.
 //
 // yield, when set, names live terms under this identity that the attempt must leave alone like
-// another contender's (a campaign that found another process using its identity); otherwise a
+// another contender's (a Contender that found another process using its identity); otherwise a
 // term under this identity is taken over at once, as a restarted contender's predecessor's.
 func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Record) bool) (TryAcquireResult, error) {
 	var result TryAcquireResult

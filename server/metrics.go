@@ -15,7 +15,7 @@ import (
 )
 
 // Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
-// election and the campaign report into it, and the Metrics interface of every part of the
+// election and the contender report into it, and the Metrics interface of every part of the
 // server, each of which records only what it measures.
 type Metrics struct {
 	registry    *prometheus.Registry
