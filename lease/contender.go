@@ -144,11 +144,12 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 	}
 	var lastErr string
 	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
-	clash := &identityClash{}
+	clash := &identityClash{log: c.Logger.With("namespace", e.Namespace())}
 	for ctx.Err() == nil {
 		// Blind where the store allows it: the term starts once the write is confirmed, a
 		// request sooner than if it waited to learn its version (the first renewal reads).
 		res, err := e.tryAcquire(ctx, blind, clash.yields)
+		clash.looked = true
 		switch {
 		case ctx.Err() != nil:
 			// Shut down while trying: if the attempt won (or may have), hand the term back at
@@ -331,13 +332,16 @@ func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan stru
 			c.onState(Snapshot{Record: renewed.Record, Version: renewed.Version, Exists: true, Acquired: true})
 			next.Reset(c.renewDelay(renewed))
 		case errors.Is(err, ErrNotHolder):
-			log.Warn("lost", "reason", err.Error())
+			// Who holds it now — the record the refusal was decided on, no further read on
+			// the way to the step-down — decides whether it was another process under this
+			// identity.
 			cause := error(ErrLost)
-			// Who holds it now decides whether it was another process under this identity.
-			if snap, rerr := e.Inspect(ctx); rerr == nil {
-				cause = c.lossCause(snap.Record, fence, clash, log)
+			var nh *notHolderError
+			if errors.As(err, &nh) {
+				cause = c.lossCause(nh.current, fence, clash, log)
 			}
 			end(cause)
+			log.Warn("lost", "reason", err.Error())
 			return
 		case ctx.Err() != nil:
 			return

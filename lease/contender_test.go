@@ -462,3 +462,33 @@ func TestContenderWaitsOutATermWhoseElectionVanished(t *testing.T) {
 		t.Fatalf("b's fence %d is not above a's %d", term.Grant.Fence, first.Grant.Fence)
 	}
 }
+
+// TestContendersSharingAnIdentityBothKnowIt: the contender that takes a term over must learn of
+// the clash too, not only the one that loses it — else a twin whose work keeps ending (its
+// command exits, it steps down) takes every live term of the other back the moment it looks.
+func TestContendersSharingAnIdentityBothKnowIt(t *testing.T) {
+	store := memstore.New()
+	var terms atomic.Int64
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 2)
+	holds := func(term *lease.Term) error { terms.Add(1); <-term.Done(); return nil }
+	stepsDown := func(term *lease.Term) error { terms.Add(1); return nil } // its work ends at once
+	for _, lead := range []func(*lease.Term) error{holds, stepsDown} {
+		c := contender(t, store, "twin", 500*time.Millisecond)
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		go func() { done <- c.Run(ctx, lead) }()
+	}
+	time.Sleep(3 * time.Second) // the span over which terms are counted, not synchronisation
+	cancel()
+	within(t, done, 2*time.Second, "a contender to stop")
+	within(t, done, 2*time.Second, "the other contender to stop")
+	// The one that steps down gives the term back; once the other holds, it must not take it.
+	if n := terms.Load(); n > 6 {
+		t.Fatalf("%d terms in 3 s between two contenders of one identity: one takes the other's terms back", n)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("no error naming the shared identity:\n%s", logs.String())
+	}
+}

@@ -209,12 +209,19 @@ func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
 			return h.lead(ctx, start, res), nil
 		}
 		if res.Leader.Term != followed.Term || res.Leader.CandidateID != followed.CandidateID {
-			if res.Leader.CandidateID == h.req.CandidateID && res.Leader.Term != h.won.Load() {
-				// A term of this candidate id that this contender did not win: another process
-				// campaigns as the same candidate. The server never lets one take the room from
-				// the other, but whoever reads the room cannot tell them apart.
-				h.log.Error("swarmlease: the room is led by this candidate id, but not by this holder: another process campaigns "+
-					"with the same candidate id; give each its own", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+			if won := h.won.Load(); res.Leader.CandidateID == h.req.CandidateID && res.Leader.Term != won {
+				// A term of this candidate id that this contender did not win. Before it has won
+				// any, it may be its predecessor's (a restarted process), which ends by itself;
+				// after, it is another process that campaigns as the same candidate. The server
+				// never lets one take the room from the other, but whoever reads the room cannot
+				// tell them apart.
+				if won == 0 {
+					h.log.Warn("swarmlease: the room is led by this candidate id: a term of this process's predecessor, which ends by itself, "+
+						"or of another process that campaigns with the same candidate id", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+				} else {
+					h.log.Error("swarmlease: the room is led by this candidate id, but not by this contender: another process campaigns "+
+						"with the same candidate id; give each its own", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+				}
 			} else if h.cfg.following != nil {
 				h.cfg.following(res.Leader)
 			} else {

@@ -237,13 +237,19 @@ func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender
 }
 
 // withoutSecrets is environ without the variables of run's secret settings (the store's
-// password): the command inherits run's environment, but not its credentials.
+// password): the command inherits run's environment, but not its credentials. When there are
+// some, run also makes itself unreadable to its own user (not dumpable): the command, running as
+// that user, could otherwise read them from /proc/<run's pid>/environ.
 func withoutSecrets(environ []string, prefix string) []string {
 	secret := config.SecretVariables(prefix)
-	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+	kept := slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(secret, name)
 	})
+	if len(kept) < len(environ) {
+		hideFromOwnUser()
+	}
+	return kept
 }
 
 // exitWithOutcome is run's result when the loop decided to exit: the command's own code, or
