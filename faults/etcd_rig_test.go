@@ -335,6 +335,11 @@ func (r *etcdRig) recovered(mono int64) time.Duration {
 func (r *etcdRig) finish() {
 	t := r.t
 	t.Helper()
+	// Every room changes hands at least twice in a run: a scenario that ends soon after its
+	// fault gives the holders the time to, so that a stuck room fails the test.
+	for deadline := time.Now().Add(time.Minute); !r.roomsMoved(2) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // poll the holders' records
+	}
 	r.done = true
 	r.stop()
 	r.wg.Wait()
@@ -360,8 +365,8 @@ func (r *etcdRig) finish() {
 		}
 		r.roomTerms += len(r.rooms[room])
 	}
-	if r.roomTerms < 2*len(etcdRooms) {
-		t.Errorf("only %d terms in %d rooms: the rooms did not change hands", r.roomTerms, len(etcdRooms))
+	if !r.roomsMoved(2) {
+		t.Errorf("the rooms did not all change hands: %d terms in %d rooms", r.roomTerms, len(etcdRooms))
 	}
 	var ops []check.LeaseOp
 	var counts contend.Counts
@@ -391,6 +396,18 @@ func (r *etcdRig) finish() {
 		t.Name(), len(terms), strings.Join(fences, " "), counts.Calls, counts.Errors, 100*float64(counts.Errors)/float64(max(counts.Calls, 1)),
 		counts.Unknown, res, r.roomTerms, r.ends, strings.Join(r.figures, "; "))
 	r.dumpIfFailed()
+}
+
+// roomsMoved reports whether every room has had at least n terms.
+func (r *etcdRig) roomsMoved(n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, room := range etcdRooms {
+		if len(r.rooms[room]) < n {
+			return false
+		}
+	}
+	return true
 }
 
 // dumpIfFailed logs every supervisor's and server's output if the test failed.

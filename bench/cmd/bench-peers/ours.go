@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,7 +45,7 @@ func startServe(store string) func(ctx context.Context, c config, dir string, co
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		return &running{proc: p, load: func(ctx context.Context, clients, ops int) (measurement, error) {
-			return drive(ctx, p, clients, ops, func(i int) (client, error) { return dialRoom(addr, store, i) })
+			return drive(ctx, []*proc{p}, clients, ops, func(i int) (client, error) { return dialRoom(addr, store, i) })
 		}}, nil
 	}
 }
@@ -156,4 +157,61 @@ func jsonString(doc []byte, field string) string {
 	}
 	value, _, _ := bytes.Cut(rest, []byte(`"`))
 	return strings.Clone(string(value))
+}
+
+// roomsEtcdTarget is the elections API on etcd: -serve-replicas serve processes (default
+// settings but the admission budget) on one etcd cluster of -etcd-members members, the clients
+// spread over the replicas (client i on replica i mod replicas), as behind a load balancer.
+var roomsEtcdTarget = target{name: "rooms-etcd", start: startRoomsEtcd}
+
+func startRoomsEtcd(ctx context.Context, c config, dir string, counting bool) (*running, error) {
+	if counting {
+		return nil, fmt.Errorf("flushes are not counted for rooms-etcd (several processes)")
+	}
+	members, endpoints, err := startEtcdCluster(ctx, c, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	replicas, addrs, err := startServeReplicas(ctx, c, dir, endpoints, max(c.serveReplicas, 1))
+	if err != nil {
+		stopAll(members)
+		return nil, err
+	}
+	all := append(slices.Clone(replicas), members...)
+	return &running{proc: all[0], others: all[1:], load: func(ctx context.Context, clients, ops int) (measurement, error) {
+		return drive(ctx, all, clients, ops, func(i int) (client, error) { return dialRoom(addrs[i%len(addrs)], "etcd", i) })
+	}}, nil
+}
+
+// startServeReplicas starts n serve processes on the etcd cluster at endpoints (URLs) and
+// returns them with their listen addresses.
+func startServeReplicas(ctx context.Context, c config, dir string, endpoints []string, n int) ([]*proc, []string, error) {
+	hosts := make([]string, len(endpoints))
+	for i, ep := range endpoints {
+		hosts[i] = strings.TrimPrefix(ep, "http://")
+	}
+	var ps []*proc
+	var addrs []string
+	for range n {
+		p, err := startProc(c, dir, false, c.serve, []string{"serve"}, append([]string{
+			"SWARM_LEASE_STORE=etcd://" + strings.Join(hosts, ",") + "/bench", "SWARM_LEASE_LISTEN=127.0.0.1:0",
+			"SWARM_LEASE_ADMISSION_PER_MINUTE=0", "HOSTNAME=bench-peers"}, c.serveEnv...))
+		if err != nil {
+			stopAll(ps)
+			return nil, nil, err
+		}
+		ps = append(ps, p)
+		addr, err := p.waitLog(ctx, "listen address", func(out string) string {
+			if m := listening.FindStringSubmatch(out); m != nil {
+				return m[1]
+			}
+			return ""
+		})
+		if err != nil {
+			stopAll(ps)
+			return nil, nil, fmt.Errorf("serve: %w", err)
+		}
+		addrs = append(addrs, addr)
+	}
+	return ps, addrs, nil
 }
