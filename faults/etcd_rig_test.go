@@ -390,9 +390,9 @@ func (r *etcdRig) finish() {
 	r.figure("refusals: %v", stale)
 	fences := make([]string, len(terms))
 	for i, term := range terms {
-		fences[i] = strconv.FormatUint(term.Fence-r.floor, 10)
+		fences[i] = strconv.FormatUint(term.Fence-terms[0].Fence, 10)
 	}
-	t.Logf("summary %s: %d terms (fences above the floor, µs: %s), %d lease calls, %d store errors (%.1f%%), %d unknown outcomes, porcupine %s; %d room terms, ends %v; %s",
+	t.Logf("summary %s: %d terms (fences after the first, +µs: %s), %d lease calls, %d store errors (%.1f%%), %d unknown outcomes, porcupine %s; %d room terms, ends %v; %s",
 		t.Name(), len(terms), strings.Join(fences, " "), counts.Calls, counts.Errors, 100*float64(counts.Errors)/float64(max(counts.Calls, 1)),
 		counts.Unknown, res, r.roomTerms, r.ends, strings.Join(r.figures, "; "))
 	r.dumpIfFailed()

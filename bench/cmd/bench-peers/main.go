@@ -49,13 +49,14 @@ type config struct {
 	// serveReplicas is the number of serve processes of rooms-etcd, the clients spread over them.
 	serveReplicas int
 	// scaleRooms is the room counts of the rooms-scale measurement (rooms.go).
-	scaleRooms []int
-	strace     string
-	rounds     int
-	clients    int
-	ops        int
-	countOps   int
-	timeout    time.Duration
+	scaleRooms  []int
+	scaleSample int
+	strace      string
+	rounds      int
+	clients     int
+	ops         int
+	countOps    int
+	timeout     time.Duration
 	// serveEnv is extra environment of serve (settings other than the defaults, for accounting).
 	serveEnv []string
 	// only, when set, is the one target to run.
@@ -82,6 +83,7 @@ func main() {
 		}
 		return nil
 	})
+	flag.IntVar(&c.scaleSample, "scale-sample", 2000, "rooms-scale: campaigns of each kind timed at each count")
 	flag.StringVar(&c.strace, "strace", "strace", "strace, to count flushes; empty to skip counting")
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds; every round runs every target")
 	flag.IntVar(&c.clients, "clients", 64, "concurrent clients, one election each")
@@ -107,6 +109,13 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	if len(c.scaleRooms) > 0 { // the rooms-scale measurement alone
+		if err := runScale(ctx, c, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-peers:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	results, err := run(ctx, c)
 	if c.selected(throughputNames()...) {
 		printTable(os.Stdout, c, results)
