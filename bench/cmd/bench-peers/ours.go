@@ -6,7 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -179,8 +182,63 @@ func startRoomsEtcd(ctx context.Context, c config, dir string, counting bool) (*
 	}
 	all := append(slices.Clone(replicas), members...)
 	return &running{proc: all[0], others: all[1:], load: func(ctx context.Context, clients, ops int) (measurement, error) {
-		return drive(ctx, all, clients, ops, func(i int) (client, error) { return dialRoom(addrs[i%len(addrs)], "etcd", i) })
+		before := storeRequests(addrs)
+		m, err := drive(ctx, all, clients, ops, func(i int) (client, error) { return dialRoom(addrs[i%len(addrs)], "etcd", i) })
+		if err == nil {
+			after := storeRequests(addrs)
+			var parts []string
+			for _, op := range slices.Sorted(maps.Keys(after)) {
+				d := after[op].sub(before[op])
+				parts = append(parts, fmt.Sprintf("%s %.2f (mean %.2f ms)", op, d.count/float64(m.ops), 1000*d.sum/max(d.count, 1)))
+			}
+			fmt.Fprintf(os.Stderr, "rooms-etcd: etcd requests per operation (serve's lfp_swarm_lease_store_request_duration_seconds): %s\n", strings.Join(parts, ", "))
+		}
+		return m, err
 	}}, nil
+}
+
+// requestTotals are a histogram's count and sum.
+type requestTotals struct{ count, sum float64 }
+
+func (a requestTotals) sub(b requestTotals) requestTotals {
+	return requestTotals{a.count - b.count, a.sum - b.sum}
+}
+
+// storeRequests sums the store request histogram of the replicas at addrs by op, from their
+// /metrics (nothing for a replica that does not answer).
+func storeRequests(addrs []string) map[string]requestTotals {
+	out := map[string]requestTotals{}
+	for _, addr := range addrs {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for line := range strings.Lines(string(body)) {
+			for suffix, count := range map[string]bool{"_count{": true, "_sum{": false} {
+				rest, ok := strings.CutPrefix(line, "lfp_swarm_lease_store_request_duration_seconds"+suffix)
+				if !ok {
+					continue
+				}
+				_, op, _ := strings.Cut(rest, `op="`)
+				op, _, _ = strings.Cut(op, `"`)
+				f := strings.Fields(rest)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				if err != nil {
+					continue
+				}
+				t := out[op]
+				if count {
+					t.count += v
+				} else {
+					t.sum += v
+				}
+				out[op] = t
+			}
+		}
+	}
+	return out
 }
 
 // startServeReplicas starts n serve processes on the etcd cluster at endpoints (URLs) and
