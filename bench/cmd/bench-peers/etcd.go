@@ -59,17 +59,6 @@ func stopAll(ps []*proc) {
 	}
 }
 
-// startEtcdServer starts a single-member etcd on two free loopback ports with its data in dir
-// and returns it, with its client URL, once it answers a linearizable read.
-func startEtcdServer(ctx context.Context, c config, dir string, counting bool) (*proc, string, error) {
-	c.etcdMembers = 1
-	ps, urls, err := startEtcdCluster(ctx, c, dir, counting)
-	if err != nil {
-		return nil, "", err
-	}
-	return ps[0], urls[0], nil
-}
-
 // startEtcdCluster starts a cluster of c.etcdMembers members (etcd's defaults: fsync on,
 // heartbeat 100 ms, election timeout 1 s) on free loopback ports, each with its data below dir,
 // and returns them with their client URLs once every member answers a linearizable read. Only a
