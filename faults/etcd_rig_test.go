@@ -149,7 +149,7 @@ func (r *etcdRig) startSupervisor(n int) {
 // its leadership ends), resigns, and again, until ctx ends. It records each term from Hold's
 // return to the end of its work.
 func (r *etcdRig) hold(ctx context.Context, srv *contend.Server, room string, n int, rng *rand.Rand) {
-	el, err := swarmlease.NewElections(srv.URL, swarmlease.WithHTTPClient(srv.Client))
+	el, err := swarmlease.NewClient(srv.URL, swarmlease.WithHTTPClient(srv.Client))
 	if err != nil {
 		r.t.Error(err)
 		return
@@ -185,7 +185,7 @@ func (r *etcdRig) hold(ctx context.Context, srv *contend.Server, room string, n 
 		}
 		r.mu.Lock()
 		r.seq++
-		r.rooms[room] = append(r.rooms[room], check.Term{Fence: l.Term(), Holder: candidate, PID: r.seq, Start: began, Stop: ended})
+		r.rooms[room] = append(r.rooms[room], check.Term{Fence: l.Fence(), Holder: candidate, PID: r.seq, Start: began, Stop: ended})
 		r.ends[cause]++
 		r.mu.Unlock()
 	}
