@@ -58,7 +58,7 @@ func electionsUnderFaults(t *testing.T, seed uint64) {
 	)
 	for ri, room := range rooms {
 		for n, srv := range servers {
-			el, err := swarmlease.NewElections(srv.URL)
+			el, err := swarmlease.NewClient(srv.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func electionsUnderFaults(t *testing.T, seed uint64) {
 					}
 					mu.Lock()
 					seq++
-					terms[room] = append(terms[room], check.Term{Fence: l.Term(), Holder: candidate, PID: seq, Start: began, Stop: ended})
+					terms[room] = append(terms[room], check.Term{Fence: l.Fence(), Holder: candidate, PID: seq, Start: began, Stop: ended})
 					causes[cause]++
 					mu.Unlock()
 				}

@@ -36,11 +36,11 @@ func (s *blindStore) UpdateBlind(ctx context.Context, rec lease.Record, v lease.
 	return 0, nil
 }
 
-// TestCampaignAcquiresBlind: a campaign's acquisition writes blind where the store allows it —
+// TestContenderAcquiresBlind: a contender's acquisition writes blind where the store allows it —
 // its term starts without learning the version — and the term's first renewal reads before it
 // writes, after which renewals write on their own versions again. A one-shot TryAcquire, which
 // reports the version, keeps Update.
-func TestCampaignAcquiresBlind(t *testing.T) {
+func TestContenderAcquiresBlind(t *testing.T) {
 	ctx := context.Background()
 	store := &blindStore{Store: memstore.New()}
 	if _, err := newElection(t, store, "setup").Init(ctx); err != nil { // an existing record: acquisitions update it
@@ -61,7 +61,7 @@ func TestCampaignAcquiresBlind(t *testing.T) {
 
 	store.loads.Store(0)
 	store.updates.Store(0)
-	c := campaign(t, store, "a", time.Second)
+	c := contender(t, store, "a", time.Second)
 	c.RenewInterval = 100 * time.Millisecond
 	renewed := make(chan lease.Snapshot, 16)
 	c.OnState = func(s lease.Snapshot) {
@@ -73,12 +73,12 @@ func TestCampaignAcquiresBlind(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- c.Run(runCtx, lead) }()
-	term := within(t, terms, 2*time.Second, "the campaign's term")
+	term := within(t, terms, 2*time.Second, "the contender's term")
 	if term.Grant.Version != 0 {
 		t.Fatalf("the blind acquisition's grant has version %d; want 0 (unknown)", term.Grant.Version)
 	}
 	if b, u := store.blindUpdates.Load(), store.updates.Load(); b != 1 || u != 0 {
-		t.Fatalf("the campaign's acquisition: %d blind writes, %d updates; want 1 and 0", b, u)
+		t.Fatalf("the contender's acquisition: %d blind writes, %d updates; want 1 and 0", b, u)
 	}
 	within(t, renewed, 2*time.Second, "the acquisition's state")
 	loadsAtTerm := store.loads.Load()
@@ -92,7 +92,7 @@ func TestCampaignAcquiresBlind(t *testing.T) {
 		t.Fatalf("three renewals after a blind acquisition made %d reads; want 1 (the first renewal's)", extra)
 	}
 	stop()
-	if err := within(t, done, 2*time.Second, "the campaign to end"); err != nil {
+	if err := within(t, done, 2*time.Second, "the contender to end"); err != nil {
 		t.Fatal(err)
 	}
 }

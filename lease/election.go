@@ -133,11 +133,11 @@ func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 	return e.tryAcquire(ctx, readBack, nil)
 }
 
-// tryAcquire is TryAcquire with the write mode of its write: a Campaign's acquisitions write
+// tryAcquire is TryAcquire with the write mode of its write: a Contender's acquisitions write
 // blind where the store allows it (BlindUpdater), one-shot calls read back.
 //
 // yield, when set, names live terms under this identity that the attempt must leave alone like
-// another contender's (a campaign that found another process using its identity); otherwise a
+// another contender's (a Contender that found another process using its identity); otherwise a
 // term under this identity is taken over at once, as a restarted contender's predecessor's.
 func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Record) bool) (TryAcquireResult, error) {
 	var result TryAcquireResult
@@ -219,11 +219,21 @@ func (e *Election) checkHolder(cur Record, fence uint64) error {
 		if cur.Held() {
 			holder = fmt.Sprintf("holder %q (task %q) with fence %d", cur.HolderID, cur.TaskID, cur.Fence)
 		}
-		return fmt.Errorf("%w: %q (task %q) with fence %d does not hold the lease; it is held by %s",
-			ErrNotHolder, e.id.HolderID, e.id.TaskID, fence, holder)
+		return &notHolderError{current: cur, err: fmt.Errorf("%w: %q (task %q) with fence %d does not hold the lease; it is held by %s",
+			ErrNotHolder, e.id.HolderID, e.id.TaskID, fence, holder)}
 	}
 	return nil
 }
+
+// notHolderError is ErrNotHolder with the record the refusal was decided on, so that a holder
+// stepping down learns who holds the lease now without reading it again.
+type notHolderError struct {
+	current Record
+	err     error
+}
+
+func (e *notHolderError) Error() string { return e.err.Error() }
+func (e *notHolderError) Unwrap() error { return e.err }
 
 // stamp sets the renewal times and this contender's TTL on rec.
 func (e *Election) stamp(rec *Record, now time.Time) {
@@ -451,7 +461,11 @@ func (e *Election) recordWhenMissing() Record {
 	e.mu.Lock()
 	seen, ok := e.observed, e.hasObserved
 	e.mu.Unlock()
-	if !ok || !seen.Held() {
+	if !ok {
+		return initial
+	}
+	if !seen.Held() { // released, then gone: no term at work, but its fence was granted
+		initial.Fence = max(initial.Fence, seen.Fence)
 		return initial
 	}
 	if !e.id.holds(seen) && !e.expired(seen, missing) {

@@ -25,8 +25,9 @@ var (
 	ErrUnavailable = errors.New("lease: store unreachable")
 	// ErrNotManager: the Docker engine is not a Swarm manager (or not in a Swarm).
 	ErrNotManager = errors.New("lease: not a swarm manager")
-	// ErrNoQuorum: the Swarm has no Raft leader (too few managers online).
-	ErrNoQuorum = errors.New("lease: swarm has no leader")
+	// ErrNoQuorum: the store's cluster has no leader (too few Swarm managers or etcd members
+	// online): nothing can be written, nor read linearizably.
+	ErrNoQuorum = errors.New("lease: the store's cluster has no leader (quorum lost)")
 	// ErrStoreFull: the store has no space left (ENOSPC, EDQUOT) for a write; nothing partial
 	// was left behind, and the write may succeed once space returns.
 	ErrStoreFull = errors.New("lease: store is out of space")

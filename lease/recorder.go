@@ -19,7 +19,7 @@ type Recorder interface {
 	Leading(fence uint64, leading bool)
 }
 
-// WithRecorder sets the Recorder of an Election (and of Campaigns on it).
+// WithRecorder sets the Recorder of an Election (and of Contenders on it).
 func WithRecorder(r Recorder) Option { return func(e *Election) { e.recorder = r } }
 
 // ErrorKind names the class of a store error, for metrics and logs: "not_holder", "corrupt",

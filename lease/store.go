@@ -30,7 +30,7 @@ type Store interface {
 // BlindUpdater is implemented by stores whose Update reads the record back to learn the version
 // it wrote, because the write's answer does not say (Swarm: a service update answers without
 // the new version index). UpdateBlind is Update without that read: on success it returns 0,
-// "applied, version unknown", one store request sooner. A Campaign's acquisitions use it — its
+// "applied, version unknown", one store request sooner. A Contender's acquisitions use it — its
 // term starts as soon as the write is confirmed, and the term's first renewal reads before it
 // writes — while one-shot calls, which report the version, keep Update.
 type BlindUpdater interface {

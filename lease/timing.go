@@ -6,7 +6,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
-// ErrInvalidTiming: a campaign's intervals do not fit in its lease. The error is a
+// ErrInvalidTiming: a contender's intervals do not fit in its lease. The error is a
 // *TimingError, which names the offending durations.
 var ErrInvalidTiming = timing.ErrInvalid
 
@@ -17,17 +17,17 @@ type TimingError = timing.Error
 
 // CheckTiming applies the timing rule to a lease of ttl renewed every renew, followers polling
 // every poll, and terms ending stop before the holder's deadline. It returns a *TimingError or
-// nil. NewCampaign applies it; it is exported for callers that check settings before they
+// nil. NewContender applies it; it is exported for callers that check settings before they
 // have an election.
 func CheckTiming(ttl, renew, poll, stop time.Duration) error {
 	return timing.Check(ttl, renew, stop, poll)
 }
 
-// NewCampaign returns the campaign c describes, with its defaults filled in (RenewInterval a
+// NewContender returns the contender c describes, with its defaults filled in (RenewInterval a
 // third of the TTL, PollInterval 1 s, Logger slog.Default()), once the timing rule holds. It
 // fails with a *TimingError (matching ErrInvalidTiming) when the intervals do not fit in the
 // lease, and when no election is given.
-func NewCampaign(c Campaign) (*Campaign, error) {
+func NewContender(c Contender) (*Contender, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}

@@ -10,15 +10,15 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 )
 
-// TestNewCampaignAppliesTheTimingRule: the constructor fills the defaults and refuses, with a
-// *TimingError carrying the durations, every campaign whose renewals and stop time do not fit in
+// TestNewContenderAppliesTheTimingRule: the constructor fills the defaults and refuses, with a
+// *TimingError carrying the durations, every contender whose renewals and stop time do not fit in
 // the TTL minus its safety margin — before anything contends.
-func TestNewCampaignAppliesTheTimingRule(t *testing.T) {
+func TestNewContenderAppliesTheTimingRule(t *testing.T) {
 	e, err := lease.New(memstore.New(), "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(3*time.Second), lease.WithMaxClockSkew(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := lease.NewCampaign(lease.Campaign{Election: e})
+	c, err := lease.NewContender(lease.Contender{Election: e})
 	if err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
@@ -28,15 +28,15 @@ func TestNewCampaignAppliesTheTimingRule(t *testing.T) {
 	// TTL 3 s: the window is 2.7 s.
 	for _, tc := range []struct {
 		name        string
-		c           lease.Campaign
+		c           lease.Contender
 		notPositive []string
 	}{
-		{"stop plus default renew", lease.Campaign{Election: e, StopBefore: 1700 * time.Millisecond}, nil},
-		{"renew alone", lease.Campaign{Election: e, RenewInterval: 2700 * time.Millisecond}, nil},
-		{"negative renew", lease.Campaign{Election: e, RenewInterval: -time.Second}, []string{"RenewInterval"}},
-		{"negative stop and poll", lease.Campaign{Election: e, StopBefore: -1, PollInterval: -1}, []string{"PollInterval", "StopBefore"}},
+		{"stop plus default renew", lease.Contender{Election: e, StopBefore: 1700 * time.Millisecond}, nil},
+		{"renew alone", lease.Contender{Election: e, RenewInterval: 2700 * time.Millisecond}, nil},
+		{"negative renew", lease.Contender{Election: e, RenewInterval: -time.Second}, []string{"RenewInterval"}},
+		{"negative stop and poll", lease.Contender{Election: e, StopBefore: -1, PollInterval: -1}, []string{"PollInterval", "StopBefore"}},
 	} {
-		_, err := lease.NewCampaign(tc.c)
+		_, err := lease.NewContender(tc.c)
 		var te *lease.TimingError
 		if !errors.As(err, &te) || !errors.Is(err, lease.ErrInvalidTiming) {
 			t.Errorf("%s: err = %v, want a *TimingError", tc.name, err)
@@ -46,10 +46,10 @@ func TestNewCampaignAppliesTheTimingRule(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, te)
 		}
 	}
-	if _, err := lease.NewCampaign(lease.Campaign{Election: e, StopBefore: 1699 * time.Millisecond}); err != nil {
+	if _, err := lease.NewContender(lease.Contender{Election: e, StopBefore: 1699 * time.Millisecond}); err != nil {
 		t.Errorf("1.699 s + 1 s < 2.7 s refused: %v", err)
 	}
-	if _, err := lease.NewCampaign(lease.Campaign{}); err == nil {
-		t.Error("a campaign without an election accepted")
+	if _, err := lease.NewContender(lease.Contender{}); err == nil {
+		t.Error("a contender without an election accepted")
 	}
 }

@@ -80,7 +80,7 @@ func Changed(a, b Snapshot) bool {
 
 // ReplaceNewest puts s in the single-slot channel ch, dropping an unread older snapshot, so
 // that a slow reader always gets the newest state and the sender never blocks (Watch feeds its
-// channel this way; a Campaign's OnState can feed a server's Snapshots the same way). It
+// channel this way; a Contender's OnState can feed a server's Snapshots the same way). It
 // retries until s is in, which takes one retry when the caller is the channel's only sender.
 func ReplaceNewest(ch chan Snapshot, s Snapshot) {
 	for {

@@ -8,6 +8,8 @@
 #   scripts/fault-campaign.sh -long      # ≥ 10,000 lease operations, randomized fault timing
 #   FAULTS_SEED=N scripts/fault-campaign.sh -long   # replay a long run's seed
 #   scripts/fault-campaign.sh -run TestFrozenHolder # one scenario
+#   scripts/fault-campaign.sh -etcd      # the etcd campaign's scenarios (root, ip, nsenter, etcd)
+#   scripts/fault-campaign.sh -etcd -long   # the etcd campaign, ≥ 10,000 lease operations
 set -euo pipefail
 cd "$(dirname "$0")/../faults"
 
@@ -17,7 +19,18 @@ if [ "$(id -u)" != 0 ]; then
 fi
 timeout=20m
 run=.
+etcd=0
+args=()
 for arg in "$@"; do
-  if [ "$arg" = -long ]; then timeout=3h; run='^TestLongCampaign$'; fi
+  if [ "$arg" = -etcd ]; then etcd=1; else args+=("$arg"); fi
 done
-exec go test -count=1 -v -timeout "$timeout" -run "$run" . "$@"
+for arg in "$@"; do
+  if [ "$arg" = -long ]; then
+    timeout=3h; run='^TestLongCampaign$'
+    if [ "$etcd" = 1 ]; then run='^TestEtcdLongCampaign$'; fi
+  elif [ "$etcd" = 1 ] && [ "$run" = . ]; then
+    run='^TestEtcdFaults$'
+  fi
+done
+if [ "$etcd" = 1 ] && [ "$run" = . ]; then run='^TestEtcdFaults$'; fi
+exec go test -count=1 -v -timeout "$timeout" -run "$run" . "${args[@]}"

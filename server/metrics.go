@@ -15,7 +15,7 @@ import (
 )
 
 // Metrics are the server's Prometheus metrics. It implements lease.Recorder, so that the
-// election and the campaign report into it, and the Metrics interface of every part of the
+// election and the contender report into it, and the Metrics interface of every part of the
 // server, each of which records only what it measures.
 type Metrics struct {
 	registry    *prometheus.Registry
@@ -35,6 +35,12 @@ type Metrics struct {
 	electionCounters sync.Map
 	electionWatches  prometheus.Gauge
 	storeDamage      prometheus.Counter
+	// storeRequests and storeRequestErrors measure the requests of a store that talks to a
+	// server of its own (etcd); storeRequestSeries caches their series by [store, op], looked
+	// up on every request.
+	storeRequests      *prometheus.HistogramVec
+	storeRequestErrors *prometheus.CounterVec
+	storeRequestSeries sync.Map
 
 	connections  prometheus.Gauge
 	limitedConns *prometheus.CounterVec
@@ -69,12 +75,17 @@ func NewMetrics() *Metrics {
 	m.electionWatches = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "election_watches", Help: "Open watch streams of the elections API."})
 	m.storeDamage = prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "store_damage_total",
 		Help: "Damaged stored state the rooms store found and worked around (a file store slot cut short, changed or missing); never routine, see the log."})
+	m.storeRequests = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "store_request_duration_seconds",
+		Help:    "Duration of each request a store sent to its servers (etcd: one per RPC attempt, op = the RPC), failed ones included.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"store", "op"})
+	m.storeRequestErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "store_request_errors_total",
+		Help: "Failed requests of a store to its servers (etcd: per RPC attempt), by operation and error kind (as store_errors_total's)."}, []string{"store", "op", "kind"})
 	m.connections = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "http_connections", Help: "Open HTTP connections, hijacked streams included."})
 	m.limitedConns = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "http_connections_limited_total",
 		Help: "HTTP connections closed by the connection limits: shed (waiting, closed to admit a new one), idle_pressure " +
 			"(idle past the shortened keep-alive under pressure) or refused (new, when every connection was busy)."}, []string{"reason"})
 	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.storeErrors, m.sseClients, m.sseDropped,
-		m.electionRequests, m.electionWatches, m.storeDamage, m.connections, m.limitedConns,
+		m.electionRequests, m.electionWatches, m.storeDamage, m.storeRequests, m.storeRequestErrors, m.connections, m.limitedConns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, so rate() and absent() work before the first error.
 	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "store_full", "permission", "canceled", "other"} {
@@ -133,6 +144,33 @@ func (m *Metrics) WatchClosed() { m.electionWatches.Dec() }
 
 // StoreDamaged implements health.Metrics.
 func (m *Metrics) StoreDamaged() { m.storeDamage.Inc() }
+
+// storeRequestSeries are one [store, op]'s series of the store request metrics.
+type storeRequestSeries struct {
+	duration prometheus.Observer
+	// errors is by kind, built on a first error of the kind.
+	errors sync.Map
+}
+
+// StoreRequest implements health.Metrics.
+func (m *Metrics) StoreRequest(store, op string, took time.Duration, err error) {
+	key := [2]string{store, op}
+	v, ok := m.storeRequestSeries.Load(key)
+	if !ok {
+		v, _ = m.storeRequestSeries.LoadOrStore(key, &storeRequestSeries{duration: m.storeRequests.WithLabelValues(store, op)})
+	}
+	s := v.(*storeRequestSeries)
+	s.duration.Observe(took.Seconds())
+	if err == nil {
+		return
+	}
+	kind := lease.ErrorKind(err)
+	c, ok := s.errors.Load(kind)
+	if !ok {
+		c, _ = s.errors.LoadOrStore(kind, m.storeRequestErrors.WithLabelValues(store, op, kind))
+	}
+	c.(prometheus.Counter).Inc()
+}
 
 // Registry returns the registry the metrics live in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }

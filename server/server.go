@@ -56,7 +56,7 @@ type Options struct {
 	// CORS headers (middleware.CORS).
 	CORSAllowedOrigins []string
 	// Snapshots, when set, feeds the server instead of a watcher of its own: `run` passes its
-	// campaign's reads, so that a replica reads the store once, not twice. The owner closes it.
+	// contender's reads, so that a replica reads the store once, not twice. The owner closes it.
 	Snapshots <-chan lease.Snapshot
 }
 

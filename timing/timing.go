@@ -1,5 +1,5 @@
-// Package timing is the timing rule of a lease, written once for the Swarm/file lease's
-// campaigns (lease.NewCampaign) and for the Go client's terms (swarmlease NewHolder): how much
+// Package timing is the timing rule of a lease, written once for the engine's contenders
+// (lease.NewContender) and for the Go client's (swarmlease's NewContender): how much
 // earlier than the TTL a holder's deadline falls (SafetyMargin), that the renewals and the stop
 // time fit before it (Check), and how far apart clocks may be (CheckClockSkew). It uses the
 // standard library only, so that importing it pulls no store or Docker client into a build.

@@ -65,9 +65,9 @@ func startRemoteServer(t *testing.T, dir, listen string, extra ...string) *remot
 	}
 }
 
-func remoteClient(t *testing.T, base string) *swarmlease.Elections {
+func remoteClient(t *testing.T, base string) *swarmlease.Client {
 	t.Helper()
-	el, err := swarmlease.NewElections(base, swarmlease.WithBackoff(20*time.Millisecond, 200*time.Millisecond))
+	el, err := swarmlease.NewClient(base, swarmlease.WithBackoff(20*time.Millisecond, 200*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func remoteClient(t *testing.T, base string) *swarmlease.Elections {
 }
 
 // roomStates collects a WatchRoom in a goroutine; the channel closes when the watch ends.
-func roomStates(ctx context.Context, el *swarmlease.Elections, room string) <-chan swarmlease.RoomState {
+func roomStates(ctx context.Context, el *swarmlease.Client, room string) <-chan swarmlease.RoomState {
 	ch := make(chan swarmlease.RoomState, 100)
 	go func() {
 		defer close(ch)
@@ -120,7 +120,7 @@ func TestRemoteClientEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	room, err := el.Create(ctx)
+	room, err := el.CreateRoom(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +222,13 @@ func TestRemoteClientEndToEnd(t *testing.T) {
 	}
 }
 
-// expectCodeErr checks that err is the server's *HTTPError with status, matching sentinel, and
+// expectCodeErr checks that err is the server's *APIError with status, matching sentinel, and
 // with a request id.
 func expectCodeErr(t *testing.T, err error, what string, status int, sentinel error) {
 	t.Helper()
-	var httpErr *swarmlease.HTTPError
-	if !errors.As(err, &httpErr) || httpErr.StatusCode != status || !errors.Is(err, sentinel) || !requestIDPattern.MatchString(httpErr.RequestID) {
-		t.Fatalf("%s: %v (%+v), want HTTP %d matching %v with a request id", what, err, httpErr, status, sentinel)
+	var apiErr *swarmlease.APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != status || !errors.Is(err, sentinel) || !requestIDPattern.MatchString(apiErr.RequestID) {
+		t.Fatalf("%s: %v (%+v), want HTTP %d matching %v with a request id", what, err, apiErr, status, sentinel)
 	}
 }
 
@@ -244,17 +244,17 @@ func TestRemoteClientLimits(t *testing.T) {
 	}
 	_, err = el.Campaign(ctx, "limits-room-2", swarmlease.CampaignRequest{CandidateID: "a", TTL: remoteTTL})
 	expectCodeErr(t, err, "a second active room with capacity 1", 409, swarmlease.ErrCapacityExceeded)
-	var httpErr *swarmlease.HTTPError
-	if errors.As(err, &httpErr); httpErr.RetryAfter <= 0 {
-		t.Fatalf("capacity_exceeded without Retry-After: %+v", httpErr)
+	var apiErr *swarmlease.APIError
+	if errors.As(err, &apiErr); apiErr.RetryAfter <= 0 {
+		t.Fatalf("capacity_exceeded without Retry-After: %+v", apiErr)
 	}
-	if _, err := el.Create(ctx); err != nil {
+	if _, err := el.CreateRoom(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err = el.Create(ctx)
+	_, err = el.CreateRoom(ctx)
 	expectCodeErr(t, err, "the fourth budgeted request of 3 per minute", 429, swarmlease.ErrRateLimited)
-	if errors.As(err, &httpErr); httpErr.RetryAfter < time.Second {
-		t.Fatalf("rate_limited without Retry-After: %+v", httpErr)
+	if errors.As(err, &apiErr); apiErr.RetryAfter < time.Second {
+		t.Fatalf("rate_limited without Retry-After: %+v", apiErr)
 	}
 	// Renew, resign and status are never rate-limited: a leader is not stranded.
 	if _, err := el.Renew(ctx, "limits-room-1", first.Token, remoteTTL); err != nil {
@@ -281,7 +281,7 @@ func TestRemoteClientHoldHandover(t *testing.T) {
 		t.Fatal(err)
 	}
 	bLog := &syncBuffer{}
-	elB, err := swarmlease.NewElections(srv.base, swarmlease.WithLogger(slog.New(slog.NewTextHandler(bLog, nil))))
+	elB, err := swarmlease.NewClient(srv.base, swarmlease.WithLogger(slog.New(slog.NewTextHandler(bLog, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestRemoteClientHoldHandover(t *testing.T) {
 		return strings.Contains(bLog.String(), "following"), bLog.String()
 	})
 	resigned := time.Now()
-	if prev, err := a.Resign(ctx); err != nil || prev != a.Term() {
+	if prev, err := a.Resign(ctx); err != nil || prev != a.Fence() {
 		t.Fatalf("a resigns: %d, %v", prev, err)
 	}
 	select {
@@ -310,8 +310,8 @@ func TestRemoteClientHoldHandover(t *testing.T) {
 		defer b.Resign(context.Background())
 		took := time.Since(resigned)
 		t.Logf("Hold handover: a resigned → b leads in %v (TTL %v)", took.Round(time.Millisecond), remoteTTL)
-		if b.Term() <= a.Term() {
-			t.Fatalf("b's term %d is not above a's %d", b.Term(), a.Term())
+		if b.Fence() <= a.Fence() {
+			t.Fatalf("b's term %d is not above a's %d", b.Fence(), a.Fence())
 		}
 		if took > 2*time.Second {
 			t.Fatalf("b took %v to take over: it waited for the lease instead of the vacancy", took)

@@ -96,7 +96,7 @@ func TestServeRecoversRemovedStoreDirectory(t *testing.T) {
 	el := remoteClient(t, srv.base)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	room, err := el.Create(ctx)
+	room, err := el.CreateRoom(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

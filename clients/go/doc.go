@@ -2,7 +2,7 @@
 // module of the project's own, timing (the lease's timing rule and safety margin, written once
 // for the client and the engine; itself the standard library only) — so that it adds no
 // third-party module to its users' builds. It has two parts: an Observer that follows a Swarm election through a controller's event stream,
-// and an Elections client of the elections ("rooms") API, with which any process — no Docker
+// and a Client of the elections ("rooms") API, with which any process — no Docker
 // access needed — can elect a leader.
 //
 // # Observing a Swarm election
@@ -41,30 +41,32 @@
 //
 // # Electing a leader through the elections API
 //
-// Elections speaks the wire contract of the elections API (POST /elections, campaign, renew,
+// Client speaks the wire contract of the elections API (POST /elections, campaign, renew,
 // resign, status, watch) of `lfp-swarm-lease serve` or of any service with the same contract.
-// Create, Campaign, Renew, Resign and Status are single requests; WatchRoom follows a room and
-// reconnects like Watch. Hold is the loop a leader-only worker needs:
+// CreateRoom, Campaign, Renew, Resign and Status are single requests; WatchRoom follows a room
+// and reconnects like Watch. Hold is the loop a leader-only worker needs (a Contender, from
+// NewContender, holds one room term after term):
 //
-//	el, err := swarmlease.NewElections("http://elect:8080")
+//	el, err := swarmlease.NewClient("http://elect:8080")
 //	...
 //	l, err := el.Hold(ctx, "nightly-report", swarmlease.CampaignRequest{CandidateID: host, TTL: 15 * time.Second})
 //	if err != nil {
 //		return err // ctx ended, or an input the server refuses
 //	}
 //	defer l.Resign(context.WithoutCancel(ctx))
-//	work(l.Context(), l.Term()) // the term is the fencing token of every write
+//	work(l.Context(), l.Fence()) // the fence of every write
 //
 // Hold campaigns until it wins (following the room while another candidate leads), renews
 // the term in the background, and ends it — Done, Context, Cause — when the server says it is
 // over or when its safety deadline passes without a successful renewal. The deadline is measured
 // by this process's monotonic clock from the start of the last request that succeeded, never
 // from the server's expires_at, so a leader that cannot reach the server stops in time on its
-// own. The term number is the fence: it strictly increases within a room.
+// own. Fence is the term's number, which the elections API calls `term` (Leader.Term): it
+// strictly increases within a room.
 //
-// Errors of the API are *HTTPError values carrying the contract's code, request id and
+// Errors of the API are *APIError values carrying the contract's code, request id and
 // Retry-After; errors.Is matches them against ErrLeaseNotCurrent (and its two cases ErrVacant
 // and ErrHeldByOther), ErrRateLimited, ErrCapacityExceeded, ErrInvalidInput, ErrInvalidTTL and
-// ErrForbidden. Leader tokens (type Token) travel only in request bodies and print redacted:
+// ErrForbidden. Leader tokens (type LeaderToken) travel only in request bodies and print redacted:
 // they never appear in a URL, an error or a log line.
 package swarmlease

@@ -14,22 +14,22 @@ import (
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
-// Elections is a client of the elections ("rooms") API of an lfp-swarm-lease server — or of any
+// Client is a client of the elections ("rooms") API of an lfp-swarm-lease server — or of any
 // service with the same wire contract: POST /elections, POST /elections/{id}/campaign, /renew,
 // /resign, GET /elections/{id} and its /watch stream. It holds only configuration and may be
 // used by several goroutines at once.
-type Elections struct {
+type Client struct {
 	base *url.URL
 	cfg  config
 	// sleep waits d or until ctx ends; tests replace it to record delays without waiting them.
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-// NewElections returns a client of the elections API at baseURL (e.g. "http://elect:8080"; a
+// NewClient returns a client of the elections API at baseURL (e.g. "http://elect:8080"; a
 // path prefix of a reverse proxy is kept). It sends nothing yet. The options that concern it
 // are WithHTTPClient, WithRequestTimeout, WithBackoff, WithIdleTimeout, WithInitialTimeout (of
 // WatchRoom), WithLogger and WithJitter; an invalid URL or option is an error.
-func NewElections(baseURL string, opts ...Option) (*Elections, error) {
+func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	cfg := defaultConfig()
 	for _, opt := range opts {
 		if opt != nil {
@@ -46,7 +46,7 @@ func NewElections(baseURL string, opts ...Option) (*Elections, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("swarmlease: invalid base URL %q: want http:// or https:// and a host", baseURL)
 	}
-	return &Elections{base: u, cfg: cfg, sleep: sleepCtx}, nil
+	return &Client{base: u, cfg: cfg, sleep: sleepCtx}, nil
 }
 
 // Limits of the contract that the client checks before sending.
@@ -72,7 +72,7 @@ const (
 	StatusVacant RoomStatus = "vacant"
 )
 
-// Room is a room created by Create. Its paths are below the client's base URL.
+// Room is a room created by CreateRoom. Its paths are below the client's base URL.
 type Room struct {
 	// ID is the room's id: 192 random bits, base64url (32 characters).
 	ID string `json:"election_id"`
@@ -88,8 +88,9 @@ type Leader struct {
 	CandidateID string `json:"candidate_id"`
 	// Metadata is the leader's metadata; empty when it gave none.
 	Metadata string `json:"metadata,omitempty"`
-	// Term is the fencing term: strictly increasing within the room, never reused. Hand it to
-	// every resource the leader writes to, which must refuse a term lower than one it has seen.
+	// Term is the term's fence, named as on the wire: strictly increasing within the room, never
+	// reused. Hand it to every resource the leader writes to, which must refuse a fence lower
+	// than one it has seen.
 	Term uint64 `json:"term"`
 	// ExpiresAt is when the lease ends unless renewed, by the server's clock: informational.
 	// Hold never relies on it (see Leadership.Deadline).
@@ -117,7 +118,7 @@ type CampaignResult struct {
 	// Leader is the room's leader: the caller when Status is StatusLeader.
 	Leader Leader
 	// Token is the term's leader token, for leaders only. It is printed and logged redacted.
-	Token Token
+	Token LeaderToken
 	// RenewAfter is, for leaders, when to renew: half the TTL.
 	RenewAfter time.Duration
 	// RetryAfter is, for followers, how long until the leader's lease can be taken over.
@@ -141,16 +142,16 @@ type RoomState struct {
 	ObservedAt time.Time
 }
 
-// Token is a leader token: the bearer capability of one term. It is printed (with any fmt
+// LeaderToken is a leader token: the bearer capability of one term. It is printed (with any fmt
 // verb), logged through slog and marshalled as "[redacted]", so that it cannot leak into logs
 // by accident; string(token) is the value itself. The client sends it only in request bodies,
 // never in a URL.
-type Token string
+type LeaderToken string
 
 const redacted = "[redacted]"
 
 // String returns "[redacted]" (or "" for no token).
-func (t Token) String() string {
+func (t LeaderToken) String() string {
 	if t == "" {
 		return ""
 	}
@@ -158,20 +159,20 @@ func (t Token) String() string {
 }
 
 // GoString returns the same as String.
-func (t Token) GoString() string { return t.String() }
+func (t LeaderToken) GoString() string { return t.String() }
 
 // Format prints String whatever the verb.
-func (t Token) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, t.String()) }
+func (t LeaderToken) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, t.String()) }
 
 // LogValue logs String.
-func (t Token) LogValue() slog.Value { return slog.StringValue(t.String()) }
+func (t LeaderToken) LogValue() slog.Value { return slog.StringValue(t.String()) }
 
 // MarshalText marshals String.
-func (t Token) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+func (t LeaderToken) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
-// Create asks the server for a new room id. Creating a room stores nothing; campaigning in a
+// CreateRoom asks the server for a new room id. Creating a room stores nothing; campaigning in a
 // room of one's own choosing (8 to 64 of [A-Za-z0-9_-]) works as well.
-func (c *Elections) Create(ctx context.Context) (Room, error) {
+func (c *Client) CreateRoom(ctx context.Context) (Room, error) {
 	var room Room
 	err := c.do(ctx, "create", http.MethodPost, nil, http.StatusCreated, &room, "elections")
 	return room, err
@@ -180,7 +181,7 @@ func (c *Elections) Create(ctx context.Context) (Room, error) {
 // Campaign asks for the room's leadership once. A vacant room makes the caller the leader of a
 // new term, with a token; otherwise the result is a follower's, naming the leader and when to
 // try again. Hold repeats it until it wins and keeps the term renewed.
-func (c *Elections) Campaign(ctx context.Context, roomID string, req CampaignRequest) (CampaignResult, error) {
+func (c *Client) Campaign(ctx context.Context, roomID string, req CampaignRequest) (CampaignResult, error) {
 	ttl, err := ttlSeconds(req.TTL)
 	if err != nil {
 		return CampaignResult{}, err
@@ -196,7 +197,7 @@ func (c *Elections) Campaign(ctx context.Context, roomID string, req CampaignReq
 // Renew extends the term of token for ttl from now (zero: the server's DefaultTTL, not the
 // campaign's TTL), keeping the term. It fails with ErrVacant (the lease expired or was
 // resigned) or ErrHeldByOther (another term holds the room) when the term is over.
-func (c *Elections) Renew(ctx context.Context, roomID string, token Token, ttl time.Duration) (CampaignResult, error) {
+func (c *Client) Renew(ctx context.Context, roomID string, token LeaderToken, ttl time.Duration) (CampaignResult, error) {
 	secs, err := ttlSeconds(ttl)
 	if err != nil {
 		return CampaignResult{}, err
@@ -210,7 +211,7 @@ func (c *Elections) Renew(ctx context.Context, roomID string, token Token, ttl t
 
 // Resign ends the term of token at once, so that another candidate can win the room without
 // waiting for the lease to expire, and returns the term that ended. Errors as for Renew.
-func (c *Elections) Resign(ctx context.Context, roomID string, token Token) (previousTerm uint64, err error) {
+func (c *Client) Resign(ctx context.Context, roomID string, token LeaderToken) (previousTerm uint64, err error) {
 	if err := checkRoomID(roomID); err != nil {
 		return 0, err
 	}
@@ -225,7 +226,7 @@ func (c *Elections) Resign(ctx context.Context, roomID string, token Token) (pre
 }
 
 // Status returns the room's current state; a room nobody campaigned in is vacant.
-func (c *Elections) Status(ctx context.Context, roomID string) (RoomState, error) {
+func (c *Client) Status(ctx context.Context, roomID string) (RoomState, error) {
 	if err := checkRoomID(roomID); err != nil {
 		return RoomState{}, err
 	}
@@ -250,7 +251,7 @@ func (w wireRoomState) state() RoomState {
 }
 
 // leaderCall sends a campaign or a renewal and decodes the answer.
-func (c *Elections) leaderCall(ctx context.Context, op, roomID string, body any) (CampaignResult, error) {
+func (c *Client) leaderCall(ctx context.Context, op, roomID string, body any) (CampaignResult, error) {
 	if err := checkRoomID(roomID); err != nil {
 		return CampaignResult{}, err
 	}
@@ -265,7 +266,7 @@ func (c *Elections) leaderCall(ctx context.Context, op, roomID string, body any)
 	if err := c.do(ctx, op, http.MethodPost, body, http.StatusOK, &w, "elections", roomID, op); err != nil {
 		return CampaignResult{}, err
 	}
-	res := CampaignResult{ElectionID: w.ElectionID, Status: w.Status, Leader: w.Leader, Token: Token(w.LeaderToken),
+	res := CampaignResult{ElectionID: w.ElectionID, Status: w.Status, Leader: w.Leader, Token: LeaderToken(w.LeaderToken),
 		RenewAfter: millis(w.RenewAfterMS), RetryAfter: millis(w.RetryAfterMS)}
 	if res.Status == StatusLeader && res.Token == "" {
 		return CampaignResult{}, fmt.Errorf("swarmlease: %s %s: a leader answer without a leader token", op, roomID)
@@ -280,9 +281,9 @@ func (c *Elections) leaderCall(ctx context.Context, op, roomID string, body any)
 const maxBody = 1 << 20
 
 // do sends one request below the base URL (path elements are escaped) within the request
-// timeout and decodes a want-status answer into out; any other answer is an *HTTPError.
+// timeout and decodes a want-status answer into out; any other answer is an *APIError.
 // Network errors name the operation and the URL, which never holds a token.
-func (c *Elections) do(ctx context.Context, op, method string, body any, want int, out any, path ...string) error {
+func (c *Client) do(ctx context.Context, op, method string, body any, want int, out any, path ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout)
 	defer cancel()
 	var rd io.Reader
@@ -307,7 +308,7 @@ func (c *Elections) do(ctx context.Context, op, method string, body any, want in
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != want {
-		return httpErrorOf(resp)
+		return apiErrorOf(resp)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(out); err != nil {
 		return fmt.Errorf("swarmlease: %s: decode the answer (HTTP %d, request %s): %w", op, resp.StatusCode, resp.Header.Get("X-Request-Id"), err)

@@ -92,9 +92,9 @@ func (s *script) on(path string) []request {
 	return out
 }
 
-func (s *script) client(t *testing.T, opts ...Option) *Elections {
+func (s *script) client(t *testing.T, opts ...Option) *Client {
 	t.Helper()
-	el, err := NewElections(s.srv.URL, append(fast(), opts...)...)
+	el, err := NewClient(s.srv.URL, append(fast(), opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func noToken(t *testing.T, what, text string) {
 }
 
 // recordSleeps replaces the client's waits with records of them (returning at once).
-func recordSleeps(el *Elections) func() []time.Duration {
+func recordSleeps(el *Client) func() []time.Duration {
 	var mu sync.Mutex
 	var delays []time.Duration
 	el.sleep = func(ctx context.Context, d time.Duration) error {

@@ -50,7 +50,7 @@ func TestElectionsCalls(t *testing.T) {
 	el := s.client(t)
 	ctx := context.Background()
 
-	room, err := el.Create(ctx)
+	room, err := el.CreateRoom(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func expectBody(t *testing.T, r request, want map[string]any) {
 	}
 }
 
-// TestElectionsErrors: each error of the contract is an *HTTPError with its code, request id and
+// TestElectionsErrors: each error of the contract is an *APIError with its code, request id and
 // Retry-After, matched by exactly the sentinels it means — and never showing the token.
 func TestElectionsErrors(t *testing.T) {
 	for _, tc := range []struct {
@@ -148,13 +148,13 @@ func TestElectionsErrors(t *testing.T) {
 				writeError(w, tc.status, tc.code, tc.retry)
 			})
 			_, err := s.client(t).Renew(context.Background(), testRoom, testToken, 5*time.Second)
-			var httpErr *HTTPError
-			if !errors.As(err, &httpErr) {
-				t.Fatalf("error %v is no *HTTPError", err)
+			var apiErr *APIError
+			if !errors.As(err, &apiErr) {
+				t.Fatalf("error %v is no *APIError", err)
 			}
-			if httpErr.StatusCode != tc.status || httpErr.Code != tc.code || httpErr.RetryAfter != tc.retry ||
-				!requestIDPattern(httpErr.RequestID) || httpErr.Details == "" {
-				t.Fatalf("HTTPError = %+v", httpErr)
+			if apiErr.StatusCode != tc.status || apiErr.Code != tc.code || apiErr.RetryAfter != tc.retry ||
+				!requestIDPattern(apiErr.RequestID) || apiErr.Details == "" {
+				t.Fatalf("APIError = %+v", apiErr)
 			}
 			all := []error{ErrLeaseNotCurrent, ErrVacant, ErrHeldByOther, ErrRateLimited, ErrCapacityExceeded, ErrInvalidInput, ErrInvalidTTL, ErrForbidden}
 			for _, sentinel := range all {
@@ -167,13 +167,13 @@ func TestElectionsErrors(t *testing.T) {
 				}
 			}
 			noToken(t, "the error", err.Error()+fmt.Sprintf(" %+v %#v", err, err))
-			if !strings.Contains(err.Error(), tc.code) || !strings.Contains(err.Error(), httpErr.RequestID) {
+			if !strings.Contains(err.Error(), tc.code) || !strings.Contains(err.Error(), apiErr.RequestID) {
 				t.Fatalf("error %q names neither code nor request id", err)
 			}
 		})
 	}
 	// A network failure names the operation and the URL — which holds no token.
-	el, err := NewElections("http://"+deadAddr(t), fast()...)
+	el, err := NewClient("http://"+deadAddr(t), fast()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +229,8 @@ func TestNewElectionsRefusesBadSettings(t *testing.T) {
 		{"http://elect", []Option{WithRequestTimeout(0)}},
 		{"http://elect", []Option{WithHTTPClient(nil)}},
 	} {
-		if _, err := NewElections(tc.url, tc.opts...); err == nil {
-			t.Errorf("NewElections(%q) accepted", tc.url)
+		if _, err := NewClient(tc.url, tc.opts...); err == nil {
+			t.Errorf("NewClient(%q) accepted", tc.url)
 		}
 	}
 }
@@ -238,7 +238,7 @@ func TestNewElectionsRefusesBadSettings(t *testing.T) {
 // TestTokenRedacted: a token printed with any verb, logged or marshalled shows nothing of
 // itself.
 func TestTokenRedacted(t *testing.T) {
-	tok := Token(testToken)
+	tok := LeaderToken(testToken)
 	res := CampaignResult{Status: StatusLeader, Token: tok}
 	var logs logBuffer
 	logs.logger().Info("result", "token", tok, "result", res)
@@ -252,7 +252,7 @@ func TestTokenRedacted(t *testing.T) {
 	if !strings.Contains(text, "[redacted]") {
 		t.Fatalf("no redaction marker in %s", text)
 	}
-	if string(tok) != testToken || Token("").String() != "" {
+	if string(tok) != testToken || LeaderToken("").String() != "" {
 		t.Fatal("the token's value is lost")
 	}
 }
@@ -324,8 +324,8 @@ func TestWatchRoomInitialTimeout(t *testing.T) {
 	for _, err := range el.WatchRoom(context.Background(), testRoom) {
 		last = err
 	}
-	var httpErr *HTTPError
-	if !errors.Is(last, ErrInitialTimeout) || !errors.As(last, &httpErr) || httpErr.StatusCode != http.StatusServiceUnavailable {
+	var apiErr *APIError
+	if !errors.Is(last, ErrInitialTimeout) || !errors.As(last, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("last value %v, want ErrInitialTimeout wrapping the 503", last)
 	}
 	if d := time.Since(start); d > 5*time.Second {

@@ -19,9 +19,9 @@ import (
 // to the initial timeout (WithInitialTimeout) for the first state, then yields one error
 // wrapping ErrInitialTimeout and stops. An answer that retrying cannot change — an invalid room
 // id (ErrInvalidInput), disabled elections (ErrForbidden), a server without the elections API —
-// is yielded as an *HTTPError at once, and stops the watch too. An error is always the last
+// is yielded as an *APIError at once, and stops the watch too. An error is always the last
 // value; the iteration ends without one when ctx ends or the consumer stops ranging.
-func (c *Elections) WatchRoom(ctx context.Context, roomID string) iter.Seq2[RoomState, error] {
+func (c *Client) WatchRoom(ctx context.Context, roomID string) iter.Seq2[RoomState, error] {
 	return func(yield func(RoomState, error) bool) {
 		if err := checkRoomID(roomID); err != nil {
 			yield(RoomState{}, err)
@@ -36,7 +36,7 @@ func (c *Elections) WatchRoom(ctx context.Context, roomID string) iter.Seq2[Room
 
 // newRoomWatch returns one run of WatchRoom or of Hold's follower on the room's watch stream,
 // emitting each new state. initial is its initial timeout (0: none).
-func (c *Elections) newRoomWatch(roomID string, initial time.Duration, emit func(RoomState) bool) *streamWatch[RoomState] {
+func (c *Client) newRoomWatch(roomID string, initial time.Duration, emit func(RoomState) bool) *streamWatch[RoomState] {
 	return &streamWatch[RoomState]{
 		url:            c.base.JoinPath("elections", roomID, "watch").String(),
 		cfg:            &c.cfg,

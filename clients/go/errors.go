@@ -12,13 +12,13 @@ import (
 )
 
 // ErrInitialTimeout ends a watch that received no state within the initial timeout. The error
-// also wraps the last connection error, so errors.As finds an *HTTPError behind it.
+// also wraps the last connection error, so errors.As finds an *APIError behind it.
 var ErrInitialTimeout = errors.New("swarmlease: no state within the initial timeout")
 
 // ErrNoHolder is returned by WaitForHolder when the election had no holder within the timeout.
 var ErrNoHolder = errors.New("swarmlease: no holder within the timeout")
 
-// Errors of the elections API, matched with errors.Is against the *HTTPError a call returns
+// Errors of the elections API, matched with errors.Is against the *APIError a call returns
 // (by its code, and for ErrVacant and ErrHeldByOther also its status) and against the errors
 // of arguments the client refuses before sending anything.
 var (
@@ -29,10 +29,10 @@ var (
 	ErrVacant = errors.New("swarmlease: the room is vacant or the lease expired")
 	// ErrHeldByOther: 400 lease_not_current — another term holds the room now.
 	ErrHeldByOther = errors.New("swarmlease: another term holds the room")
-	// ErrRateLimited: 429 rate_limited; HTTPError.RetryAfter says when to retry.
+	// ErrRateLimited: 429 rate_limited; APIError.RetryAfter says when to retry.
 	ErrRateLimited = errors.New("swarmlease: rate limited")
 	// ErrCapacityExceeded: 409 capacity_exceeded — the server's active-room limit is reached;
-	// HTTPError.RetryAfter says when to retry.
+	// APIError.RetryAfter says when to retry.
 	ErrCapacityExceeded = errors.New("swarmlease: capacity exceeded")
 	// ErrInvalidInput: invalid_input — a malformed room id, candidate id, metadata or token.
 	ErrInvalidInput = errors.New("swarmlease: invalid input")
@@ -42,12 +42,12 @@ var (
 	ErrForbidden = errors.New("swarmlease: elections are disabled on the server")
 )
 
-// HTTPError is a response other than the expected one: a non-2xx answer of an elections call,
+// APIError is a response other than the expected one: a non-2xx answer of an elections call,
 // or an answer other than the event stream. Its fields come from the server's error JSON
 // ({"error", "code", "details", "request_id", "retry_after_ms"}) when the body has that shape;
 // a proxy's answer in front of the server leaves them empty. It never contains a leader token:
 // the server never echoes one.
-type HTTPError struct {
+type APIError struct {
 	// StatusCode is the HTTP status.
 	StatusCode int
 	// Code is the server's stable, machine-readable error code ("lease_not_current",
@@ -64,7 +64,7 @@ type HTTPError struct {
 }
 
 // Error implements error.
-func (e *HTTPError) Error() string {
+func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "swarmlease: HTTP %d", e.StatusCode)
 	if e.Code != "" {
@@ -85,7 +85,7 @@ func (e *HTTPError) Error() string {
 // Is reports whether the error is target, one of the elections sentinels (ErrLeaseNotCurrent,
 // ErrVacant, ErrHeldByOther, ErrRateLimited, ErrCapacityExceeded, ErrInvalidInput, ErrInvalidTTL,
 // ErrForbidden), by the contract's code and status.
-func (e *HTTPError) Is(target error) bool {
+func (e *APIError) Is(target error) bool {
 	switch target {
 	case ErrLeaseNotCurrent:
 		return e.Code == "lease_not_current"
@@ -114,7 +114,7 @@ func (e *HTTPError) Is(target error) bool {
 // An answer without the server's error code did not come from an elections server — a proxy
 // in front of it (a 404 while the service has no healthy task, a 502) — and says nothing
 // about the room: it counts as temporary.
-func (e *HTTPError) temporary() bool {
+func (e *APIError) temporary() bool {
 	switch {
 	case e.Code == "", e.StatusCode == http.StatusTooManyRequests, e.StatusCode == http.StatusRequestTimeout,
 		e.Code == "capacity_exceeded", e.StatusCode >= 500:
@@ -136,9 +136,9 @@ type wireError struct {
 	RetryAfterMS int64  `json:"retry_after_ms"`
 }
 
-// httpErrorOf builds the error of a non-200 response, consuming (part of) its body.
-func httpErrorOf(resp *http.Response) *HTTPError {
-	e := &HTTPError{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id")}
+// apiErrorOf builds the error of a non-200 response, consuming (part of) its body.
+func apiErrorOf(resp *http.Response) *APIError {
+	e := &APIError{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id")}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var wire wireError
 	if json.Unmarshal(body, &wire) == nil {

@@ -14,12 +14,12 @@ import (
 
 // A leader-only worker: hold the room "nightly-report" on an elections server (for example
 // `lfp-swarm-lease serve`), do the work while the term lasts, hand the term back when done.
-// Every write carries the term as its fencing token. It needs a server, so it is not run as a
+// Every write carries the term's fence. It needs a server, so it is not run as a
 // test; the cli module's tests run the same calls against a real server.
-func ExampleElections_Hold() {
+func ExampleClient_Hold() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	el, err := swarmlease.NewElections("http://elect:8080")
+	el, err := swarmlease.NewClient("http://elect:8080")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,8 +33,8 @@ func ExampleElections_Hold() {
 			}
 			return
 		}
-		fmt.Println("leading with term", l.Term())
-		work(l.Context(), l.Term()) // returns when the term ends
+		fmt.Println("leading with fence", l.Fence())
+		work(l.Context(), l.Fence()) // returns when the term ends
 		if _, err := l.Resign(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, swarmlease.ErrLeaseNotCurrent) {
 			log.Println("resign:", err)
 		}
@@ -46,8 +46,8 @@ func ExampleElections_Hold() {
 func work(ctx context.Context, fence uint64) { <-ctx.Done() }
 
 // Following a room: the current leader, then every change, reconnecting as needed.
-func ExampleElections_WatchRoom() {
-	el, err := swarmlease.NewElections("http://elect:8080")
+func ExampleClient_WatchRoom() {
+	el, err := swarmlease.NewClient("http://elect:8080")
 	if err != nil {
 		log.Fatal(err)
 	}

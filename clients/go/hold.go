@@ -17,32 +17,32 @@ import (
 var (
 	// ErrLost: the server says the term is over — another term holds the room (the cause also
 	// matches ErrHeldByOther) or the lease expired or was resigned (ErrVacant) — or refuses to
-	// renew it for good (ErrForbidden, ...). The cause wraps the server's *HTTPError.
+	// renew it for good (ErrForbidden, ...). The cause wraps the server's *APIError.
 	ErrLost = errors.New("swarmlease: leadership lost")
 	// ErrDeadline: the safety deadline (minus the stop time) came without a successful renewal:
 	// the server was unreachable or failing for that long. The lease may be taken over from then.
 	ErrDeadline = errors.New("swarmlease: deadline passed without a successful renewal")
-	// ErrResigned: the holder called Resign.
+	// ErrResigned: the leader called Resign.
 	ErrResigned = errors.New("swarmlease: resigned")
 )
 
 // SafetyMargin is how much earlier than the TTL Hold's safety deadline falls: a tenth of the
 // TTL, at most two seconds — the lease's own margin (the timing module). It absorbs clock-rate
-// differences between the holder and the server.
+// differences between the leader and the server.
 func SafetyMargin(ttl time.Duration) time.Duration { return timing.SafetyMargin(ttl) }
 
-// HoldOption configures Hold.
+// HoldOption configures Hold and NewContender.
 type HoldOption func(*holdConfig)
 
 type holdConfig struct {
 	stopBefore    time.Duration
-	renewInterval time.Duration // 0 until NewHolder sets the default, a third of the TTL
+	renewInterval time.Duration // 0 until NewContender sets the default, a third of the TTL
 	following     func(Leader)
 	err           error
 }
 
-// WithFollowing has the holder call f, instead of logging, each time a campaign it loses shows
-// another leader or term: a supervisor that logs its own transitions keeps one vocabulary.
+// WithFollowing has the contender call f, instead of logging, each time a campaign it loses
+// shows another leader or term: a supervisor that logs its own transitions keeps one vocabulary.
 func WithFollowing(f func(leader Leader)) HoldOption {
 	return func(c *holdConfig) { c.following = f }
 }
@@ -76,22 +76,22 @@ func WithRenewInterval(d time.Duration) HoldOption {
 
 // Hold campaigns in the room until it wins, then keeps the term renewed in the background and
 // returns it as a Leadership; the Leadership ends (Done) when the term is lost, when its safety
-// deadline comes without a successful renewal, on Resign, or when ctx ends. It is NewHolder
-// followed by Holder.Hold: the errors of both.
-func (c *Elections) Hold(ctx context.Context, roomID string, req CampaignRequest, opts ...HoldOption) (*Leadership, error) {
-	h, err := c.NewHolder(roomID, req, opts...)
+// deadline comes without a successful renewal, on Resign, or when ctx ends. It is NewContender
+// followed by Contender.Hold: the errors of both.
+func (c *Client) Hold(ctx context.Context, roomID string, req CampaignRequest, opts ...HoldOption) (*Leadership, error) {
+	h, err := c.NewContender(roomID, req, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return h.Hold(ctx)
 }
 
-// NewHolder checks a campaign for the room once, before any request: the room id, the options,
-// the TTL (ErrInvalidTTL: whole seconds from 5 s to 300 s; zero is DefaultTTL) and the timing
-// rule (*TimingError: the renew interval plus the stop time must be below
-// TTL − SafetyMargin(TTL)). The Holder it returns campaigns for any number of terms, one per
-// Hold call.
-func (c *Elections) NewHolder(roomID string, req CampaignRequest, opts ...HoldOption) (*Holder, error) {
+// NewContender checks the settings of a contender for the room once, before any request: the
+// room id, the options, the TTL (ErrInvalidTTL: whole seconds from 5 s to 300 s; zero is
+// DefaultTTL) and the timing rule (*TimingError: the renew interval plus the stop time must be
+// below TTL − SafetyMargin(TTL)). The Contender it returns contends for any number of terms, one
+// per Hold call.
+func (c *Client) NewContender(roomID string, req CampaignRequest, opts ...HoldOption) (*Contender, error) {
 	var hc holdConfig
 	for _, opt := range opts {
 		if opt != nil {
@@ -119,7 +119,7 @@ func (c *Elections) NewHolder(roomID string, req CampaignRequest, opts ...HoldOp
 	if err := timing.Check(req.TTL, hc.renewInterval, hc.stopBefore); err != nil {
 		return nil, err
 	}
-	return &Holder{c: c, room: roomID, req: req, cfg: hc, window: timing.Window(req.TTL),
+	return &Contender{c: c, room: roomID, req: req, cfg: hc, window: timing.Window(req.TTL),
 		log: c.cfg.logger.With("election_id", roomID, "candidate_id", req.CandidateID)}, nil
 }
 
@@ -134,21 +134,22 @@ func (c *Elections) NewHolder(roomID string, req CampaignRequest, opts ...HoldOp
 // metadata or TTL, disabled elections — is returned as an error, as is ctx's error when ctx ends
 // first.
 //
-// Safety rests on the holder's own monotonic clock only: the safety deadline is the start of
+// Safety rests on the leader's own monotonic clock only: the safety deadline is the start of
 // the last request that succeeded (the winning campaign, then each renewal) plus the TTL minus
 // SafetyMargin — the server cannot have written the lease before the request started, so it
 // cannot expire it earlier — and never the server's expires_at.
-func (h *Holder) Hold(ctx context.Context) (*Leadership, error) { return h.campaign(ctx) }
+func (h *Contender) Hold(ctx context.Context) (*Leadership, error) { return h.contend(ctx) }
 
-// Holder campaigns for one room with settings NewHolder has checked.
-type Holder struct {
-	c      *Elections
+// Contender contends for one room — campaign after campaign until one wins — with settings
+// NewContender has checked. Each Hold call wins one term.
+type Contender struct {
+	c      *Client
 	room   string
 	req    CampaignRequest
 	cfg    holdConfig
 	window time.Duration // TTL − safety margin
 	log    *slog.Logger
-	// won is the term this holder won last (0: none yet).
+	// won is the fence of the term this contender won last (0: none yet).
 	won atomic.Uint64
 }
 
@@ -156,8 +157,8 @@ type Holder struct {
 // from campaigning in a tight loop.
 const minFollowerWait = 20 * time.Millisecond
 
-// campaign campaigns until it wins, a permanent answer comes, or ctx ends.
-func (h *Holder) campaign(ctx context.Context) (*Leadership, error) {
+// contend campaigns until it wins, a permanent answer comes, or ctx ends.
+func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
 	cfg := &h.c.cfg
 	bo := backoff{min: cfg.minBackoff, max: cfg.maxBackoff, jitter: cfg.jitter}
 	var (
@@ -182,15 +183,15 @@ func (h *Holder) campaign(ctx context.Context) (*Leadership, error) {
 			return nil, ctx.Err()
 		}
 		if err != nil {
-			var httpErr *HTTPError
-			if errors.As(err, &httpErr) && !httpErr.temporary() {
+			var apiErr *APIError
+			if errors.As(err, &apiErr) && !apiErr.temporary() {
 				return nil, err
 			}
 			delay := bo.next()
-			if httpErr != nil && httpErr.RetryAfter > delay {
+			if apiErr != nil && apiErr.RetryAfter > delay {
 				// A rate or capacity limit: the server says when. Up to a fifth more at random,
 				// so that the clients it refused together do not all come back together.
-				delay = httpErr.RetryAfter + time.Duration(float64(httpErr.RetryAfter/5)*jitter(cfg.jitter))
+				delay = apiErr.RetryAfter + time.Duration(float64(apiErr.RetryAfter/5)*jitter(cfg.jitter))
 			}
 			if err.Error() != lastErr { // one line per distinct failure, not per attempt
 				h.log.Warn("swarmlease: campaign failed; retrying", "err", err, "delay", delay.Round(time.Millisecond))
@@ -208,12 +209,19 @@ func (h *Holder) campaign(ctx context.Context) (*Leadership, error) {
 			return h.lead(ctx, start, res), nil
 		}
 		if res.Leader.Term != followed.Term || res.Leader.CandidateID != followed.CandidateID {
-			if res.Leader.CandidateID == h.req.CandidateID && res.Leader.Term != h.won.Load() {
-				// A term of this candidate id that this holder did not win: another process
-				// campaigns as the same candidate. The server never lets one take the room from
-				// the other, but whoever reads the room cannot tell them apart.
-				h.log.Error("swarmlease: the room is led by this candidate id, but not by this holder: another process campaigns "+
-					"with the same candidate id; give each its own", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+			if won := h.won.Load(); res.Leader.CandidateID == h.req.CandidateID && res.Leader.Term != won {
+				// A term of this candidate id that this contender did not win. Before it has won
+				// any, it may be its predecessor's (a restarted process), which ends by itself;
+				// after, it is another process that campaigns as the same candidate. The server
+				// never lets one take the room from the other, but whoever reads the room cannot
+				// tell them apart.
+				if won == 0 {
+					h.log.Warn("swarmlease: the room is led by this candidate id: a term of this process's predecessor, which ends by itself, "+
+						"or of another process that campaigns with the same candidate id", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+				} else {
+					h.log.Error("swarmlease: the room is led by this candidate id, but not by this contender: another process campaigns "+
+						"with the same candidate id; give each its own", "leader_candidate_id", res.Leader.CandidateID, "term", res.Leader.Term)
+				}
 			} else if h.cfg.following != nil {
 				h.cfg.following(res.Leader)
 			} else {
@@ -237,7 +245,7 @@ func (h *Holder) campaign(ctx context.Context) (*Leadership, error) {
 	}
 }
 
-// vacancyWatch follows a room's watch stream while its holder is a follower, and signals when
+// vacancyWatch follows a room's watch stream while its contender is a follower, and signals when
 // the room is vacant. Its failures are not errors: the follower's timer still bounds the wait.
 type vacancyWatch struct {
 	ch     chan struct{}
@@ -245,7 +253,7 @@ type vacancyWatch struct {
 	done   chan struct{}
 }
 
-func (c *Elections) watchVacancy(ctx context.Context, roomID string) *vacancyWatch {
+func (c *Client) watchVacancy(ctx context.Context, roomID string) *vacancyWatch {
 	wctx, cancel := context.WithCancel(ctx)
 	v := &vacancyWatch{ch: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	// No initial timeout: the follower's timer bounds each wait, and the watch only shortens it.
@@ -285,10 +293,10 @@ func (v *vacancyWatch) stop() {
 // Leadership is one term won by Hold, alive until Done is closed. Its accessors never reveal
 // the token; Resign uses it.
 type Leadership struct {
-	c          *Elections
+	c          *Client
 	room       string
-	token      Token
-	term       uint64
+	token      LeaderToken
+	fence      uint64
 	ttl        time.Duration
 	stopBefore time.Duration
 	ctx        context.Context
@@ -308,7 +316,7 @@ type Leadership struct {
 
 // String describes the term without its token: room, term and safety deadline.
 func (l *Leadership) String() string {
-	return fmt.Sprintf("leadership of room %s, term %d, deadline %s", l.room, l.term, l.Deadline().Format(time.RFC3339Nano))
+	return fmt.Sprintf("leadership of room %s, term %d, deadline %s", l.room, l.fence, l.Deadline().Format(time.RFC3339Nano))
 }
 
 // Format implements fmt.Formatter: every verb prints String, so that %v and %+v cannot reach
@@ -317,15 +325,16 @@ func (l *Leadership) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, l.St
 
 // LogValue implements slog.LogValuer, for the same reason.
 func (l *Leadership) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("election_id", l.room), slog.Uint64("term", l.term), slog.Time("deadline", l.Deadline()))
+	return slog.GroupValue(slog.String("election_id", l.room), slog.Uint64("term", l.fence), slog.Time("deadline", l.Deadline()))
 }
 
 // RoomID is the room the term is of.
 func (l *Leadership) RoomID() string { return l.room }
 
-// Term is the fencing term: strictly increasing within the room, never reused. It never changes
+// Fence is the term's fencing token — the number the elections API calls the term (`term` on
+// the wire, Leader.Term): strictly increasing within the room, never reused. It never changes
 // within a Leadership.
-func (l *Leadership) Term() uint64 { return l.term }
+func (l *Leadership) Fence() uint64 { return l.fence }
 
 // Leader is the term as the server last answered it (the winning campaign, then each successful
 // renewal): candidate, metadata, term and the server's expires_at.
@@ -360,12 +369,12 @@ func (l *Leadership) Context() context.Context { return l.ctx }
 func (l *Leadership) Cause() error { return context.Cause(l.ctx) }
 
 // Resign ends the term — renewals stop at once — and tells the server, so that a follower can
-// win the room without waiting for the lease to expire; it returns the term that ended. After
-// ErrLost there is nothing to resign: it returns (0, nil) without a request. Otherwise the
-// server's refusal is returned (ErrLeaseNotCurrent: the lease had already expired). ctx bounds
-// the request: after a shutdown, pass a fresh one (context.WithoutCancel with a timeout). Only
-// the first call sends anything; later calls return its result.
-func (l *Leadership) Resign(ctx context.Context) (previousTerm uint64, err error) {
+// win the room without waiting for the lease to expire; it returns the fence of the term that
+// ended. After ErrLost there is nothing to resign: it returns (0, nil) without a request.
+// Otherwise the server's refusal is returned (ErrLeaseNotCurrent: the lease had already
+// expired). ctx bounds the request: after a shutdown, pass a fresh one (context.WithoutCancel
+// with a timeout). Only the first call sends anything; later calls return its result.
+func (l *Leadership) Resign(ctx context.Context) (fence uint64, err error) {
 	l.resignOnce.Do(func() {
 		l.end(ErrResigned)
 		<-l.renewing // no renewal races the resignation
@@ -378,14 +387,14 @@ func (l *Leadership) Resign(ctx context.Context) (previousTerm uint64, err error
 }
 
 // lead starts the term that the campaign started at start won.
-func (h *Holder) lead(ctx context.Context, start time.Time, res CampaignResult) *Leadership {
+func (h *Contender) lead(ctx context.Context, start time.Time, res CampaignResult) *Leadership {
 	lctx, end := context.WithCancelCause(ctx)
-	l := &Leadership{c: h.c, room: h.room, token: res.Token, term: res.Leader.Term, ttl: h.req.TTL,
+	l := &Leadership{c: h.c, room: h.room, token: res.Token, fence: res.Leader.Term, ttl: h.req.TTL,
 		stopBefore: h.cfg.stopBefore, ctx: lctx, end: end, renewing: make(chan struct{}), leader: res.Leader,
 		deadline: start.Add(h.window), renewals: make(chan struct{}, 1)}
 	l.stopAt = time.AfterFunc(time.Until(l.deadline)-l.stopBefore, func() { end(ErrDeadline) })
-	interval := h.cfg.renewInterval // NewHolder set the default and checked it fits
-	go l.keepRenewed(start, interval, h.log.With("term", l.term))
+	interval := h.cfg.renewInterval // NewContender set the default and checked it fits
+	go l.keepRenewed(start, interval, h.log.With("term", l.fence))
 	return l
 }
 
@@ -437,7 +446,7 @@ func (l *Leadership) keepRenewed(won time.Time, interval time.Duration, log *slo
 			return
 		}
 		switch {
-		case err == nil && (!res.IsLeader() || res.Leader.Term != l.term):
+		case err == nil && (!res.IsLeader() || res.Leader.Term != l.fence):
 			// A renewal always answers leader with the same term; anything else is not this term.
 			l.end(fmt.Errorf("%w: the renewal answered %s with term %d", ErrLost, res.Status, res.Leader.Term))
 			return
@@ -467,8 +476,8 @@ func (l *Leadership) keepRenewed(won time.Time, interval time.Duration, log *slo
 
 // isPermanent reports a server answer that retrying cannot change.
 func isPermanent(err error) bool {
-	var httpErr *HTTPError
-	return errors.As(err, &httpErr) && !httpErr.temporary()
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && !apiErr.temporary()
 }
 
 // jitter returns f() if it is in [0, 1), else 0.

@@ -49,8 +49,8 @@ func TestHoldRetriesUntilLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Resign(context.Background())
-	if l.Term() != 4 || l.RoomID() != testRoom || l.Leader().CandidateID != "me" || l.Cause() != nil {
-		t.Fatalf("leadership: term %d, room %s, leader %+v, cause %v", l.Term(), l.RoomID(), l.Leader(), l.Cause())
+	if l.Fence() != 4 || l.RoomID() != testRoom || l.Leader().CandidateID != "me" || l.Cause() != nil {
+		t.Fatalf("leadership: term %d, room %s, leader %+v, cause %v", l.Fence(), l.RoomID(), l.Leader(), l.Cause())
 	}
 	if d := delays(); len(d) != 3 || d[0] != 3*time.Second || d[1] != 5*time.Millisecond || d[2] != 2*time.Second {
 		t.Fatalf("waits %v, want [3s (Retry-After) 5ms (back-off) 2s (Retry-After)]", d)
@@ -357,8 +357,8 @@ func TestHoldFollowerWakesOnVacancy(t *testing.T) {
 	}
 	defer res.l.Resign(context.Background())
 	t.Logf("room vacant → won in %v", time.Since(vacated).Round(time.Millisecond))
-	if res.l.Term() != 4 || len(s.on(campaignPath)) != 2 {
-		t.Fatalf("term %d after %d campaigns", res.l.Term(), len(s.on(campaignPath)))
+	if res.l.Fence() != 4 || len(s.on(campaignPath)) != 2 {
+		t.Fatalf("term %d after %d campaigns", res.l.Fence(), len(s.on(campaignPath)))
 	}
 }
 
@@ -406,7 +406,7 @@ func TestHoldCancelled(t *testing.T) {
 // never the token held in its unexported fields.
 func TestLeadershipRedacted(t *testing.T) {
 	const secret = "SECRET-TOKEN-VALUE-0123456789abcdefghijklmnop"
-	l := &Leadership{room: testRoom, term: 42, token: Token(secret), deadline: time.Now()}
+	l := &Leadership{room: testRoom, fence: 42, token: LeaderToken(secret), deadline: time.Now()}
 	var logs bytes.Buffer
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("term", "leadership", l)
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("term", "leadership", l)
@@ -420,18 +420,18 @@ func TestLeadershipRedacted(t *testing.T) {
 	}
 }
 
-// TestNewHolderTimingError: the constructor refuses a renew interval plus stop time that does
+// TestNewContenderTimingError: the constructor refuses a renew interval plus stop time that does
 // not fit in the TTL minus its margin with a *TimingError carrying the durations (the default
 // renew interval filled in), before any request.
-func TestNewHolderTimingError(t *testing.T) {
+func TestNewContenderTimingError(t *testing.T) {
 	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ request) {
 		writeError(w, http.StatusForbidden, "forbidden", 0)
 	})
 	el := s.client(t)
-	_, err := el.NewHolder(testRoom, CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, WithStopBefore(3*time.Second))
+	_, err := el.NewContender(testRoom, CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, WithStopBefore(3*time.Second))
 	var te *TimingError
 	if !errors.As(err, &te) || !errors.Is(err, ErrInvalidTiming) {
-		t.Fatalf("NewHolder: %v, want a *TimingError", err)
+		t.Fatalf("NewContender: %v, want a *TimingError", err)
 	}
 	if te.TTL != 5*time.Second || te.Window != 4500*time.Millisecond || te.RenewInterval != 5*time.Second/3 || te.StopBefore != 3*time.Second {
 		t.Fatalf("%+v", te)

@@ -177,14 +177,14 @@ func TestInitialTimeout(t *testing.T) {
 		defer srv.Close()
 		ch := collect(context.Background(), Connect(srv.URL, append(fast(), WithInitialTimeout(500*time.Millisecond))...))
 		it := next(t, ch)
-		var httpErr *HTTPError
-		if !errors.Is(it.err, ErrInitialTimeout) || !errors.As(it.err, &httpErr) {
-			t.Fatalf("err = %v, want ErrInitialTimeout wrapping an *HTTPError", it.err)
+		var apiErr *APIError
+		if !errors.Is(it.err, ErrInitialTimeout) || !errors.As(it.err, &apiErr) {
+			t.Fatalf("err = %v, want ErrInitialTimeout wrapping an *APIError", it.err)
 		}
-		want := HTTPError{StatusCode: 503, Code: "too_many_clients", Message: "this server has reached its limit of SSE clients",
+		want := APIError{StatusCode: 503, Code: "too_many_clients", Message: "this server has reached its limit of SSE clients",
 			Details: "retry later", RequestID: "req_body", RetryAfter: 20 * time.Millisecond}
-		if *httpErr != want {
-			t.Fatalf("HTTPError %+v, want %+v", *httpErr, want)
+		if *apiErr != want {
+			t.Fatalf("APIError %+v, want %+v", *apiErr, want)
 		}
 		expectEnd(t, ch)
 	})
@@ -452,17 +452,17 @@ func TestWaitForHolder(t *testing.T) {
 	})
 }
 
-func TestHTTPErrorOfAProxy(t *testing.T) {
+func TestAPIErrorOfAProxy(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Gateway", http.StatusBadGateway)
 	}))
 	defer srv.Close()
 	_, err := Connect(srv.URL, fast()...).WaitForHolder(context.Background(), 300*time.Millisecond)
-	var httpErr *HTTPError
-	if !errors.As(err, &httpErr) || httpErr.StatusCode != 502 || httpErr.Message != "Bad Gateway" || httpErr.Code != "" {
-		t.Fatalf("err = %v (%+v)", err, httpErr)
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 502 || apiErr.Message != "Bad Gateway" || apiErr.Code != "" {
+		t.Fatalf("err = %v (%+v)", err, apiErr)
 	}
-	if got := httpErr.Error(); got != "swarmlease: HTTP 502: Bad Gateway" {
+	if got := apiErr.Error(); got != "swarmlease: HTTP 502: Bad Gateway" {
 		t.Fatalf("message %q", got)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Defaults of an Observer and of an Elections client.
+// Defaults of an Observer and of a Client.
 const (
 	// DefaultInitialTimeout is how long Watch waits for the first state: long enough for a
 	// controller starting together with its observers.
@@ -21,15 +21,15 @@ const (
 	// DefaultIdleTimeout is how long a stream may stay silent before the observer assumes the
 	// connection is dead: three of the server's default 15 s keep-alives.
 	DefaultIdleTimeout = 45 * time.Second
-	// DefaultRequestTimeout bounds each request of an Elections client other than a watch.
+	// DefaultRequestTimeout bounds each request of a Client other than a watch.
 	DefaultRequestTimeout = 10 * time.Second
 )
 
-// Option configures an Observer or an Elections client; each option says which settings of the
+// Option configures an Observer or a Client; each option says which settings of the
 // two it concerns.
 type Option func(*config)
 
-// config is the settings of an Observer or Elections client; defaults are set before the
+// config is the settings of an Observer or Client; defaults are set before the
 // options apply.
 type config struct {
 	client         *http.Client
@@ -77,7 +77,7 @@ func WithHTTPClient(c *http.Client) Option {
 	}
 }
 
-// WithRequestTimeout bounds each request of an Elections client — create, campaign, renew,
+// WithRequestTimeout bounds each request of a Client — create, campaign, renew,
 // resign, status — from sending to the end of the answer (default 10 s). Watch streams are not
 // bounded by it; see WithIdleTimeout.
 func WithRequestTimeout(d time.Duration) Option {

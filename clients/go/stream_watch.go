@@ -39,7 +39,7 @@ type streamWatch[T any] struct {
 	emit func(T) bool
 
 	// endOnPermanentAnswer ends the watch with an answer that retrying cannot change (see
-	// HTTPError.temporary) instead of retrying it.
+	// APIError.temporary) instead of retrying it.
 	endOnPermanentAnswer bool
 	// capRetryAfter bounds a server's Retry-After by the maximum back-off.
 	capRetryAfter bool
@@ -111,9 +111,9 @@ func (w *streamWatch[T]) run(ctx context.Context) error {
 			return initialTimeoutError(w.initialTimeout, w.lastErr)
 		}
 		delay := bo.next()
-		var httpErr *HTTPError
-		if errors.As(err, &httpErr) && httpErr.RetryAfter > delay {
-			delay = httpErr.RetryAfter // the server knows when it will have room
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.RetryAfter > delay {
+			delay = apiErr.RetryAfter // the server knows when it will have room
 			if w.capRetryAfter {
 				delay = min(delay, cfg.maxBackoff)
 			}
@@ -172,7 +172,7 @@ func (w *streamWatch[T]) connect(ctx, initialCtx context.Context) (delivered boo
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		e := httpErrorOf(resp)
+		e := apiErrorOf(resp)
 		if w.endOnPermanentAnswer && !e.temporary() {
 			return false, errPermanent{e}
 		}

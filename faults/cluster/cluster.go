@@ -140,8 +140,11 @@ func Addr(n int) string { return fmt.Sprintf("%s.%d", Subnet, n) }
 
 func (c *Cluster) nodeDir(n int) string { return filepath.Join(c.Dir, "node"+strconv.Itoa(n)) }
 func (c *Cluster) socket(n int) string  { return filepath.Join(c.nodeDir(n), "docker.sock") }
-func (c *Cluster) hubNS() string        { return netnsPrefix + c.id + "-hub" }
-func (c *Cluster) nodeNS(n int) string  { return fmt.Sprintf("%s%s-n%d", netnsPrefix, c.id, n) }
+func (c *Cluster) nodeNS(n int) string  { return nodeNS(c.id, n) }
+
+// hubNS and nodeNS name the namespaces of run id: the bridge's, and node n's.
+func hubNS(id string) string         { return netnsPrefix + id + "-hub" }
+func nodeNS(id string, n int) string { return fmt.Sprintf("%s%s-n%d", netnsPrefix, id, n) }
 
 // NodeID is the Swarm node ID of manager n.
 func (c *Cluster) NodeID(n int) string {
@@ -174,11 +177,14 @@ func run(name string, args ...string) error {
 // netUp creates the hub namespace with its bridge and one namespace per manager, each with a
 // veth whose hub-side end (n1…n3) is what Partition takes down. IPv6 is off so that the
 // managers cannot reach each other other than through the subnet.
-func (c *Cluster) netUp() error {
-	if err := os.WriteFile(filepath.Join(c.Dir, "netns"), []byte(c.hubNS()+"\n"+c.nodeNS(1)+"\n"+c.nodeNS(2)+"\n"+c.nodeNS(3)+"\n"), 0o644); err != nil {
+func (c *Cluster) netUp() error { return netUp(c.Dir, c.id, c.log) }
+
+// netUp builds run id's network (see Cluster.netUp) and records its namespaces in dir.
+func netUp(dir, id string, log func(format string, args ...any)) error {
+	if err := os.WriteFile(filepath.Join(dir, "netns"), []byte(hubNS(id)+"\n"+nodeNS(id, 1)+"\n"+nodeNS(id, 2)+"\n"+nodeNS(id, 3)+"\n"), 0o644); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	hub := c.hubNS()
+	hub := hubNS(id)
 	noV6 := func(ns string) error {
 		return run("nsenter", "--net=/run/netns/"+ns, "sysctl", "-qw",
 			"net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
@@ -194,7 +200,7 @@ func (c *Cluster) netUp() error {
 		return err
 	}
 	for n := 1; n <= Nodes; n++ {
-		ns, peer := c.nodeNS(n), "n"+strconv.Itoa(n)
+		ns, peer := nodeNS(id, n), "n"+strconv.Itoa(n)
 		if err := runIP([][]string{{"netns", "add", ns}}); err != nil {
 			return err
 		}
@@ -211,7 +217,7 @@ func (c *Cluster) netUp() error {
 			return err
 		}
 	}
-	c.log("namespaces %s, %s…%s and bridge ready", hub, c.nodeNS(1), c.nodeNS(Nodes))
+	log("namespaces %s, %s…%s and bridge ready", hub, nodeNS(id, 1), nodeNS(id, Nodes))
 	return nil
 }
 

@@ -178,13 +178,22 @@ func (c *Cluster) Running(n int) bool {
 // answers on its unix socket, from its own (now isolated) view of the Swarm.
 func (c *Cluster) Partition(n int) error {
 	c.log("node%d: partitioned", n)
-	return run("ip", "-n", c.hubNS(), "link", "set", "n"+strconv.Itoa(n), "down")
+	return partition(c.id, n)
+}
+
+// partition takes the hub side of node n's veth down; heal brings it up.
+func partition(id string, n int) error {
+	return run("ip", "-n", hubNS(id), "link", "set", "n"+strconv.Itoa(n), "down")
+}
+
+func heal(id string, n int) error {
+	return run("ip", "-n", hubNS(id), "link", "set", "n"+strconv.Itoa(n), "up")
 }
 
 // Heal undoes Partition.
 func (c *Cluster) Heal(n int) error {
 	c.log("node%d: healed", n)
-	return run("ip", "-n", c.hubNS(), "link", "set", "n"+strconv.Itoa(n), "up")
+	return heal(c.id, n)
 }
 
 // Pause freezes manager n's dockerd and containerd (SIGSTOP): the engine neither answers nor

@@ -15,7 +15,7 @@ import (
 // live holds the clusters of this process, for the signal handler.
 var live struct {
 	sync.Mutex
-	clusters map[*Cluster]bool
+	clusters map[closer]bool
 	handler  sync.Once
 }
 
@@ -50,11 +50,14 @@ func ForTest(t testing.TB) *Cluster {
 	return c
 }
 
-func register(c *Cluster) {
+// closer is a cluster of either kind.
+type closer interface{ Close() error }
+
+func register(c closer) {
 	live.Lock()
 	defer live.Unlock()
 	if live.clusters == nil {
-		live.clusters = map[*Cluster]bool{}
+		live.clusters = map[closer]bool{}
 	}
 	live.clusters[c] = true
 	live.handler.Do(func() {
@@ -72,7 +75,7 @@ func register(c *Cluster) {
 	})
 }
 
-func unregister(c *Cluster) {
+func unregister(c closer) {
 	live.Lock()
 	defer live.Unlock()
 	delete(live.clusters, c)

@@ -14,6 +14,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
 )
@@ -28,8 +29,10 @@ const CallTimeout = 30 * time.Second
 type Caller struct {
 	client   int
 	election *lease.Election
-	store    *swarmstore.Store
+	close    func() error
 	rng      *rand.Rand
+	// notSent tells the store's failures that certainly wrote nothing.
+	notSent func(error) bool
 
 	mu     sync.Mutex
 	ops    []check.LeaseOp
@@ -61,14 +64,31 @@ func NewCaller(host, namespace string, index int, seed uint64) (*Caller, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Caller{client: index, election: e, store: store, rng: rand.New(rand.NewPCG(seed, uint64(index)))}, nil
+	return &Caller{client: index, election: e, close: store.Close, notSent: notSent, rng: rand.New(rand.NewPCG(seed, uint64(index)))}, nil
+}
+
+// NewEtcdCaller returns contender index on namespace through an etcd store, which Close closes.
+// A failure the etcd store does not report as ambiguous wrote nothing: every write that may
+// have been proposed wraps lease.ErrAmbiguous (docs/safety.md §7c).
+func NewEtcdCaller(store *etcdstore.Store, namespace string, index int, seed uint64) (*Caller, error) {
+	e, err := leasetest.NewContenderElection(store, namespace, index)
+	if err != nil {
+		return nil, err
+	}
+	return &Caller{client: index, election: e, close: store.Close, notSent: etcdNotSent, rng: rand.New(rand.NewPCG(seed, uint64(index)))}, nil
+}
+
+// etcdNotSent reports whether a failed call on the etcd store certainly wrote nothing: a store
+// failure (no quorum, unreachable) that is not ambiguous.
+func etcdNotSent(err error) bool {
+	return !errors.Is(err, lease.ErrAmbiguous) && (errors.Is(err, lease.ErrNoQuorum) || errors.Is(err, lease.ErrUnavailable))
 }
 
 // Election is the caller's election (for Init and Inspect).
 func (c *Caller) Election() *lease.Election { return c.election }
 
-// Close releases the caller's Docker connections.
-func (c *Caller) Close() error { return c.store.Close() }
+// Close releases the caller's store connections.
+func (c *Caller) Close() error { return c.close() }
 
 // Run calls until ctx ends or max calls were made (0: no limit).
 func (c *Caller) Run(ctx context.Context, max int) {
@@ -130,7 +150,7 @@ func (c *Caller) Run(ctx context.Context, max int) {
 		case err == nil, errors.Is(err, lease.ErrNotHolder):
 		case errors.Is(err, lease.ErrTooManyConflicts):
 			record = false // every compare-and-swap lost: nothing written
-		case notSent(err):
+		case c.notSent(err):
 			// Refused before anything was written. Should one of these ever have written, the
 			// history becomes inexplicable and the check fails: leaving it out is the strict side.
 			counts.Errors, record = 1, false

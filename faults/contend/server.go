@@ -12,13 +12,15 @@ import (
 )
 
 // Server is a running `lfp-swarm-lease serve`: an elections API replica whose rooms live in the
-// Swarm behind one manager.
+// Swarm behind one manager, or in an etcd cluster.
 type Server struct {
-	// URL is its base URL (loopback).
-	URL  string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
+	// URL is its base URL (loopback, or its address in its network namespace).
+	URL string
+	// Client is the HTTP client that reaches it (from its network namespace).
+	Client *http.Client
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	done   chan struct{}
 }
 
 // StartServer starts an elections replica on manager host, keeping rooms in namespace's shards,
@@ -30,18 +32,36 @@ func StartServer(ctx context.Context, bins Binaries, host, namespace string) (*S
 	}
 	addr := l.Addr().String()
 	_ = l.Close() // serve binds it next; nothing else on this machine picks loopback ports at random this fast
-	cmd := exec.Command(bins.Lease, "serve")
-	cmd.Env = []string{
+	return StartServerWith(ctx, bins, ServerConfig{Listen: addr, Namespace: namespace, Env: []string{"DOCKER_HOST=" + host, "SWARM_LEASE_STORE=swarm"}})
+}
+
+// ServerConfig describes one `lfp-swarm-lease serve` replica.
+type ServerConfig struct {
+	// Listen is its listen address.
+	Listen string
+	// Namespace is the elections namespace its rooms live in.
+	Namespace string
+	// NetNS, when set, is the network namespace file it runs in; Dial then dials into it.
+	NetNS string
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Env is its store settings and any others.
+	Env []string
+}
+
+// StartServerWith starts an elections replica as cfg says and waits until it answers /healthz.
+func StartServerWith(ctx context.Context, bins Binaries, cfg ServerConfig) (*Server, error) {
+	cmd := inNetNS(cfg.NetNS, bins.Lease, "serve")
+	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOSTNAME=fault-serve",
-		"DOCKER_HOST=" + host,
-		"SWARM_LEASE_STORE=swarm",
-		"SWARM_LEASE_LISTEN=" + addr,
-		"SWARM_LEASE_ELECTIONS_NAMESPACE=" + namespace,
+		"SWARM_LEASE_LISTEN=" + cfg.Listen,
+		"SWARM_LEASE_ELECTIONS_NAMESPACE=" + cfg.Namespace,
 		"SWARM_LEASE_ROOM_SHARDS=2",
 		"SWARM_LEASE_ADMISSION_PER_MINUTE=0",
 		"SWARM_LEASE_MAX_CLOCK_SKEW_MS=500",
-	}
-	s := &Server{URL: "http://" + addr, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	}, cfg.Env...)
+	client := &http.Client{Transport: &http.Transport{DialContext: cfg.Dial}}
+	s := &Server{URL: "http://" + cfg.Listen, Client: client, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	host := cfg.Listen
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	// A test binary that dies (a timeout, SIGKILL) takes its contenders with it; the `run`
 	// guard then stops the child's group.
@@ -52,7 +72,7 @@ func StartServer(ctx context.Context, bins Binaries, host, namespace string) (*S
 	go func() { _ = cmd.Wait(); close(s.done) }()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		resp, err := http.Get(s.URL + "/healthz")
+		resp, err := s.Client.Get(s.URL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -16,8 +16,15 @@ import (
 type SupervisorConfig struct {
 	// Holder is its holder and task ID (its identity).
 	Holder string
-	// Host is the DOCKER_HOST of the manager it talks to.
+	// Host is the DOCKER_HOST of the manager it talks to (the Swarm store).
 	Host string
+	// Store, when set, is its store setting instead of the Swarm behind Host (an etcd:// URL).
+	Store string
+	// NetNS, when set, is the network namespace file it runs in (started through nsenter,
+	// which execs it: the PID is the supervisor's).
+	NetNS string
+	// Env is added to its environment (other settings, such as etcd timeouts).
+	Env []string
 	// Namespace is the election.
 	Namespace string
 	// TTL, Grace (shutdown_timeout_ms), Poll (default_poll_ms) and Skew (max_clock_skew_ms)
@@ -38,11 +45,15 @@ type Supervisor struct {
 // StartSupervisor starts one supervisor; its output is kept for Output.
 func StartSupervisor(bins Binaries, cfg SupervisorConfig) (*Supervisor, error) {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	cmd := exec.Command(bins.Lease, "run", "--", bins.Child)
+	store := "swarm"
+	if cfg.Store != "" {
+		store = cfg.Store
+	}
+	cmd := inNetNS(cfg.NetNS, bins.Lease, "run", "--", bins.Child)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOSTNAME=fault-" + cfg.Holder,
 		"DOCKER_HOST=" + cfg.Host,
-		"SWARM_LEASE_STORE=swarm",
+		"SWARM_LEASE_STORE=" + store,
 		"SWARM_LEASE_NAMESPACE=" + cfg.Namespace,
 		"SWARM_LEASE_HOLDER_ID=" + cfg.Holder, "SWARM_LEASE_TASK_ID=" + cfg.Holder, "SWARM_LEASE_NODE_ID=" + cfg.Holder,
 		"SWARM_LEASE_TTL_MS=" + ms(cfg.TTL),
@@ -52,6 +63,7 @@ func StartSupervisor(bins Binaries, cfg SupervisorConfig) (*Supervisor, error) {
 		"SWARM_LEASE_LISTEN=off",
 		"FAULTCHILD_LOG=" + cfg.Log,
 	}
+	cmd.Env = append(cmd.Env, cfg.Env...)
 	s := &Supervisor{Config: cfg, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	// A test binary that dies (a timeout, SIGKILL) takes its contenders with it; the `run`
@@ -62,6 +74,15 @@ func StartSupervisor(bins Binaries, cfg SupervisorConfig) (*Supervisor, error) {
 	}
 	go func() { _ = cmd.Wait(); close(s.done) }()
 	return s, nil
+}
+
+// inNetNS is the command of bin with args, started in the network namespace file netns through
+// nsenter (which execs bin, keeping the PID) when netns is set.
+func inNetNS(netns, bin string, args ...string) *exec.Cmd {
+	if netns == "" {
+		return exec.Command(bin, args...)
+	}
+	return exec.Command("nsenter", append([]string{"--net=" + netns, "--", bin}, args...)...)
 }
 
 // PID is the supervisor's process ID.

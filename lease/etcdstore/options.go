@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -41,6 +42,11 @@ type Options struct {
 	CertFile, KeyFile string
 	// Username and Password authenticate against etcd's own user store; both or neither.
 	Username, Password string
+	// Dial, when set, opens the connections to the members (addr is an endpoint's
+	// "host:port") instead of a plain TCP dial: members reached through another network
+	// namespace, as in the fault campaign, or through a tunnel of the caller's own. TLS, when
+	// set, runs over the connection it returns.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
 // ParseURL reads `etcd://HOST:PORT[,HOST:PORT…][/PREFIX]`. The prefix defaults to

@@ -55,6 +55,9 @@ func New(o Options) (*Store, error) {
 		RejectOldCluster: false,
 		DialOptions:      []grpc.DialOption{grpc.WithChainUnaryInterceptor(observers.unary)},
 	}
+	if o.Dial != nil {
+		cfg.DialOptions = append(cfg.DialOptions, grpc.WithContextDialer(o.Dial))
+	}
 	if o.tls() {
 		info := transport.TLSInfo{TrustedCAFile: o.CAFile, CertFile: o.CertFile, KeyFile: o.KeyFile}
 		tc, err := info.ClientConfig()

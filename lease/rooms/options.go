@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Defaults of the Manager settings.
@@ -29,8 +30,9 @@ const (
 	// DefaultCountMaxAge is how old the listing of the other shards may be when a store without
 	// a cross-process activation lock (Swarm) counts the active rooms.
 	DefaultCountMaxAge = time.Second
-	// DefaultMaxClockSkew is how far apart the wall clocks of the server's replicas may be.
-	DefaultMaxClockSkew = time.Second
+	// DefaultMaxClockSkew is how far apart the wall clocks of the server's replicas may be: the
+	// lease's own default (the timing module's).
+	DefaultMaxClockSkew = timing.DefaultMaxClockSkew
 )
 
 // storeTimeout bounds one batch's store calls. A batch serves several callers, so it does not
@@ -99,8 +101,9 @@ func (m *Manager) validate() error {
 	if m.maxShardBytes < MinShardBytes || m.maxShardBytes > MaxShardBytes {
 		errs = append(errs, fmt.Errorf("rooms: shard budget %d bytes: use %d to %d", m.maxShardBytes, MinShardBytes, MaxShardBytes))
 	}
-	if m.skew < 0 || m.skew >= MinTTL {
-		errs = append(errs, fmt.Errorf("rooms: max clock skew %v must be at least 0 and below %v", m.skew, MinTTL))
+	// Below every TTL a room may have: the lease's rule (the timing module's) at the shortest.
+	if err := timing.CheckClockSkew(MinTTL, m.skew); err != nil {
+		errs = append(errs, fmt.Errorf("rooms: %w", err))
 	}
 	if m.countMaxAge < 0 {
 		errs = append(errs, fmt.Errorf("rooms: count max age %v must not be negative", m.countMaxAge))

@@ -29,7 +29,8 @@ type Leader struct {
 	CandidateID string
 	// Metadata is the leader's metadata; empty when it gave none.
 	Metadata string
-	// Term is the fencing term: strictly increasing within the room, never reused.
+	// Term is the term's fence, named as on the wire (leader.term): strictly increasing within
+	// the room, never reused.
 	Term uint64
 	// ExpiresAt is when the lease ends by the clock of the server that last wrote it
 	// (millisecond precision, UTC).

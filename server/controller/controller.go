@@ -30,7 +30,7 @@ type Options struct {
 	// Election is the election the endpoints serve (required).
 	Election *lease.Election
 	// Snapshots, when set, feeds the controller instead of a watcher of its own: `run` passes
-	// its campaign's reads, so that a replica reads the store once, not twice. The owner closes
+	// its contender's reads, so that a replica reads the store once, not twice. The owner closes
 	// it.
 	Snapshots <-chan lease.Snapshot
 	// PollInterval is the watcher's poll interval.

@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
 )
@@ -16,6 +19,10 @@ import (
 type Metrics interface {
 	// StoreDamaged counts damaged stored state that a store found and worked around.
 	StoreDamaged()
+	// StoreRequest records one request a store sent to a server of its own
+	// (lease.RequestReporter): the store's kind ("etcd"), the operation, how long it took and
+	// its error (nil on success).
+	StoreRequest(store, op string, took time.Duration, err error)
 }
 
 // storeHealth is what the stores reported about themselves beyond answering calls: damaged
@@ -40,19 +47,26 @@ func newStoreHealth(m Metrics, log *slog.Logger) *storeHealth {
 	return &storeHealth{metrics: m, log: log}
 }
 
-// watch subscribes to the damage reports of store, if it makes any, unless it already did: an
-// election and the elections API on one store report each damage once.
+// watch subscribes to what store reports about itself — damage (rooms.DamageReporter), and
+// every request it sends (lease.RequestReporter) — unless it already did: an election and the
+// elections API on one store (serve on etcd) report each damage and each request once.
 func (h *storeHealth) watch(store interface{ Describe() string }) {
-	r, ok := store.(rooms.DamageReporter)
-	if !ok {
-		return
-	}
 	// Stores are pointers; a store of a type that is not comparable is never the same as
 	// another (comparing it would panic).
 	if reflect.TypeOf(store).Comparable() && slices.Contains(h.watched, any(store)) {
 		return
 	}
 	h.watched = append(h.watched, store)
+	if r, ok := store.(lease.RequestReporter); ok {
+		kind := storeKind(store)
+		r.OnRequest(func(op string, took time.Duration, err error) {
+			h.metrics.StoreRequest(kind, op, took, err)
+		})
+	}
+	r, ok := store.(rooms.DamageReporter)
+	if !ok {
+		return
+	}
 	r.OnDamage(func(d rooms.Damage) {
 		h.metrics.StoreDamaged()
 		h.log.Error("store: damaged state found; serving what survived", "file", d.Where, "reason", d.Reason, "store", store.Describe())
@@ -61,6 +75,13 @@ func (h *storeHealth) watch(store interface{ Describe() string }) {
 		h.last = d
 		h.mu.Unlock()
 	})
+}
+
+// storeKind is the store's kind for a metric label: the first word of its description ("etcd",
+// "swarm", "file", "memory"), never its addresses.
+func storeKind(store interface{ Describe() string }) string {
+	kind, _, _ := strings.Cut(store.Describe(), " ")
+	return kind
 }
 
 // watchRooms watches the elections API's store, and checks its writes in /readyz.

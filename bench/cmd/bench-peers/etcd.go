@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -12,8 +14,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// etcdTarget is a single-node etcd on loopback with its defaults (fsync on), used the standard
-// way: a session (a lease kept alive) per client and concurrency.Election. campaign is
+// etcdTarget is an etcd on loopback (one member, or -etcd-members) with its defaults (fsync
+// on), used the standard way: a session (a lease kept alive) per client and concurrency.Election. campaign is
 // Election.Campaign, renew a KeepAliveOnce of the session's lease, resign Election.Resign.
 var etcdTarget = target{name: "etcd", start: startEtcd}
 
@@ -22,7 +24,7 @@ var etcdTarget = target{name: "etcd", start: startEtcd}
 const etcdClientsPerConn = 8
 
 func startEtcd(ctx context.Context, c config, dir string, counting bool) (*running, error) {
-	p, clientURL, err := startEtcdServer(ctx, c, dir, counting)
+	members, endpoints, err := startEtcdCluster(ctx, c, dir, counting)
 	if err != nil {
 		return nil, err
 	}
@@ -35,58 +37,83 @@ func startEtcd(ctx context.Context, c config, dir string, counting bool) (*runni
 		}
 	}
 	for i := range conns {
-		conns[i], err = newEtcdConn(clientURL)
+		conns[i], err = newEtcdConn(endpoints...)
 		if err != nil {
 			closeAll()
-			_ = p.stop()
+			stopAll(members)
 			return nil, err
 		}
 	}
-	return &running{proc: p, load: func(ctx context.Context, clients, ops int) (measurement, error) {
+	return &running{proc: members[0], others: members[1:], load: func(ctx context.Context, clients, ops int) (measurement, error) {
 		defer closeAll()
-		return drive(ctx, p, clients, ops, func(i int) (client, error) {
+		return drive(ctx, members, clients, ops, func(i int) (client, error) {
 			return newEtcdClient(ctx, conns[i/etcdClientsPerConn], i)
 		})
 	}}, nil
 }
 
-// startEtcdServer starts a single-member etcd on two free loopback ports with its data in dir
-// and returns it, with its client URL, once it answers a linearizable read.
-func startEtcdServer(ctx context.Context, c config, dir string, counting bool) (*proc, string, error) {
-	clientPort, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	peerPort, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	p, err := startProc(c, dir, counting, c.etcd, []string{
-		"--name", "bench", "--data-dir", dir + "/etcd",
-		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
-		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "bench=" + peerURL, "--logger", "zap", "--log-level", "warn",
-	}, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	cl, err := newEtcdConn(clientURL)
-	if err == nil {
-		err = waitEtcd(ctx, cl, p)
-		_ = cl.Close()
-	}
-	if err != nil {
+// stopAll stops the processes, ignoring their errors (a start that failed half way).
+func stopAll(ps []*proc) {
+	for _, p := range ps {
 		_ = p.stop()
-		return nil, "", err
 	}
-	return p, clientURL, nil
 }
 
-// newEtcdConn is one etcd client (one gRPC connection) to clientURL.
-func newEtcdConn(clientURL string) (*clientv3.Client, error) {
-	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{clientURL}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+// startEtcdCluster starts a cluster of c.etcdMembers members (etcd's defaults: fsync on,
+// heartbeat 100 ms, election timeout 1 s) on free loopback ports, each with its data below dir,
+// and returns them with their client URLs once every member answers a linearizable read. Only a
+// single member can be counted (strace follows one process).
+func startEtcdCluster(ctx context.Context, c config, dir string, counting bool) ([]*proc, []string, error) {
+	n := max(c.etcdMembers, 1)
+	if counting && n > 1 {
+		return nil, nil, fmt.Errorf("flushes are counted on a single etcd member only (-etcd-members %d)", n)
+	}
+	var clientURLs, peerURLs, initial []string
+	for i := range n {
+		clientPort, err := freePort()
+		if err != nil {
+			return nil, nil, err
+		}
+		peerPort, err := freePort()
+		if err != nil {
+			return nil, nil, err
+		}
+		clientURLs = append(clientURLs, "http://127.0.0.1:"+strconv.Itoa(clientPort))
+		peerURLs = append(peerURLs, "http://127.0.0.1:"+strconv.Itoa(peerPort))
+		initial = append(initial, fmt.Sprintf("bench%d=%s", i, peerURLs[i]))
+	}
+	var ps []*proc
+	for i := range n {
+		p, err := startProc(c, dir, counting, c.etcd, append([]string{
+			"--name", fmt.Sprintf("bench%d", i), "--data-dir", fmt.Sprintf("%s/etcd%d", dir, i),
+			"--listen-client-urls", clientURLs[i], "--advertise-client-urls", clientURLs[i],
+			"--listen-peer-urls", peerURLs[i], "--initial-advertise-peer-urls", peerURLs[i],
+			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-token", filepath.Base(dir),
+			"--logger", "zap", "--log-level", "warn",
+		}, c.etcdArgs...), nil)
+		if err != nil {
+			stopAll(ps)
+			return nil, nil, err
+		}
+		ps = append(ps, p)
+	}
+	for i, p := range ps {
+		cl, err := newEtcdConn(clientURLs[i])
+		if err == nil {
+			err = waitEtcd(ctx, cl, p)
+			_ = cl.Close()
+		}
+		if err != nil {
+			stopAll(ps)
+			return nil, nil, err
+		}
+	}
+	return ps, clientURLs, nil
+}
+
+// newEtcdConn is one etcd client (one gRPC connection, balanced over the endpoints).
+func newEtcdConn(clientURLs ...string) (*clientv3.Client, error) {
+	cl, err := clientv3.New(clientv3.Config{Endpoints: clientURLs, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client: %w", err)
 	}

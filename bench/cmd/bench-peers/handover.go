@@ -64,12 +64,36 @@ type election struct {
 var supervisors = []supervisor{
 	{name: "run", open: openRunElection},
 	{name: "etcd-run", open: openEtcdElection},
+	{name: "run-etcd", open: openRunEtcdElection},
 }
 
 // openRunElection: `lfp-swarm-lease run -- testchild` on a file store in dir.
 func openRunElection(_ context.Context, c config, dir, childLog string) (*election, error) {
+	return runElection(c, dir, childLog, "file://"+filepath.Join(dir, "store"), func() error { return nil }), nil
+}
+
+// openRunEtcdElection: `lfp-swarm-lease run -- testchild` on a fresh etcd (-etcd-members) in
+// dir, the same kind of cluster as etcd-run's.
+func openRunEtcdElection(ctx context.Context, c config, dir, childLog string) (*election, error) {
+	members, endpoints, err := startEtcdCluster(ctx, c, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	hosts := make([]string, len(endpoints))
+	for i, ep := range endpoints {
+		hosts[i] = strings.TrimPrefix(ep, "http://")
+	}
+	return runElection(c, dir, childLog, "etcd://"+strings.Join(hosts, ",")+"/bench", func() error {
+		stopAll(members)
+		return nil
+	}), nil
+}
+
+// runElection is the election of `run` contenders on store; closeStore stops what the store
+// needs.
+func runElection(c config, dir, childLog, store string, closeStore func() error) *election {
 	env := []string{
-		"SWARM_LEASE_STORE=file://" + filepath.Join(dir, "store"),
+		"SWARM_LEASE_STORE=" + store,
 		"SWARM_LEASE_NAMESPACE=bench-handover",
 		"SWARM_LEASE_TTL_MS=" + strconv.FormatInt(handoverTTL.Milliseconds(), 10),
 		"SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=" + strconv.FormatInt(handoverGrace.Milliseconds(), 10),
@@ -83,8 +107,8 @@ func openRunElection(_ context.Context, c config, dir, childLog string) (*electi
 		contender: func(holder string) (*proc, error) {
 			return startProc(c, dir, false, c.serve, []string{"run", "--", c.testchild}, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...))
 		},
-		close: func() error { return nil },
-	}, nil
+		close: closeStore,
+	}
 }
 
 // openEtcdElection: a fresh single-node etcd in dir and `etcd-run -- testchild` contenders with
@@ -92,19 +116,22 @@ func openRunElection(_ context.Context, c config, dir, childLog string) (*electi
 // logs; the holder variable is only the benchmark's label of the contender, which the child
 // inherits.
 func openEtcdElection(ctx context.Context, c config, dir, childLog string) (*election, error) {
-	server, clientURL, err := startEtcdServer(ctx, c, dir, false)
+	members, endpoints, err := startEtcdCluster(ctx, c, dir, false)
 	if err != nil {
 		return nil, err
 	}
 	return &election{
 		contender: func(holder string) (*proc, error) {
 			return startProc(c, dir, false, c.etcdRun, []string{
-				"-endpoints", clientURL, "-election", "/bench/handover", "-value", holder,
+				"-endpoints", strings.Join(endpoints, ","), "-election", "/bench/handover", "-value", holder,
 				"-ttl", strconv.Itoa(int(handoverTTL / time.Second)), "-grace", handoverGrace.String(),
 				"-fence-env", "SWARM_LEASE_FENCE", "--", c.testchild,
 			}, []string{"SWARM_LEASE_HOLDER_ID=" + holder, "TESTCHILD_LOG=" + childLog})
 		},
-		close: server.stop,
+		close: func() error {
+			stopAll(members)
+			return nil
+		},
 	}, nil
 }
 

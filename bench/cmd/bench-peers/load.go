@@ -19,8 +19,9 @@ type client interface {
 }
 
 // drive runs ops operations from clients concurrent clients made by newClient, cycling
-// through cycleOps, and measures them and the server process's CPU time.
-func drive(ctx context.Context, p *proc, clients, ops int, newClient func(i int) (client, error)) (measurement, error) {
+// through cycleOps, and measures them and the CPU time of the server processes ps (etcd's
+// members and serve's replicas alike).
+func drive(ctx context.Context, ps []*proc, clients, ops int, newClient func(i int) (client, error)) (measurement, error) {
 	cs := make([]client, clients)
 	for i := range cs {
 		c, err := newClient(i)
@@ -34,7 +35,7 @@ func drive(ctx context.Context, p *proc, clients, ops int, newClient func(i int)
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
-	cpu0, err := p.cpu()
+	cpu0, err := cpuOf(ps)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -59,7 +60,7 @@ func drive(ctx context.Context, p *proc, clients, ops int, newClient func(i int)
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu1, err := p.cpu()
+	cpu1, err := cpuOf(ps)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -68,4 +69,17 @@ func drive(ctx context.Context, p *proc, clients, ops int, newClient func(i int)
 	}
 	all := sortLatencies(lat)
 	return measurement{ops: len(all), elapsed: elapsed, latency: all, cpu: cpu1 - cpu0}, nil
+}
+
+// cpuOf is the sum of the processes' CPU time.
+func cpuOf(ps []*proc) (time.Duration, error) {
+	var sum time.Duration
+	for _, p := range ps {
+		d, err := p.cpu()
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
 }

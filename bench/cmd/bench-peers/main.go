@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,12 +42,21 @@ type config struct {
 	// interleave runs the handover kinds of a round side by side, alternating iterations.
 	interleave bool
 	etcd       string
-	strace     string
-	rounds     int
-	clients    int
-	ops        int
-	countOps   int
-	timeout    time.Duration
+	// etcdMembers is the size of the etcd cluster of the etcd targets; etcdArgs are extra
+	// arguments of every member.
+	etcdMembers int
+	etcdArgs    []string
+	// serveReplicas is the number of serve processes of rooms-etcd, the clients spread over them.
+	serveReplicas int
+	// scaleRooms is the room counts of the rooms-scale measurement (rooms.go).
+	scaleRooms  []int
+	scaleSample int
+	strace      string
+	rounds      int
+	clients     int
+	ops         int
+	countOps    int
+	timeout     time.Duration
 	// serveEnv is extra environment of serve (settings other than the defaults, for accounting).
 	serveEnv []string
 	// only, when set, is the one target to run.
@@ -57,6 +67,23 @@ func main() {
 	var c config
 	flag.StringVar(&c.serve, "serve", "", "the lfp-swarm-lease binary (required)")
 	flag.StringVar(&c.etcd, "etcd", "etcd", "the etcd server binary (3.4)")
+	flag.IntVar(&c.etcdMembers, "etcd-members", 1, "members of the etcd cluster of the etcd, rooms-etcd and run-etcd targets (loopback)")
+	flag.Func("etcd-arg", "an argument added to every etcd member's command line (repeatable), e.g. --quota-backend-bytes=8589934592", func(v string) error {
+		c.etcdArgs = append(c.etcdArgs, v)
+		return nil
+	})
+	flag.IntVar(&c.serveReplicas, "serve-replicas", 1, "serve processes of rooms-etcd, on one etcd cluster; the clients are spread over them")
+	flag.Func("scale-rooms", "rooms-scale: the active-room counts to measure at, comma-separated, increasing (e.g. 10000,100000,1000000)", func(v string) error {
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 || (len(c.scaleRooms) > 0 && n <= c.scaleRooms[len(c.scaleRooms)-1]) {
+				return fmt.Errorf("%q: want increasing positive counts", v)
+			}
+			c.scaleRooms = append(c.scaleRooms, n)
+		}
+		return nil
+	})
+	flag.IntVar(&c.scaleSample, "scale-sample", 2000, "rooms-scale: campaigns of each kind timed at each count")
 	flag.StringVar(&c.strace, "strace", "strace", "strace, to count flushes; empty to skip counting")
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds; every round runs every target")
 	flag.IntVar(&c.clients, "clients", 64, "concurrent clients, one election each")
@@ -82,6 +109,13 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	if len(c.scaleRooms) > 0 { // the rooms-scale measurement alone
+		if err := runScale(ctx, c, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-peers:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	results, err := run(ctx, c)
 	if c.selected(throughputNames()...) {
 		printTable(os.Stdout, c, results)
@@ -130,7 +164,7 @@ func (c config) selected(names ...string) bool {
 }
 
 // targets are the systems compared, in the order of the first round; later rounds rotate it.
-var targets = []target{fileTarget, memoryTarget, etcdTarget}
+var targets = []target{fileTarget, memoryTarget, etcdTarget, roomsEtcdTarget}
 
 // run runs every round and returns what it measured, also when it stops early.
 func run(ctx context.Context, c config) ([]result, error) {
@@ -198,6 +232,11 @@ func measure(ctx context.Context, c config, t target, ops int, counting bool) (m
 	m, err := p.load(ctx, c.clients, ops)
 	if serr := p.proc.stop(); err == nil && serr != nil {
 		err = serr
+	}
+	for _, o := range p.others {
+		if serr := o.stop(); err == nil && serr != nil {
+			err = serr
+		}
 	}
 	if err == nil && counting {
 		m.flushes, err = p.proc.flushes()

@@ -6,8 +6,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,7 +48,7 @@ func startServe(store string) func(ctx context.Context, c config, dir string, co
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 		return &running{proc: p, load: func(ctx context.Context, clients, ops int) (measurement, error) {
-			return drive(ctx, p, clients, ops, func(i int) (client, error) { return dialRoom(addr, store, i) })
+			return drive(ctx, []*proc{p}, clients, ops, func(i int) (client, error) { return dialRoom(addr, store, i) })
 		}}, nil
 	}
 }
@@ -156,4 +160,116 @@ func jsonString(doc []byte, field string) string {
 	}
 	value, _, _ := bytes.Cut(rest, []byte(`"`))
 	return strings.Clone(string(value))
+}
+
+// roomsEtcdTarget is the elections API on etcd: -serve-replicas serve processes (default
+// settings but the admission budget) on one etcd cluster of -etcd-members members, the clients
+// spread over the replicas (client i on replica i mod replicas), as behind a load balancer.
+var roomsEtcdTarget = target{name: "rooms-etcd", start: startRoomsEtcd}
+
+func startRoomsEtcd(ctx context.Context, c config, dir string, counting bool) (*running, error) {
+	if counting {
+		return nil, fmt.Errorf("flushes are not counted for rooms-etcd (several processes)")
+	}
+	members, endpoints, err := startEtcdCluster(ctx, c, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	replicas, addrs, err := startServeReplicas(ctx, c, dir, endpoints, max(c.serveReplicas, 1))
+	if err != nil {
+		stopAll(members)
+		return nil, err
+	}
+	all := append(slices.Clone(replicas), members...)
+	return &running{proc: all[0], others: all[1:], load: func(ctx context.Context, clients, ops int) (measurement, error) {
+		before := storeRequests(addrs)
+		m, err := drive(ctx, all, clients, ops, func(i int) (client, error) { return dialRoom(addrs[i%len(addrs)], "etcd", i) })
+		if err == nil {
+			after := storeRequests(addrs)
+			var parts []string
+			for _, op := range slices.Sorted(maps.Keys(after)) {
+				d := after[op].sub(before[op])
+				parts = append(parts, fmt.Sprintf("%s %.2f (mean %.2f ms)", op, d.count/float64(m.ops), 1000*d.sum/max(d.count, 1)))
+			}
+			fmt.Fprintf(os.Stderr, "rooms-etcd: etcd requests per operation (serve's lfp_swarm_lease_store_request_duration_seconds): %s\n", strings.Join(parts, ", "))
+		}
+		return m, err
+	}}, nil
+}
+
+// requestTotals are a histogram's count and sum.
+type requestTotals struct{ count, sum float64 }
+
+func (a requestTotals) sub(b requestTotals) requestTotals {
+	return requestTotals{a.count - b.count, a.sum - b.sum}
+}
+
+// storeRequests sums the store request histogram of the replicas at addrs by op, from their
+// /metrics (nothing for a replica that does not answer).
+func storeRequests(addrs []string) map[string]requestTotals {
+	out := map[string]requestTotals{}
+	for _, addr := range addrs {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for line := range strings.Lines(string(body)) {
+			for suffix, count := range map[string]bool{"_count{": true, "_sum{": false} {
+				rest, ok := strings.CutPrefix(line, "lfp_swarm_lease_store_request_duration_seconds"+suffix)
+				if !ok {
+					continue
+				}
+				_, op, _ := strings.Cut(rest, `op="`)
+				op, _, _ = strings.Cut(op, `"`)
+				f := strings.Fields(rest)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				if err != nil {
+					continue
+				}
+				t := out[op]
+				if count {
+					t.count += v
+				} else {
+					t.sum += v
+				}
+				out[op] = t
+			}
+		}
+	}
+	return out
+}
+
+// startServeReplicas starts n serve processes on the etcd cluster at endpoints (URLs) and
+// returns them with their listen addresses.
+func startServeReplicas(ctx context.Context, c config, dir string, endpoints []string, n int) ([]*proc, []string, error) {
+	hosts := make([]string, len(endpoints))
+	for i, ep := range endpoints {
+		hosts[i] = strings.TrimPrefix(ep, "http://")
+	}
+	var ps []*proc
+	var addrs []string
+	for range n {
+		p, err := startProc(c, dir, false, c.serve, []string{"serve"}, append([]string{
+			"SWARM_LEASE_STORE=etcd://" + strings.Join(hosts, ",") + "/bench", "SWARM_LEASE_LISTEN=127.0.0.1:0",
+			"SWARM_LEASE_ADMISSION_PER_MINUTE=0", "HOSTNAME=bench-peers"}, c.serveEnv...))
+		if err != nil {
+			stopAll(ps)
+			return nil, nil, err
+		}
+		ps = append(ps, p)
+		addr, err := p.waitLog(ctx, "listen address", func(out string) string {
+			if m := listening.FindStringSubmatch(out); m != nil {
+				return m[1]
+			}
+			return ""
+		})
+		if err != nil {
+			stopAll(ps)
+			return nil, nil, fmt.Errorf("serve: %w", err)
+		}
+		addrs = append(addrs, addr)
+	}
+	return ps, addrs, nil
 }

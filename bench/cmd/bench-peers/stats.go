@@ -17,6 +17,8 @@ type target struct {
 // running is a started target: its process and how to put the workload on it.
 type running struct {
 	proc *proc
+	// others are its other processes (etcd members, serve replicas), stopped after proc.
+	others []*proc
 	// load runs ops operations of the workload from clients concurrent clients.
 	load func(ctx context.Context, clients, ops int) (measurement, error)
 }
@@ -26,7 +28,7 @@ type measurement struct {
 	ops     int
 	elapsed time.Duration
 	latency []time.Duration // sorted
-	cpu     time.Duration   // the server's user + system CPU over the run
+	cpu     time.Duration   // the servers' user + system CPU over the run
 	flushes int             // flush calls over the server's life (counting runs)
 }
 

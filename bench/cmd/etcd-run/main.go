@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,7 +51,7 @@ type config struct {
 func main() {
 	var c config
 	host, _ := os.Hostname()
-	flag.StringVar(&c.endpoint, "endpoints", "http://127.0.0.1:2379", "the etcd client URL")
+	flag.StringVar(&c.endpoint, "endpoints", "http://127.0.0.1:2379", "the etcd client URL, or several separated by commas")
 	flag.StringVar(&c.election, "election", "/etcd-run/leader", "the election's key prefix")
 	flag.StringVar(&c.value, "value", host+"/"+strconv.Itoa(os.Getpid()), "this contender's value in the election")
 	flag.IntVar(&c.ttl, "ttl", 30, "the session's lease TTL in seconds (etcd's unit)")
@@ -73,7 +74,7 @@ func main() {
 func run(c config) (int, error) {
 	stopping, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{c.endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cl, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(c.endpoint, ","), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return 1, fmt.Errorf("etcd client: %w", err)
 	}

@@ -24,7 +24,7 @@ const (
 	ExitUnavailable = 5
 	// ExitNotManager: the Docker engine is not a Swarm manager.
 	ExitNotManager = 6
-	// ExitNoQuorum: the Swarm has no leader (quorum lost).
+	// ExitNoQuorum: the store's cluster (Swarm, etcd) has no leader (quorum lost).
 	ExitNoQuorum = 7
 	// ExitAmbiguous: a write timed out or lost its Raft leader and reading back could not settle
 	// its outcome. A renew or release refused after such a write exits ExitNotHolder instead:

@@ -123,7 +123,7 @@ func (c *Config) RequireElection() error {
 // RequireRemote checks the settings of `run` through an elections server (server set): the
 // room to contend for, a TTL the elections API accepts (whole seconds from 5 to 300) and a
 // holder ID usable as a candidate id when one is set. The timing rule is the client's
-// (swarmlease.NewHolder).
+// (swarmlease.NewContender).
 func (c *Config) RequireRemote() error {
 	var errs []error
 	if c.ElectionID == "" {

@@ -20,7 +20,7 @@ type Term struct {
 	// Env is what the command learns of its term (<PREFIX>_FENCE, <PREFIX>_HOLDER_ID, …); the
 	// loop adds it to its own environment.
 	Env []string
-	// Log carries the term's identity (namespace or room, holder, fence or term).
+	// Log carries the term's identity (namespace or room, holder, fence).
 	Log *slog.Logger
 	// Ended returns the attributes that say why the term ended (at least "reason"), logged when
 	// the loop stops the command; nil logs none.

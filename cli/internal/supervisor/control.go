@@ -20,11 +20,21 @@ import (
 
 // controlMessage is one line of the control pipe.
 type controlMessage struct {
-	// Term marks the first message, the term's: Env is then the command's whole environment.
+	// Term marks the first message, the term's: Env is then the command's whole environment,
+	// each entry as bytes (base64 in JSON), so that a value that is not UTF-8 arrives intact.
 	Term bool     `json:"term,omitempty"`
-	Env  []string `json:"env,omitempty"`
+	Env  [][]byte `json:"env,omitempty"`
 	// Deadline is the term's deadline as a reading of CLOCK_MONOTONIC in nanoseconds (0: none).
 	Deadline int64 `json:"deadline_ns,omitempty"`
+}
+
+// envStrings is the term's environment as the command gets it.
+func (m controlMessage) envStrings() []string {
+	env := make([]string, len(m.Env))
+	for i, kv := range m.Env {
+		env[i] = string(kv)
+	}
+	return env
 }
 
 // maxControlLine bounds one message: an environment is far smaller (the kernel limits a
@@ -54,7 +64,11 @@ func newControlWriter(f *os.File) *controlWriter {
 
 // writeTerm sends the term, then starts forwarding deadlines.
 func (w *controlWriter) writeTerm(env []string, deadline Deadline) error {
-	line, err := json.Marshal(controlMessage{Term: true, Env: env, Deadline: deadline.ns})
+	raw := make([][]byte, len(env))
+	for i, kv := range env {
+		raw[i] = []byte(kv)
+	}
+	line, err := json.Marshal(controlMessage{Term: true, Env: raw, Deadline: deadline.ns})
 	if err != nil {
 		return fmt.Errorf("supervisor: encode the term: %w", err)
 	}

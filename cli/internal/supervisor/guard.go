@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -76,8 +77,15 @@ func Guard(o GuardOptions) int {
 		if !ok {
 			return 0 // no term: an idle guard has nothing to stop
 		}
-		env, deadline = term.Env, Deadline{ns: term.Deadline}
+		env, deadline = term.envStrings(), Deadline{ns: term.Deadline}
 		deadlines = control.deadlines(quit)
+		// A stop that arrived with the term (a stopped idle guard continued during run's Stop)
+		// wins: the term is over already.
+		select {
+		case <-sigs:
+			return 0
+		default:
+		}
 	}
 	if !deadline.IsZero() && deadline.Until() <= g.grace {
 		// Too late to start: the command could not be stopped by the deadline.
@@ -113,13 +121,56 @@ type guard struct {
 	exited bool
 	// groupSignal is the last signal sent to the command's process group.
 	groupSignal syscall.Signal
-	// report receives the reports (nil: none); sent is the last progress report sent.
-	report io.Writer
-	sent   Report
+	// report receives the reports (nil: none); sent is the last progress report handed to
+	// progress, which writes it without holding up the loop.
+	report   io.Writer
+	sent     Report
+	progress *latestReport
 }
 
-// send writes r to the supervisor; one that is gone, or does not read, is no reason to fail.
+// send writes r to the supervisor; one that is gone is no reason to fail. Only the first
+// report (the PID) and the final one are written so: the supervisor reads them at once, and
+// once the final one is written nothing is left to stop.
 func (g *guard) send(r Report) { sendReport(g.report, r) }
+
+// latestReport writes the newest of the progress reports handed to it, from a goroutine of its
+// own: a supervisor that does not read (stopped) fills the pipe, and the guard's loop — its
+// SIGKILL timer, its reaping — must not wait for it. An older report not yet written is
+// replaced; only the newest counts say what was done.
+type latestReport struct {
+	w       io.Writer
+	mu      sync.Mutex
+	pending *Report
+	wake    chan struct{}
+}
+
+func newLatestReport(w io.Writer) *latestReport {
+	l := &latestReport{w: w, wake: make(chan struct{}, 1)}
+	go l.run()
+	return l
+}
+
+func (l *latestReport) send(r Report) {
+	l.mu.Lock()
+	l.pending = &r
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (l *latestReport) run() {
+	for range l.wake {
+		l.mu.Lock()
+		r := l.pending
+		l.pending = nil
+		l.mu.Unlock()
+		if r != nil {
+			sendReport(l.w, *r) // a line is below PIPE_BUF: written whole, never interleaved
+		}
+	}
+}
 
 // start starts the command as the leader of a new process group, inside the cgroup when there
 // is one (falling back to none if the kernel refuses to start a process in it). The group is not
@@ -212,7 +263,9 @@ func (g *guard) supervise(sigs <-chan os.Signal, deadline Deadline, deadlines <-
 	due := time.NewTimer(time.Hour)
 	due.Stop()
 	defer due.Stop()
+	current := deadline
 	arm := func(d Deadline) {
+		current = d
 		due.Stop()
 		if !d.IsZero() {
 			due.Reset(max(d.Until()-g.grace, 0))
@@ -233,7 +286,13 @@ func (g *guard) supervise(sigs <-chan os.Signal, deadline Deadline, deadlines <-
 		// only once it knows the guard is at it.
 		g.sendProgress()
 		sig = syscall.SIGTERM
-		kill = time.After(g.grace)
+		// SIGKILL after the grace period, but never past the term's deadline: a stop that
+		// begins late (the guard thawed after it) has no grace left to give.
+		killIn := g.grace
+		if !current.IsZero() {
+			killIn = max(min(killIn, current.Until()), 0)
+		}
+		kill = time.After(killIn)
 		ticker := time.NewTicker(reapInterval)
 		sweep = ticker.C
 		// Not the /proc scan yet: it takes milliseconds on a busy host, and the command,
@@ -252,7 +311,7 @@ func (g *guard) supervise(sigs <-chan os.Signal, deadline Deadline, deadlines <-
 				stop(StopSupervisorGone)
 				continue
 			}
-			if sig == 0 {
+			if sig == 0 && !d.IsZero() { // run never sends none after the term; ignore one
 				arm(d)
 			}
 		case <-due.C:
@@ -309,7 +368,10 @@ func (g *guard) sendProgress() {
 	g.count(&p)
 	if p != g.sent {
 		g.sent = p
-		g.send(p)
+		if g.progress == nil {
+			g.progress = newLatestReport(g.report)
+		}
+		g.progress.send(p)
 	}
 }
 

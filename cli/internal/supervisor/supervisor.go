@@ -90,9 +90,17 @@ type Child struct {
 	report  Report
 	// control is run's end of the guard's control pipe.
 	control *controlWriter
-	// leftovers counts the processes the supervisor itself had to kill: after the guard died,
-	// or because it did not do so by the end of the grace period.
-	leftovers atomic.Int64
+	// killed holds the processes the supervisor itself had to kill: after the guard died, or
+	// because it did not do so by the end of the grace period.
+	killedMu sync.Mutex
+	killed   map[int]bool
+	// reapMu is held while the guard is reaped and while the supervisor signals it or scans its
+	// descendants, so that the PID it names is never another process's; reaped says it is gone.
+	reapMu sync.Mutex
+	reaped bool
+	// deadline is the last deadline handed to the guard (zero: none).
+	deadlineMu sync.Mutex
+	deadline   Deadline
 	// commandPID is the command's PID once the guard reported it; hasPID is closed then, or
 	// when the guard exited without reporting one.
 	commandPID atomic.Int64
@@ -173,14 +181,14 @@ func startGuard(spec Spec) (c *Child, err error) {
 		if done {
 			c.control.close()
 			close(c.done)
-			go func() { _ = cmd.Wait() }()
+			go c.reap()
 			return
 		}
-		_ = cmd.Wait()
+		c.reap()
 		c.state = cmd.ProcessState
 		// The guard died (SIGKILL) before it could stop what it guarded: do it here. What it
 		// had signalled until then is known from its progress reports.
-		c.leftovers.Add(int64(c.killLeftovers()))
+		c.countKilled(c.killLeftovers())
 		c.progressMu.Lock()
 		p := c.progress
 		c.progressMu.Unlock()
@@ -189,6 +197,44 @@ func startGuard(spec Spec) (c *Child, err error) {
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// reap waits for the guard to exit and reaps it. Where the exit can be learnt without reaping
+// (Linux: waitid with WNOWAIT), the reaping itself happens under reapMu, so that Stop never
+// signals a PID that has been reaped and may be reused.
+func (c *Child) reap() {
+	if !exitedWithoutReaping(c.pid) {
+		_ = c.guard.Wait()
+		c.reapMu.Lock()
+		c.reaped = true
+		c.reapMu.Unlock()
+		return
+	}
+	c.reapMu.Lock()
+	defer c.reapMu.Unlock()
+	_ = c.guard.Wait()
+	c.reaped = true
+}
+
+// signalGuard sends sig to the guard unless it has been reaped.
+func (c *Child) signalGuard(sig syscall.Signal) {
+	c.reapMu.Lock()
+	defer c.reapMu.Unlock()
+	if !c.reaped {
+		_ = syscall.Kill(c.pid, sig)
+	}
+}
+
+// countKilled adds the processes the supervisor killed itself, each once.
+func (c *Child) countKilled(pids []int) {
+	c.killedMu.Lock()
+	defer c.killedMu.Unlock()
+	if c.killed == nil {
+		c.killed = map[int]bool{}
+	}
+	for _, pid := range pids {
+		c.killed[pid] = true
+	}
 }
 
 // readReports reads the guard's reports until the final one (done true), or until the guard
@@ -225,52 +271,69 @@ func (c *Child) readReports(r *os.File) (done bool) {
 
 // killLeftovers kills what a dead guard left: its cgroup (all the command started, wherever
 // it went) and the command's process group — the guard's orphans went to another parent, so
-// no scan of descendants finds them any more. It returns how many processes it killed.
-func (c *Child) killLeftovers() int {
-	killed := map[int]bool{}
+// no scan of descendants finds them any more. It returns the processes it killed. (A guard
+// killed between starting the command and reporting its PID, without a cgroup, leaves a
+// command nothing names: docs/safety.md §3a.)
+func (c *Child) killLeftovers() []int {
+	var killed []int
 	if dir, err := guardCgroupDir(c.pid); err == nil {
 		for _, p := range cgroupMembers(dir) {
-			killed[p.pid] = true
+			killed = append(killed, p.pid)
 		}
 		removeCgroup(dir)
 	}
 	if pgid := int(c.commandPID.Load()); pgid > 0 {
 		for _, p := range groupMembers(pgid) {
 			if syscall.Kill(p.pid, syscall.SIGKILL) == nil {
-				killed[p.pid] = true
+				killed = append(killed, p.pid)
 			}
 		}
 		_ = syscall.Kill(-pgid, syscall.SIGKILL) // what the scan may have missed
 	}
-	return len(killed)
+	return killed
 }
 
 // signalTree sends sig, without the guard, to every process of the command's tree that the
 // supervisor can find: the cgroup's members, the command's process group, and the guard's
 // descendants in /proc (the guard adopts orphans: while it lives, stopped or not, they are its
 // children). SIGKILL also goes to the whole cgroup. It returns how many processes it signalled.
-func (c *Child) signalTree(sig syscall.Signal) int {
-	signalled := map[int]bool{}
+func (c *Child) signalTree(sig syscall.Signal) []int {
+	c.reapMu.Lock()
+	defer c.reapMu.Unlock()
 	pgid := int(c.commandPID.Load())
-	for _, p := range processTree(c.pid, pgid) {
-		if syscall.Kill(p.pid, sig) == nil {
-			signalled[p.pid] = true
+	// Each process once: a command that takes a second SIGTERM for "stop now" must not get one.
+	targets := map[int]bool{}
+	if !c.reaped { // else its PID may be another process's, and its descendants another tree
+		for _, p := range processTree(c.pid, pgid) {
+			targets[p.pid] = true
+		}
+	} else if pgid > 0 {
+		for _, p := range groupMembers(pgid) {
+			targets[p.pid] = true
 		}
 	}
-	if dir, err := guardCgroupDir(c.pid); err == nil {
+	dir, cgErr := guardCgroupDir(c.pid)
+	if cgErr == nil {
 		for _, p := range cgroupMembers(dir) {
-			if syscall.Kill(p.pid, sig) == nil {
-				signalled[p.pid] = true
-			}
+			targets[p.pid] = true
 		}
-		if sig == syscall.SIGKILL {
+	}
+	var signalled []int
+	for pid := range targets {
+		if syscall.Kill(pid, sig) == nil {
+			signalled = append(signalled, pid)
+		}
+	}
+	if sig == syscall.SIGKILL {
+		// What the scans may have missed (a process forked meanwhile): SIGKILL twice is harmless.
+		if cgErr == nil {
 			killCgroup(dir)
 		}
+		if pgid > 0 {
+			_ = syscall.Kill(-pgid, sig)
+		}
 	}
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, sig) // what the scan may have missed
-	}
-	return len(signalled)
+	return signalled
 }
 
 func orDefault(w, def io.Writer) io.Writer {
@@ -282,7 +345,25 @@ func orDefault(w, def io.Writer) io.Writer {
 
 // SetDeadline hands the guard the term's new deadline (after a renewal) without waiting: the
 // guard stops the command Grace before it unless a later one comes.
-func (c *Child) SetDeadline(d Deadline) { c.control.send(d) }
+func (c *Child) SetDeadline(d Deadline) {
+	c.deadlineMu.Lock()
+	c.deadline = d
+	c.deadlineMu.Unlock()
+	c.control.send(d)
+}
+
+// killAfter is how long after a stop begins everything gets SIGKILL: the grace period, but never
+// past the term's deadline — a stop that begins late (a timer that fired late, a process thawed
+// after the deadline) has no grace left to give.
+func (c *Child) killAfter(grace time.Duration) time.Duration {
+	c.deadlineMu.Lock()
+	d := c.deadline
+	c.deadlineMu.Unlock()
+	if d.IsZero() {
+		return grace
+	}
+	return max(min(grace, d.Until()), 0)
+}
 
 // Started is closed once the command's PID is known (CommandPID no longer waits), or the guard
 // has exited without one.
@@ -332,7 +413,11 @@ func (c *Child) StartError() error {
 
 // Leftovers is how many processes the supervisor killed itself: after the guard died, or
 // because the guard had not by the end of the grace period.
-func (c *Child) Leftovers() int { return int(c.leftovers.Load()) }
+func (c *Child) Leftovers() int {
+	c.killedMu.Lock()
+	defer c.killedMu.Unlock()
+	return len(c.killed)
+}
 
 // ExitCode maps a process state to a shell-style exit code.
 func ExitCode(st *os.ProcessState) int {
@@ -358,12 +443,12 @@ func (c *Child) Stop(grace time.Duration) (killed bool) {
 	default:
 	}
 	began := time.Now()
-	_ = syscall.Kill(c.pid, syscall.SIGTERM)
-	acked := await(c.stopping, ackWait(grace))
+	end := c.killAfter(grace)
+	c.signalGuard(syscall.SIGTERM)
+	acked := await(c.stopping, min(ackWait(grace), end))
 	if isClosed(c.done) {
 		return c.killedAny()
 	}
-	end := grace
 	if acked {
 		end += killSlack
 	} else {
@@ -372,14 +457,19 @@ func (c *Child) Stop(grace time.Duration) (killed bool) {
 	if await(c.done, end-time.Since(began)) {
 		return c.killedAny()
 	}
-	c.leftovers.Add(int64(c.signalTree(syscall.SIGKILL)))
+	c.countKilled(c.signalTree(syscall.SIGKILL))
 	if await(c.done, stopBackstop) {
 		return true
 	}
-	_ = syscall.Kill(c.pid, syscall.SIGKILL)
-	<-c.done
+	c.signalGuard(syscall.SIGKILL)
+	// A guard SIGKILLed exits at once unless the kernel holds it (uninterruptible I/O): do not
+	// wait for ever, the command's processes have had SIGKILL already.
+	await(c.done, guardExitWait)
 	return true
 }
+
+// guardExitWait bounds Stop's wait for a guard it SIGKILLed.
+const guardExitWait = 10 * time.Second
 
 // await waits up to d for ch to be closed, and reports whether it was.
 func await(ch <-chan struct{}, d time.Duration) bool {
@@ -406,5 +496,5 @@ func isClosed(ch <-chan struct{}) bool {
 }
 
 func (c *Child) killedAny() bool {
-	return c.report.CommandKilled || c.report.Killed > 0 || c.leftovers.Load() > 0
+	return c.report.CommandKilled || c.report.Killed > 0 || c.Leftovers() > 0
 }

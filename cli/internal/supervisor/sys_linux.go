@@ -14,3 +14,15 @@ func guardAttr() *syscall.SysProcAttr {
 
 // becomeSubreaper makes the guard adopt every orphaned descendant, so none escapes reaping.
 func becomeSubreaper() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+
+// exitedWithoutReaping waits until process pid has exited, leaving it to be reaped (waitid
+// with WNOWAIT): until it is, its PID names no other process. It reports false where it cannot.
+func exitedWithoutReaping(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
+}

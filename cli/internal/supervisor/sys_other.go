@@ -10,3 +10,6 @@ func guardAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: tru
 
 // becomeSubreaper is Linux-only.
 func becomeSubreaper() {}
+
+// exitedWithoutReaping cannot wait without reaping here: the caller reaps at once.
+func exitedWithoutReaping(int) bool { return false }

@@ -24,7 +24,7 @@ async def serve_on(procs: Processes, kind: str, tmp_path: Path) -> LeaseClient:
 @pytest.mark.parametrize("kind", STORES)
 async def test_round_trip(procs: Processes, tmp_path: Path, kind: str) -> None:
     client = await serve_on(procs, kind, tmp_path)
-    room = await client.create_election()
+    room = await client.create_room()
     assert re.fullmatch(r"[A-Za-z0-9_-]{32}", room.election_id)
     assert room.campaign_path == f"/elections/{room.election_id}/campaign"
     assert room.watch_path == f"/elections/{room.election_id}/watch"
@@ -98,7 +98,7 @@ async def test_the_token_travels_only_in_request_bodies(procs: Processes, tmp_pa
     vip = await Proxy([srv]).start()
     try:
         client = LeaseClient(vip.base)
-        rid = (await client.create_election()).election_id
+        rid = (await client.create_room()).election_id
         won = await client.campaign(rid, "worker-a", ttl=10)
         assert won.leader_token is not None
         secret = won.leader_token.reveal().encode()

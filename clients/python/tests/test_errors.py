@@ -39,8 +39,8 @@ async def client(procs: Processes, store: str) -> LeaseClient:
 async def test_429_rate_limited_with_retry_after(procs: Processes, store: str) -> None:
     srv = await procs.serve(store, args=("--admission-per-minute", "1"))
     client = LeaseClient(srv.base)
-    await client.create_election()
-    e = await api_error(client.create_election())
+    await client.create_room()
+    e = await api_error(client.create_room())
     assert (e.status, e.code) == (429, "rate_limited")
     assert REQUEST_ID.fullmatch(e.request_id)
     assert e.retry_after >= 1 and e.temporary
@@ -50,7 +50,7 @@ async def test_429_rate_limited_with_retry_after(procs: Processes, store: str) -
 
 
 async def test_404_lease_not_current_for_a_token_of_a_vacant_room(client: LeaseClient) -> None:
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     won = await client.campaign(rid, "worker-a", ttl=10)
     assert won.leader_token is not None
     await client.resign(rid, won.leader_token)
@@ -64,7 +64,7 @@ async def test_404_lease_not_current_for_a_token_of_a_vacant_room(client: LeaseC
 
 async def test_400_lease_not_current_when_another_term_holds_the_room(client: LeaseClient,
                                                                       ) -> None:
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     old = await client.campaign(rid, "worker-a", ttl=10)
     assert old.leader_token is not None
     await client.resign(rid, old.leader_token)
@@ -96,7 +96,7 @@ async def test_400_a_malformed_token(client: LeaseClient) -> None:
 async def test_403_forbidden_when_elections_are_off(procs: Processes, store: str) -> None:
     srv = await procs.serve(store, args=("--elections", "off"))
     client = LeaseClient(srv.base)
-    e = await api_error(client.create_election())
+    e = await api_error(client.create_room())
     assert (e.status, e.code) == (403, "forbidden") and not e.temporary
     with pytest.raises(LeaseApiError) as watched:
         async with client.watch_room("room-abcdefgh") as watcher:

@@ -35,7 +35,7 @@ async def watching(procs: Processes, yes: bool) -> bool:
 async def test_a_follower_takes_over_at_once_when_the_leader_leaves_its_block(
         procs: Processes, store: str) -> None:
     client = LeaseClient((await procs.serve(store)).base, FAST)
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     release = asyncio.Event()
     terms: dict[str, int] = {}
     left_at: list[float] = []
@@ -43,7 +43,7 @@ async def test_a_follower_takes_over_at_once_when_the_leader_leaves_its_block(
 
     async def worker(name: str) -> None:
         async with client.hold(rid, name, ttl=30) as leadership:
-            terms[name] = leadership.term
+            terms[name] = leadership.fence
             await release.wait()
         left_at.append(loop.time())
 
@@ -64,7 +64,7 @@ async def test_renews_from_the_start_of_the_last_request_and_keeps_the_term(
         procs: Processes, store: str) -> None:
     client = LeaseClient((await procs.serve(store)).base,
                          Options(min_backoff=0.05, max_backoff=0.2, jitter=lambda: 0.0))
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     loop = asyncio.get_running_loop()
     before = loop.time()
     async with client.hold(rid, "worker-a", ttl=5, renew_interval=0.3) as leadership:
@@ -76,7 +76,7 @@ async def test_renews_from_the_start_of_the_last_request_and_keeps_the_term(
                          lambda: leadership.deadline > first + 0.25)
         assert not leadership.ended
         status = await client.status(rid)
-        assert status.leader is not None and status.leader.term == leadership.term
+        assert status.leader is not None and status.leader.term == leadership.fence
     assert leadership.cause is not None and leadership.cause.reason == "resigned"
     assert (await client.status(rid)).status == "vacant"
 
@@ -85,7 +85,7 @@ async def test_the_body_is_cancelled_before_the_deadline_when_the_server_is_kill
         procs: Processes, store: str, caplog: pytest.LogCaptureFixture) -> None:
     srv = await procs.serve(store)
     client = LeaseClient(srv.base, FAST)
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     loop = asyncio.get_running_loop()
     cancelled_at: list[float] = []
     held: list[Leadership] = []
@@ -122,7 +122,7 @@ async def test_the_body_is_cancelled_before_the_deadline_when_the_server_is_kill
 async def test_the_body_is_cancelled_when_the_server_says_the_term_is_over(
         procs: Processes, store: str) -> None:
     client = LeaseClient((await procs.serve(store)).base, FAST)
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     held: list[Leadership] = []
     with pytest.raises(LeadershipEndedError) as ended:
         async with client.hold(rid, "worker-a", ttl=10, renew_interval=0.2) as leadership:
@@ -139,7 +139,7 @@ async def test_the_body_is_cancelled_when_the_server_says_the_term_is_over(
 async def test_an_exception_of_the_body_goes_on_and_the_term_is_resigned(
         procs: Processes, store: str) -> None:
     client = LeaseClient((await procs.serve(store)).base, FAST)
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     with pytest.raises(KeyError):
         async with client.hold(rid, "worker-a", ttl=10):
             raise KeyError("the work failed")
@@ -148,7 +148,7 @@ async def test_an_exception_of_the_body_goes_on_and_the_term_is_resigned(
 
 async def test_cancelled_while_following_ends_cleanly(procs: Processes, store: str) -> None:
     client = LeaseClient((await procs.serve(store)).base, FAST)
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     leader = await client.campaign(rid, "worker-a", ttl=30)
 
     async def follow() -> None:

@@ -15,23 +15,27 @@ from support import Processes, Proxy, namespace
 
 REPO = Path(__file__).resolve().parents[3]
 SRC = Path(__file__).resolve().parents[1] / "src"
-URL = "http://127.0.0.1:8080"
+#: The URLs the examples name: the README's watch runs against a `run` on 8081, next to the
+#: Quickstart's `serve` on 8080; the package README's hold against that `serve`.
+RUN_URL = "http://127.0.0.1:8081"
+SERVE_URL = "http://127.0.0.1:8080"
 
 
-def snippet(readme: Path, heading: str, marker: str) -> str:
-    """The first ```python block after ``heading`` that contains ``marker``."""
+def snippet(readme: Path, heading: str, marker: str, url: str) -> str:
+    """The first ```python block after ``heading`` that contains ``marker``, which must name
+    ``url``."""
     text = readme.read_text()
     start = text.index(heading)
     for block in re.findall(r"```python\n(.*?)```", text[start:], re.DOTALL):
         if marker in block:
-            assert URL in block, f"the example in {readme.name} no longer uses {URL}"
+            assert url in block, f"the example in {readme.name} no longer uses {url}"
             return str(block)
     raise AssertionError(f"{readme.name}: no python block with {marker!r} after {heading!r}")
 
 
-async def start_script(code: str, base: str, tmp: Path) -> asyncio.subprocess.Process:
+async def start_script(code: str, url: str, base: str, tmp: Path) -> asyncio.subprocess.Process:
     script = tmp / "example.py"
-    script.write_text(code.replace(URL, base))
+    script.write_text(code.replace(url, base))
     return await asyncio.create_subprocess_exec(
         sys.executable, str(script), stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -51,11 +55,11 @@ async def line(proc: asyncio.subprocess.Process, timeout: float = 20) -> str:
 
 async def test_the_readme_watch_example_against_run(procs: Processes, store: str,
                                                     tmp_path: Path) -> None:
-    code = snippet(REPO / "README.md", "## From Python", "RemoteLeaseObserver.connect")
+    code = snippet(REPO / "README.md", "## From Python", "RemoteLeaseObserver.connect", RUN_URL)
     ns = namespace()
     a = await procs.run(store, ns, "replica-a")
     vip = await Proxy([a]).start()  # the service's VIP: replica-b joins it below
-    proc = await start_script(code, vip.base, tmp_path)
+    proc = await start_script(code, RUN_URL, vip.base, tmp_path)
     try:
         leads = await line(proc)
         m = re.fullmatch(r"replica-a leads with fence (\d+)", leads)
@@ -78,9 +82,9 @@ async def test_the_readme_watch_example_against_run(procs: Processes, store: str
 
 async def test_the_package_readme_hold_example_against_serve(procs: Processes, store: str,
                                                              tmp_path: Path) -> None:
-    code = snippet(REPO / "clients/python/README.md", "## Hold a room", "client.hold(")
+    code = snippet(REPO / "clients/python/README.md", "## Hold a room", "client.hold(", SERVE_URL)
     srv = await procs.serve(store)
-    proc = await start_script(code, srv.base, tmp_path)
+    proc = await start_script(code, SERVE_URL, srv.base, tmp_path)
     try:
         out, err = await asyncio.wait_for(proc.communicate(), 30)
     finally:

@@ -39,7 +39,7 @@ async def test_results_errors_logs_and_terms_never_show_it(
     caplog.set_level(logging.DEBUG)
     client = LeaseClient((await procs.serve(store)).base,
                          Options(min_backoff=0.05, max_backoff=0.2))
-    rid = (await client.create_election()).election_id
+    rid = (await client.create_room()).election_id
     won = await client.campaign(rid, "worker-a", ttl=10)
     assert won.leader_token is not None
     secret = won.leader_token.reveal()

@@ -78,7 +78,7 @@ export class LeaseClient implements RoomCalls {
   }
 
   /** POST /elections: a new room id. It stores nothing; a room of one's own choosing works as well. */
-  createElection(options: RequestOptions = {}): Promise<CreatedElection> {
+  createRoom(options: RequestOptions = {}): Promise<CreatedElection> {
     return this.#call("create", options, (signal) => this.api.POST("/elections", { signal }));
   }
 

@@ -133,14 +133,14 @@ export async function holdRoom(
             Promise.resolve(options.onLeader(leadership)).catch((error) =>
               log.warn("lfp-swarm-lease: onLeader failed", {
                 electionId: roomId,
-                term: leadership.term,
+                term: leadership.fence,
                 error: String(error),
               }),
             );
           } catch (error) {
             log.warn("lfp-swarm-lease: onLeader failed", {
               electionId: roomId,
-              term: leadership.term,
+              term: leadership.fence,
               error: String(error),
             });
           }
@@ -239,8 +239,11 @@ interface TermSettings {
 export class Leadership {
   /** The room the term is of. */
   readonly roomId: string;
-  /** The fencing term: strictly increasing within the room, never reused. Hand it to every resource the leader writes to. */
-  readonly term: number;
+  /**
+   * The term's fence — the number the elections API calls the term (`leader.term`): strictly
+   * increasing within the room, never reused. Hand it to every resource the leader writes to.
+   */
+  readonly fence: number;
   /** Aborts when the term ends (its reason is the cause): run the leader's work under it. */
   readonly signal: AbortSignal;
   /** Resolves with the cause when the term ends. */
@@ -272,7 +275,7 @@ export class Leadership {
     this.#settings = settings;
     this.roomId = roomId;
     this.#token = token;
-    this.term = leader.term;
+    this.fence = leader.term;
     this.#leader = leader;
     this.#term = term;
     this.signal = this.#controller.signal;
@@ -328,12 +331,12 @@ export class Leadership {
 
   /** Room, term and time to the deadline; never the token. */
   toString(): string {
-    return `leadership of room ${this.roomId}, term ${this.term}, deadline in ${Math.round(this.#deadline - now())} ms`;
+    return `leadership of room ${this.roomId}, term ${this.fence}, deadline in ${Math.round(this.#deadline - now())} ms`;
   }
 
   /** The room, term and leader; never the token. */
   toJSON(): { roomId: string; term: number; leader: ElectionLeader; ended: string | null } {
-    return { roomId: this.roomId, term: this.term, leader: this.#leader, ended: this.cause?.reason ?? null };
+    return { roomId: this.roomId, term: this.fence, leader: this.#leader, ended: this.cause?.reason ?? null };
   }
 
   /** util.inspect (console.log) shows toString. */
@@ -410,7 +413,7 @@ export class Leadership {
       }
       if (this.signal.aborted) return;
       if (result) {
-        if (result.status !== "leader" || result.leader.term !== this.term) {
+        if (result.status !== "leader" || result.leader.term !== this.fence) {
           // A renewal always answers leader with the same term; anything else is not this term.
           this.#end(
             new LeadershipEndedError("lost", `the renewal answered ${result.status} with term ${result.leader.term}`),
@@ -421,7 +424,7 @@ export class Leadership {
         this.#deadline = start + windowMs;
         this.#armStop();
         if (failing)
-          log.info?.("lfp-swarm-lease: renewed after failures", { electionId: this.roomId, term: this.term });
+          log.info?.("lfp-swarm-lease: renewed after failures", { electionId: this.roomId, term: this.fence });
         failing = false;
         backoff.reset();
         waitMs = start + jittered() - now();
@@ -432,7 +435,7 @@ export class Leadership {
         if (!failing) {
           log.warn("lfp-swarm-lease: renewal failed; retrying until the deadline", {
             electionId: this.roomId,
-            term: this.term,
+            term: this.fence,
             error: String(failure),
             deadlineInMs: Math.round(this.#deadline - now()),
           });

@@ -19,7 +19,7 @@ const page = `<!doctype html><meta charset="utf-8"><title>lfp-swarm-lease</title
   window.states = [];
   window.run = async (room) => {
     const l = await createLeaseClient(location.origin).hold(room, "browser", { ttlSeconds: 10 });
-    return { term: l.term, shown: String(l) + JSON.stringify(l) };
+    return { term: l.fence, shown: String(l) + JSON.stringify(l) };
   };
   for await (const s of RemoteLeaseObserver.connect(location.origin).watch()) window.states.push(s);
 </script>`;
@@ -87,7 +87,7 @@ test("in Chromium: watch an election and hold a room from a same-origin page", {
   await cli(dir, ns, "alice", "try-acquire");
   await pollUntil(15_000, "the page sees alice", async () => (await states()).some((s) => s.holder_id === "alice"));
 
-  const room = (await createLeaseClient(srv.base).createElection()).election_id;
+  const room = (await createLeaseClient(srv.base).createRoom()).election_id;
   const held = await tab.evaluate(
     (r) => (window as unknown as { run: (r: string) => Promise<{ term: number; shown: string }> }).run(r),
     room,
@@ -105,7 +105,7 @@ const crossOriginPage = `<!doctype html><meta charset="utf-8"><title>dashboard</
   import { RemoteLeaseObserver, createLeaseClient } from "/client.js";
   window.run = async (base) => {
     const c = createLeaseClient(base);
-    const room = (await c.createElection()).election_id;
+    const room = (await c.createRoom()).election_id;
     const seen = [];
     const ac = new AbortController();
     const watching = (async () => {
@@ -122,9 +122,9 @@ const crossOriginPage = `<!doctype html><meta charset="utf-8"><title>dashboard</
       break;
     }
     await l.resign();
-    return { room, term: l.term, seen, events: states.length };
+    return { room, term: l.fence, seen, events: states.length };
   };
-  window.tryCreate = (base) => createLeaseClient(base).createElection().then(() => "created", (e) => String(e));
+  window.tryCreate = (base) => createLeaseClient(base).createRoom().then(() => "created", (e) => String(e));
 </script>`;
 
 /** Serves the cross-origin page and the bundle only, on an origin of its own. */

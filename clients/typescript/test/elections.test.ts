@@ -9,7 +9,7 @@ describe("elections", () => {
   test("round trip: create, leader and follower, renew, resign, a higher term", async () => {
     const srv = await startServe(tempStore());
     const client = createLeaseClient(srv.base);
-    const room = await client.createElection();
+    const room = await client.createRoom();
     assert.match(room.election_id, /^[A-Za-z0-9_-]{32}$/);
 
     const a = await client.campaign(room.election_id, { candidateId: "worker-a", ttlSeconds: 10, metadata: "a" });
@@ -48,7 +48,7 @@ describe("elections", () => {
   test("the leader token never shows in strings, JSON or inspect", async () => {
     const srv = await startServe(tempStore());
     const client = createLeaseClient(srv.base);
-    const { election_id } = await client.createElection();
+    const { election_id } = await client.createRoom();
     const result = await client.campaign(election_id, { candidateId: "worker-a", ttlSeconds: 10 });
     const token = result.leader_token as LeaderToken;
     const secret = token.reveal();
@@ -69,7 +69,7 @@ describe("elections", () => {
   test("watchRoom sees snapshot, leader, vacant", async () => {
     const srv = await startServe(tempStore());
     const client = createLeaseClient(srv.base, { minBackoffMs: 50, maxBackoffMs: 200 });
-    const { election_id } = await client.createElection();
+    const { election_id } = await client.createRoom();
     const ac = new AbortController();
     const states: RoomState[] = [];
     const iterator = client.watchRoom(election_id, { signal: ac.signal });

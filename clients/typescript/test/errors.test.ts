@@ -23,8 +23,8 @@ describe("errors", () => {
   test("429 rate_limited with Retry-After", async () => {
     const srv = await startServe(tempStore(), { args: ["--admission-per-minute", "1"] });
     const client = createLeaseClient(srv.base);
-    await client.createElection();
-    const error = await apiError(client.createElection());
+    await client.createRoom();
+    const error = await apiError(client.createRoom());
     assert.equal(error.status, 429);
     assert.equal(error.code, "rate_limited");
     assert.match(error.requestId, requestIdPattern);
@@ -37,7 +37,7 @@ describe("errors", () => {
   test("404 lease_not_current for a token of a vacant room", async () => {
     const srv = await startServe(tempStore());
     const client = createLeaseClient(srv.base);
-    const { election_id } = await client.createElection();
+    const { election_id } = await client.createRoom();
     const won = await client.campaign(election_id, { candidateId: "worker-a", ttlSeconds: 10 });
     const token = won.leader_token;
     assert.ok(token);

@@ -80,7 +80,7 @@ describe("hold against scripted answers", () => {
       json(res, 200, { status: "vacant", election_id: room, previous_term: 7 });
     });
     const l = await createLeaseClient(srv.base, fast).hold(room, "me", { ttlSeconds: 5 });
-    assert.equal(l.term, 7);
+    assert.equal(l.fence, 7);
     const [first = 0, second = 0, third = 0] = srv.arrivals;
     assert.ok(second - first >= 990, `the campaign after a Retry-After of 1 s came ${second - first} ms later`);
     assert.ok(third - second < 900, `the retry after a 503 waited ${third - second} ms (max back-off 100 ms)`);

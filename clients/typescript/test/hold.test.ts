@@ -12,7 +12,7 @@ describe("hold", () => {
   test("a follower takes over at once when the leader resigns", async () => {
     const srv = await startServe(tempStore());
     const client = createLeaseClient(srv.base, fast);
-    const { election_id } = await client.createElection();
+    const { election_id } = await client.createRoom();
     let leaderSignal: AbortSignal | undefined;
     const lost: LeadershipEndedError[] = [];
     const a = await client.hold(election_id, "worker-a", {
@@ -36,14 +36,14 @@ describe("hold", () => {
     );
     assert.equal(bWon, undefined);
     const resignedAt = performance.now();
-    assert.equal(await a.resign(), a.term);
+    assert.equal(await a.resign(), a.fence);
     assert.equal(leaderSignal?.aborted, true);
     assert.equal(a.cause?.reason, "resigned");
     assert.deepEqual(lost, [], "onLost is not called for a resignation");
     const leaderB = await b;
     const took = performance.now() - resignedAt;
     assert.ok(took < 2000, `the handover took ${took} ms`);
-    assert.ok(leaderB.term > a.term);
+    assert.ok(leaderB.fence > a.fence);
     assert.equal((await client.status(election_id)).leader?.candidate_id, "worker-b");
     await leaderB.resign();
     await srv.stop();
@@ -52,12 +52,12 @@ describe("hold", () => {
   test("renews from the start of the last confirmed request and keeps the term", async () => {
     const srv = await startServe(tempStore());
     const client = createLeaseClient(srv.base, { ...fast, jitter: () => 0 });
-    const { election_id } = await client.createElection();
+    const { election_id } = await client.createRoom();
     const l = await client.hold(election_id, "worker-a", { ttlSeconds: 5, renewIntervalMs: 300 });
     const first = l.deadline;
     await pollUntil(3000, "a renewal moved the deadline", () => l.deadline > first + 250);
     assert.equal(l.signal.aborted, false);
-    assert.equal((await client.status(election_id)).leader?.term, l.term);
+    assert.equal((await client.status(election_id)).leader?.term, l.fence);
     const shown = [String(l), JSON.stringify(l), inspect(l, { showHidden: true, depth: 10 })].join("\n");
     assert.ok(!/tok|leader_token/.test(shown.replace(/"leader"/g, "")), shown);
     await l.resign();
@@ -67,7 +67,7 @@ describe("hold", () => {
   test("stops the leader's work before its deadline when the server is SIGKILLed", async () => {
     const srv = await startServe(tempStore());
     const client = createLeaseClient(srv.base, fast);
-    const { election_id } = await client.createElection();
+    const { election_id } = await client.createRoom();
     let abortedAt = 0;
     const lost: LeadershipEndedError[] = [];
     const l = await client.hold(election_id, "worker-a", {

@@ -136,11 +136,11 @@ import (
 
 func main() {
 	ctx := context.Background()
-	el, err := swarmlease.NewElections(os.Args[1])
+	el, err := swarmlease.NewClient(os.Args[1])
 	if err != nil {
 		panic(err)
 	}
-	room, err := el.Create(ctx)
+	room, err := el.CreateRoom(ctx)
 	if err != nil {
 		panic(err)
 	}

@@ -88,8 +88,8 @@ contract), named with --server URL or <PREFIX>_SERVER. Campaigning in a room is 
 }
 
 // client is the Go client for opts.Server.
-func (o *Options) client() (*swarmlease.Elections, error) {
-	el, err := swarmlease.NewElections(o.Server)
+func (o *Options) client() (*swarmlease.Client, error) {
+	el, err := swarmlease.NewClient(o.Server)
 	if err != nil {
 		return nil, cmdutil.Usage(fmt.Errorf("invalid %s %q: %w", config.KeyServer, o.Server, err))
 	}
@@ -97,7 +97,7 @@ func (o *Options) client() (*swarmlease.Elections, error) {
 }
 
 // request runs one request of the client for opts.Server, bounded by --timeout.
-func (o *Options) request(ctx context.Context, fn func(context.Context, *swarmlease.Elections) error) error {
+func (o *Options) request(ctx context.Context, fn func(context.Context, *swarmlease.Client) error) error {
 	el, err := o.client()
 	if err != nil {
 		return err
@@ -121,8 +121,8 @@ func requestError(err error) error {
 // createRun creates a room and prints its id (stdout) or its JSON.
 func createRun(ctx context.Context, opts *Options) error {
 	var room swarmlease.Room
-	err := opts.request(ctx, func(ctx context.Context, el *swarmlease.Elections) (err error) {
-		room, err = el.Create(ctx)
+	err := opts.request(ctx, func(ctx context.Context, el *swarmlease.Client) (err error) {
+		room, err = el.CreateRoom(ctx)
 		return err
 	})
 	if err != nil {
@@ -139,7 +139,7 @@ func createRun(ctx context.Context, opts *Options) error {
 // statusRun prints the room's state.
 func statusRun(ctx context.Context, opts *Options) error {
 	var st swarmlease.RoomState
-	err := opts.request(ctx, func(ctx context.Context, el *swarmlease.Elections) (err error) {
+	err := opts.request(ctx, func(ctx context.Context, el *swarmlease.Client) (err error) {
 		st, err = el.Status(ctx, opts.Room)
 		return err
 	})

@@ -35,7 +35,7 @@ func TestCreateAndStatus(t *testing.T) {
 	if err := statusRun(ctx, o); err != nil || out.String() != "room "+room+": vacant\n" {
 		t.Fatalf("status: %q, %v", out.String(), err)
 	}
-	el, err := swarmlease.NewElections(base)
+	el, err := swarmlease.NewClient(base)
 	if err != nil {
 		t.Fatal(err)
 	}

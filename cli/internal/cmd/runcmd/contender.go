@@ -12,9 +12,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// A Contender wins run's terms, whatever engine holds them: the Swarm or file lease (a
-// lease.Campaign: leaseContender) or a room of an elections server (the Go client's Holder:
-// roomContender). run has one loop over it (contend) and one supervision of the command
+// A Contender wins run's terms, whatever engine holds them: the Swarm, etcd or file lease (a
+// lease.Contender: leaseEngine) or a room of an elections server (a swarmlease.Contender:
+// roomEngine). run has one loop over it (contend) and one supervision of the command
 // (runloop).
 type Contender interface {
 	// Contend contends until ctx ends, and calls lead with every term it wins, in the calling
@@ -26,7 +26,7 @@ type Contender interface {
 }
 
 // errStopContending, returned by a lead function, ends Contend after the term is handed back.
-var errStopContending = lease.ErrStopCampaign
+var errStopContending = lease.ErrStopContending
 
 // Term is one term as run sees it, whatever engine won it.
 type Term struct {
@@ -36,8 +36,8 @@ type Term struct {
 	// Holder is the identity that holds the term: on the lease, the holder, node and task ids;
 	// in a room, the candidate id as HolderID and run's own node and task ids, if any.
 	Holder lease.Identity
-	// Election is the lease's namespace, or the room's election id.
-	Election string
+	// Namespace is the lease's namespace, or the room's id (the elections API's election_id).
+	Namespace string
 	// Done is closed when the term ends; Cause then says why.
 	Done  <-chan struct{}
 	Cause func() error
@@ -55,13 +55,13 @@ func childEnv(prefix string, t Term) []string {
 		p + "HOLDER_ID=" + t.Holder.HolderID,
 		p + "NODE_ID=" + t.Holder.NodeID,
 		p + "TASK_ID=" + t.Holder.TaskID,
-		p + "NAMESPACE=" + t.Election,
+		p + "NAMESPACE=" + t.Namespace,
 	}
 }
 
 // logAttrs names the term in every line of it.
 func (t Term) logAttrs() []any {
-	return []any{"namespace", t.Election, "holder_id", t.Holder.HolderID, "task_id", t.Holder.TaskID, "fence", t.Fence}
+	return []any{"namespace", t.Namespace, "holder_id", t.Holder.HolderID, "task_id", t.Holder.TaskID, "fence", t.Fence}
 }
 
 // forLoop is the term as the supervision loop takes it.

@@ -6,16 +6,16 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// leaseContender wins terms of the Swarm or file lease: a lease.Campaign, which logs the
+// leaseEngine wins terms of the Swarm, etcd or file lease: a lease.Contender, which logs the
 // term's transitions itself (acquired, lost, term ended, released).
-type leaseContender struct{ campaign *lease.Campaign }
+type leaseEngine struct{ contender *lease.Contender }
 
 // Contend implements Contender.
-func (c leaseContender) Contend(ctx context.Context, lead func(Term) error) error {
-	return c.campaign.Run(ctx, func(t *lease.Term) error {
+func (c leaseEngine) Contend(ctx context.Context, lead func(Term) error) error {
+	return c.contender.Run(ctx, func(t *lease.Term) error {
 		g := t.Grant
 		return lead(Term{
-			Fence: g.Fence, Holder: lease.Identity{HolderID: g.HolderID, NodeID: g.NodeID, TaskID: g.TaskID}, Election: g.Namespace,
+			Fence: g.Fence, Holder: lease.Identity{HolderID: g.HolderID, NodeID: g.NodeID, TaskID: g.TaskID}, Namespace: g.Namespace,
 			Done: t.Done(), Cause: t.Cause, Remaining: t.Remaining, Renewed: t.Renewed(),
 		})
 	})

@@ -13,19 +13,19 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// roomContender wins terms of a room of an elections server through the Go client's Holder,
-// and logs each term's transitions as a lease.Campaign does: acquired, lost, term ended,
+// roomEngine wins terms of a room of an elections server through a swarmlease.Contender, and
+// logs each term's transitions as a lease.Contender does: acquired, lost, term ended,
 // released.
-type roomContender struct {
-	cfg    *config.Config
-	holder *swarmlease.Holder
-	id     lease.Identity // the candidate id as HolderID, run's node and task ids
-	log    *slog.Logger
+type roomEngine struct {
+	cfg       *config.Config
+	contender *swarmlease.Contender
+	id        lease.Identity // the candidate id as HolderID, run's node and task ids
+	log       *slog.Logger
 }
 
-// newRoomContender checks run's settings for the room and builds its holder; following
-// receives each leader the holder learns of while it follows.
-func newRoomContender(cfg *config.Config, log *slog.Logger, following func(Term)) (*roomContender, error) {
+// newRoomEngine checks run's settings for the room and builds its contender; following
+// receives each leader the contender learns of while it follows.
+func newRoomEngine(cfg *config.Config, log *slog.Logger, following func(Term)) (*roomEngine, error) {
 	// The candidate id is the holder ID (by default the hostname, made a valid candidate id by
 	// the configuration), which RequireRemote checks.
 	if err := cfg.RequireRemote(); err != nil {
@@ -33,35 +33,35 @@ func newRoomContender(cfg *config.Config, log *slog.Logger, following func(Term)
 	}
 	candidate := cfg.Identity.HolderID
 	// The client's own lines (failed requests) name the server as run's do.
-	el, err := swarmlease.NewElections(cfg.Server, swarmlease.WithLogger(log))
+	el, err := swarmlease.NewClient(cfg.Server, swarmlease.WithLogger(log))
 	if err != nil {
 		return nil, cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err))
 	}
 	holdOpts := []swarmlease.HoldOption{swarmlease.WithStopBefore(cfg.ShutdownTimeout), swarmlease.WithFollowing(func(l swarmlease.Leader) {
-		following(Term{Fence: l.Term, Holder: lease.Identity{HolderID: l.CandidateID}, Election: cfg.ElectionID})
+		following(Term{Fence: l.Term, Holder: lease.Identity{HolderID: l.CandidateID}, Namespace: cfg.ElectionID})
 	})}
 	if cfg.RenewInterval > 0 {
 		holdOpts = append(holdOpts, swarmlease.WithRenewInterval(cfg.RenewInterval))
 	}
-	holder, err := el.NewHolder(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, holdOpts...)
+	contender, err := el.NewContender(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, holdOpts...)
 	if err != nil {
 		return nil, holdError(cfg, err)
 	}
-	return &roomContender{cfg: cfg, holder: holder, log: log,
+	return &roomEngine{cfg: cfg, contender: contender, log: log,
 		id: lease.Identity{HolderID: candidate, NodeID: cfg.Identity.NodeID, TaskID: cfg.Identity.TaskID}}, nil
 }
 
 // Contend implements Contender.
-func (c *roomContender) Contend(ctx context.Context, lead func(Term) error) error {
+func (c *roomEngine) Contend(ctx context.Context, lead func(Term) error) error {
 	for ctx.Err() == nil {
-		l, err := c.holder.Hold(ctx)
+		l, err := c.contender.Hold(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return holdError(c.cfg, err)
 		}
-		t := Term{Fence: l.Term(), Holder: c.id, Election: c.cfg.ElectionID, Done: l.Done(), Cause: l.Cause,
+		t := Term{Fence: l.Fence(), Holder: c.id, Namespace: c.cfg.ElectionID, Done: l.Done(), Cause: l.Cause,
 			Remaining: func() time.Duration { return time.Until(l.Deadline()) }, Renewed: l.Renewed()}
 		log := c.log.With(t.logAttrs()...)
 		log.Info("acquired", "expires_at", l.Leader().ExpiresAt, "safety_deadline", l.Deadline())
@@ -82,7 +82,7 @@ func (c *roomContender) Contend(ctx context.Context, lead func(Term) error) erro
 
 // handBack ends the term l and resigns it on a fresh context (run's own may be cancelled by
 // then), so that a follower takes over at once.
-func (c *roomContender) handBack(ctx context.Context, l *swarmlease.Leadership, log *slog.Logger) {
+func (c *roomEngine) handBack(ctx context.Context, l *swarmlease.Leadership, log *slog.Logger) {
 	cause := l.Cause()
 	if errors.Is(cause, swarmlease.ErrLost) {
 		log.Warn("lost", "reason", cause.Error())

@@ -14,21 +14,21 @@ type leaderLog struct {
 	log  *slog.Logger
 	self lease.Identity
 
-	mu           sync.Mutex // the campaign reports states from its renewal goroutine too
+	mu           sync.Mutex // the contender reports states from its renewal goroutine too
 	holder, task string
 	fence        uint64
 }
 
-// onState is a Campaign.OnState function.
+// onState is a lease.Contender.OnState function.
 func (l *leaderLog) onState(s lease.Snapshot) {
 	if !s.Acquired {
-		l.observe(Term{Election: s.Namespace}, time.Time{})
+		l.observe(Term{Namespace: s.Namespace}, time.Time{})
 		return
 	}
-	l.observe(Term{Election: s.Namespace, Fence: s.Fence, Holder: lease.Identity{HolderID: s.HolderID, TaskID: s.TaskID}}, s.ExpiresAt)
+	l.observe(Term{Namespace: s.Namespace, Fence: s.Fence, Holder: lease.Identity{HolderID: s.HolderID, TaskID: s.TaskID}}, s.ExpiresAt)
 }
 
-// onLeader receives the leader a room's holder follows.
+// onLeader receives the leader a room's contender follows.
 func (l *leaderLog) onLeader(t Term) { l.observe(t, time.Time{}) }
 
 // observe logs t's holder (none: no leader) if it differs from the last one seen.
@@ -42,11 +42,11 @@ func (l *leaderLog) observe(t Term, expiresAt time.Time) {
 	l.holder, l.task, l.fence = holder, task, fence
 	switch {
 	case holder == "":
-		l.log.Info("following: no leader", "namespace", t.Election)
+		l.log.Info("following: no leader", "namespace", t.Namespace)
 	case holder == l.self.HolderID && task == l.self.TaskID:
 		// This replica's own term: its own lines say so.
 	default:
-		attrs := []any{"namespace", t.Election, "leader_holder_id", holder, "leader_task_id", task, "leader_fence", fence}
+		attrs := []any{"namespace", t.Namespace, "leader_holder_id", holder, "leader_task_id", task, "leader_fence", fence}
 		if !expiresAt.IsZero() {
 			attrs = append(attrs, "expires_at", expiresAt)
 		}

@@ -33,7 +33,7 @@ func TestRunRefusesFlagsThatDoNothing(t *testing.T) {
 }
 
 // TestRunListenInUse: a listen address another process holds is a usage error that suggests
-// --listen off or another port, before the campaign starts.
+// --listen off or another port, before contending starts.
 func TestRunListenInUse(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -142,11 +142,11 @@ func runRun(ctx context.Context, opts *Options) error {
 	return leaseRun(ctx, opts, s, metrics, log)
 }
 
-// leaseRun is run on the Swarm lease, etcd or the file store: lease.Campaign wins the terms, and
-// the HTTP API serves what the campaign reads.
+// leaseRun is run on the Swarm lease, etcd or the file store: a lease.Contender wins the terms,
+// and the HTTP API serves what the contender reads.
 func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *server.Metrics, log *slog.Logger) error {
 	cfg := s.Config
-	campaign, err := lease.NewCampaign(lease.Campaign{
+	contender, err := lease.NewContender(lease.Contender{
 		Election:      s.Election,
 		RenewInterval: cfg.RenewInterval,
 		PollInterval:  cfg.DefaultPoll,
@@ -157,27 +157,27 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 		return timingSettingError(cfg, err)
 	}
 	leaders := &leaderLog{log: log, self: cfg.Identity}
-	campaign.OnState = leaders.onState
+	contender.OnState = leaders.onState
 	if cfg.Listen != config.ListenOff {
 		ln, err := net.Listen("tcp", cfg.Listen)
 		if err != nil {
 			return listenError(cfg, err)
 		}
-		// The API serves what the campaign reads: one reader of the store per replica.
+		// The API serves what the contender reads: one reader of the store per replica.
 		snaps := make(chan lease.Snapshot, 1)
-		campaign.OnState = func(s lease.Snapshot) { leaders.onState(s); lease.ReplaceNewest(snaps, s) }
-		// The HTTP API lives as long as run: stopped after the campaign has released.
+		contender.OnState = func(s lease.Snapshot) { leaders.onState(s); lease.ReplaceNewest(snaps, s) }
+		// The HTTP API lives as long as run: stopped after the contender has released.
 		httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
 		served := make(chan error, 1)
 		go func() { served <- cmdutil.ServeElection(httpCtx, s, metrics, log, ln, snaps) }()
 		defer func() {
-			close(snaps) // the campaign has returned: nothing observes any more
+			close(snaps) // the contender has returned: nothing observes any more
 			stopHTTP()
 			<-served
 		}()
 	}
 	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
-	return contend(ctx, opts, cfg, leaseContender{campaign}, log)
+	return contend(ctx, opts, cfg, leaseEngine{contender}, log)
 }
 
 // roomRun is run with a server configured: it contends for a room of the elections server
@@ -186,17 +186,17 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 func roomRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.Logger) error {
 	log = log.With("server", cfg.Server)
 	leaders := &leaderLog{log: log}
-	contender, err := newRoomContender(cfg, log, leaders.onLeader)
+	room, err := newRoomEngine(cfg, log, leaders.onLeader)
 	if err != nil {
 		return err
 	}
-	leaders.self = lease.Identity{HolderID: contender.id.HolderID}
+	leaders.self = lease.Identity{HolderID: room.id.HolderID}
 	if src := cfg.Source(config.KeyListen); src.Kind != config.FromDefault && cfg.Listen != config.ListenOff {
 		log.Info("listen is ignored with a server: observe the room on the elections server", "listen", cfg.Listen,
 			"watch", cfg.Server+"/elections/"+cfg.ElectionID+"/watch")
 	}
-	log.Info("contending", "namespace", cfg.ElectionID, "holder_id", contender.id.HolderID, "ttl", cfg.TTL)
-	return contend(ctx, opts, cfg, contender, log)
+	log.Info("contending", "namespace", cfg.ElectionID, "holder_id", room.id.HolderID, "ttl", cfg.TTL)
+	return contend(ctx, opts, cfg, room, log)
 }
 
 // contend is run's one loop: it contends until ctx ends or the command's outcome says run
@@ -237,13 +237,19 @@ func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender
 }
 
 // withoutSecrets is environ without the variables of run's secret settings (the store's
-// password): the command inherits run's environment, but not its credentials.
+// password): the command inherits run's environment, but not its credentials. When there are
+// some, run also makes itself unreadable to its own user (not dumpable): the command, running as
+// that user, could otherwise read them from /proc/<run's pid>/environ.
 func withoutSecrets(environ []string, prefix string) []string {
 	secret := config.SecretVariables(prefix)
-	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+	kept := slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(secret, name)
 	})
+	if len(kept) < len(environ) {
+		hideFromOwnUser()
+	}
+	return kept
 }
 
 // exitWithOutcome is run's result when the loop decided to exit: the command's own code, or

@@ -12,7 +12,7 @@ import (
 )
 
 // timingSettingError turns the engines' refusal of run's timing — the *TimingError of
-// lease.NewCampaign or swarmlease.NewHolder, one rule and one type (the timing module) — into a configuration error (exit 2) that names run's
+// lease.NewContender or swarmlease.NewContender, one rule and one type (the timing module) — into a configuration error (exit 2) that names run's
 // settings, their values and where they came from. The rule itself lives in the engines; other
 // errors pass through unchanged.
 func timingSettingError(cfg *config.Config, err error) error {

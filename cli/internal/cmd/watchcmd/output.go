@@ -64,7 +64,7 @@ func DescribeRoom(w io.Writer, s swarmlease.RoomState) error {
 
 // watchRoom prints the states of the room at base until ctx ends.
 func watchRoom(ctx context.Context, opts *Options, base, room string, log *slog.Logger) error {
-	el, err := swarmlease.NewElections(base, opts.clientOptions(log)...)
+	el, err := swarmlease.NewClient(base, opts.clientOptions(log)...)
 	if err != nil {
 		return cmdutil.Usage(fmt.Errorf("invalid URL %q: %w", opts.URL, err))
 	}

@@ -87,7 +87,7 @@ func TestWatchFollowsARoom(t *testing.T) {
 	if r := next("snapshot"); r.ElectionID != room || r.Status != "vacant" || r.Leader != nil {
 		t.Fatalf("snapshot %+v", r)
 	}
-	el, err := swarmlease.NewElections(base)
+	el, err := swarmlease.NewClient(base)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ Two parts:
 
       client = LeaseClient("http://elect:8080")
       async with client.hold("nightly-report", "worker-a", ttl=15) as leadership:
-          await run_report(fence=leadership.term)
+          await run_report(fence=leadership.fence)
 
 Leader tokens (:class:`LeaderToken`) travel only in request bodies and print as
 ``[redacted]``. Every exception is a :class:`LeaseError`.

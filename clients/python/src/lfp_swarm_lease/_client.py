@@ -102,7 +102,7 @@ class LeaseClient:
 
     # --- the elections API ---
 
-    async def create_election(self) -> CreatedElection:
+    async def create_room(self) -> CreatedElection:
         """``POST /elections``: a new room id. It stores nothing; a room of one's own choosing
         (8 to 64 of ``[A-Za-z0-9_-]``) works as well."""
         return await self._call("create", "POST", ("elections",), None, 201, CreatedElection)
@@ -172,7 +172,7 @@ class LeaseClient:
         with`` block::
 
             async with client.hold("nightly-report", "worker-a", ttl=15) as leadership:
-                await run_report(fence=leadership.term)
+                await run_report(fence=leadership.fence)
 
         See :class:`Hold`. The arguments are checked here, before any request: the room id,
         ``ttl`` (whole seconds from 5 to 300) and the timing rule (``renew_interval`` — default

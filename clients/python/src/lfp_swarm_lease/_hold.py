@@ -64,7 +64,7 @@ class Hold:
     takes over at once; a failed resignation is logged, not raised (the lease then expires).
 
     A body that must not be interrupted at any await can run its work in a task of its own and
-    watch :meth:`Leadership.wait_ended`; the fence for every write is :attr:`Leadership.term`.
+    watch :meth:`Leadership.wait_ended`; the fence for every write is :attr:`Leadership.fence`.
     """
 
     def __init__(self, client: RoomCalls, room_id: str, candidate_id: str, *, ttl: int,

@@ -27,9 +27,10 @@ class Leadership:
         self._loop = asyncio.get_running_loop()
         self.room_id = room_id
         """The room the term is of."""
-        self.term = won.leader.term
-        """The fencing term: strictly increasing within the room, never reused. Hand it to
-        every resource the leader writes to, which must refuse a term lower than one it saw."""
+        self.fence = won.leader.term
+        """The term's fence — the number the elections API calls the term (``leader.term``):
+        strictly increasing within the room, never reused. Hand it to every resource the leader
+        writes to, which must refuse a fence lower than one it saw."""
         self._token: LeaderToken = won.leader_token
         self._leader = won.leader
         self._ttl = ttl
@@ -86,7 +87,7 @@ class Leadership:
     def __repr__(self) -> str:
         state = self._cause.reason if self._cause else "held"
         left = self._deadline - self._loop.time()
-        return (f"<Leadership room={self.room_id} term={self.term} {state}, deadline in "
+        return (f"<Leadership room={self.room_id} term={self.fence} {state}, deadline in "
                 f"{left:.3f} s>")
 
     async def _resign(self) -> int:
@@ -105,7 +106,7 @@ class Leadership:
         except LeaseError as e:
             self._client.options.logger.warning(
                 "lfp-swarm-lease: resigning term %d of room %s failed: %s; the lease expires by "
-                "itself", self.term, self.room_id, e)
+                "itself", self.fence, self.room_id, e)
         await self._stop_renewing()
 
     async def _stop_renewing(self) -> None:
@@ -129,7 +130,7 @@ class Leadership:
             self._renewing.cancel()
         if reason != "resigned":
             self._client.options.logger.warning(
-                "lfp-swarm-lease: term %d of room %s ended: %s", self.term, self.room_id,
+                "lfp-swarm-lease: term %d of room %s ended: %s", self.fence, self.room_id,
                 f"{err}: {cause}" if cause else err)
             if not self._exiting and not self._body.done():
                 self._cancelled_body = True
@@ -185,7 +186,7 @@ class Leadership:
             except (LeaseError, asyncio.TimeoutError) as e:
                 failure = e
             else:
-                if not result.is_leader or result.leader.term != self.term:
+                if not result.is_leader or result.leader.term != self.fence:
                     # A renewal always answers leader with the same term; anything else is not
                     # this term.
                     self._end("lost", f"the renewal answered {result.status} with term "
@@ -195,7 +196,7 @@ class Leadership:
                     return
                 if failing:
                     log.info("lfp-swarm-lease: term %d of room %s renewed after failures",
-                             self.term, self.room_id)
+                             self.fence, self.room_id)
                 failing = False
                 self._last_failure = None
                 backoff.reset()
@@ -206,7 +207,7 @@ class Leadership:
             self._last_failure = failure
             if not failing:
                 log.warning("lfp-swarm-lease: renewing term %d of room %s failed: %s; retrying "
-                            "until the deadline (in %.3f s)", self.term, self.room_id, failure,
+                            "until the deadline (in %.3f s)", self.fence, self.room_id, failure,
                             self._deadline - loop.time())
             failing = True
             wake = loop.time() + backoff.next()

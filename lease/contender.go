@@ -17,14 +17,15 @@ var (
 	ErrDeadline = errors.New("lease: deadline reached without renewal")
 	// ErrLost: the store shows another holder or fence (the lease was taken over or destroyed).
 	ErrLost = errors.New("lease: leadership lost")
-	// ErrSteppedDown: the leader ended the term itself (lead returned, or the campaign stopped).
+	// ErrSteppedDown: the leader ended the term itself (lead returned, or the contender stopped).
 	ErrSteppedDown = errors.New("lease: stepped down")
 )
 
-// Campaign contends for an election until its context ends, and runs a function for every term
-// it wins. It is the engine of the `run` supervisor. Build it with NewCampaign, which checks the
-// timing rule once; Run checks a Campaign built otherwise again.
-type Campaign struct {
+// Contender contends for an election until its context ends — one campaign (an acquisition
+// attempt, Election.TryAcquire) after another — and runs a function for every term it wins. It is
+// the engine of the `run` supervisor. Build it with NewContender, which checks the timing rule
+// once; Run checks a Contender built otherwise again.
+type Contender struct {
 	// Election is the election to contend for.
 	Election *Election
 	// RenewInterval is how often the leader renews (default TTL/3).
@@ -37,12 +38,12 @@ type Campaign struct {
 	StopBefore time.Duration
 	// Logger receives one line per transition (default: slog.Default()).
 	Logger *slog.Logger
-	// OnState, when set, receives every state of the election the campaign reads or writes,
+	// OnState, when set, receives every state of the election the contender reads or writes,
 	// so that a server in the same process can serve it without reading the store itself.
 	OnState func(Snapshot)
 }
 
-func (c *Campaign) onState(s Snapshot) {
+func (c *Contender) onState(s Snapshot) {
 	if c.OnState != nil {
 		c.OnState(s)
 	}
@@ -88,13 +89,13 @@ func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
 // Context is cancelled when the term ends.
 func (t *Term) Context() context.Context { return t.ctx }
 
-// Cause is ErrDeadline, ErrLost, ErrSteppedDown or the campaign context's error once Done is
+// Cause is ErrDeadline, ErrLost, ErrSteppedDown or the error of Run's context once Done is
 // closed, nil before.
 func (t *Term) Cause() error { return context.Cause(t.ctx) }
 
-// ErrStopCampaign, returned by a lead function, ends the campaign after the term (e.g. `run
-// --once`); Run returns it.
-var ErrStopCampaign = errors.New("lease: campaign stopped by the leader")
+// ErrStopContending, returned by a lead function, makes Run stop contending after the term (e.g.
+// `run --once`); Run returns it.
+var ErrStopContending = errors.New("lease: contending stopped by the leader")
 
 // minWakeSpacing bounds how often notifications can make a follower read the store; the first
 // notification after a quiet spell wakes it at once (wakeSpacing).
@@ -105,9 +106,9 @@ const minWakeSpacing = 50 * time.Millisecond
 const followerWakeBurst = 2
 
 // validate fills defaults and applies the timing rule (CheckTiming).
-func (c *Campaign) validate() error {
+func (c *Contender) validate() error {
 	if c.Election == nil {
-		return errors.New("lease: campaign: an election is required")
+		return errors.New("lease: contender: an election is required")
 	}
 	ttl := c.Election.TTL()
 	if c.RenewInterval == 0 {
@@ -127,7 +128,7 @@ func (c *Campaign) validate() error {
 // After every term the lease is released (if still held), so a follower takes over at once.
 // Run returns nil when ctx ends, the error of lead if it returned one other than nil (after
 // releasing), or a permanent store error (a corrupt record, not a Swarm manager).
-func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
+func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -143,11 +144,12 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 	}
 	var lastErr string
 	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
-	clash := &identityClash{}
+	clash := &identityClash{log: c.Logger.With("namespace", e.Namespace())}
 	for ctx.Err() == nil {
 		// Blind where the store allows it: the term starts once the write is confirmed, a
 		// request sooner than if it waited to learn its version (the first renewal reads).
 		res, err := e.tryAcquire(ctx, blind, clash.yields)
+		clash.looked = true
 		switch {
 		case ctx.Err() != nil:
 			// Shut down while trying: if the attempt won (or may have), hand the term back at
@@ -201,7 +203,7 @@ func (c *Campaign) Run(ctx context.Context, lead func(term *Term) error) error {
 
 // releaseIfHeld releases the lease, on a fresh context, if res won it or the store shows this
 // identity holding it (a write that committed while its caller was cancelled).
-func (c *Campaign) releaseIfHeld(ctx context.Context, res TryAcquireResult) {
+func (c *Contender) releaseIfHeld(ctx context.Context, res TryAcquireResult) {
 	e := c.Election
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -220,7 +222,7 @@ func (c *Campaign) releaseIfHeld(ctx context.Context, res TryAcquireResult) {
 
 // waitFollower sleeps up to wait, or until a notification (spaced by wakes), or until ctx
 // ends.
-func (c *Campaign) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}, wakes *wakeSpacing) {
+func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}, wakes *wakeSpacing) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -236,7 +238,7 @@ func (c *Campaign) waitFollower(ctx context.Context, wait time.Duration, notify 
 // runTerm keeps the lease renewed while lead runs, ends the term at the deadline or on loss, and
 // releases the lease afterwards. steppedDown reports that lead returned while the term was
 // still alive.
-func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, lead func(*Term) error) (steppedDown bool, err error) {
+func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, lead func(*Term) error) (steppedDown bool, err error) {
 	e := c.Election
 	log := c.Logger.With("namespace", e.Namespace(), "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence)
 	termCtx, end := context.WithCancelCause(ctx)
@@ -268,7 +270,7 @@ func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{},
 	wg.Wait()
 	log.Info("term ended", "reason", reason(termCtx))
 
-	// Release on a fresh context: the campaign's may already be cancelled (shutdown).
+	// Release on a fresh context: the contender's may already be cancelled (shutdown).
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := e.Release(rctx, g.Fence); err == nil {
@@ -283,7 +285,7 @@ func (c *Campaign) runTerm(ctx context.Context, g Grant, notify <-chan struct{},
 // or half of what is left of the term when less is left — a write that blocked (a Swarm write
 // can take 20 s while the Raft leader changes) leaves a deadline nearer than RenewInterval, and
 // the term must not end unrenewed for want of trying.
-func (c *Campaign) renewDelay(g Grant) time.Duration {
+func (c *Contender) renewDelay(g Grant) time.Duration {
 	return min(c.RenewInterval, max(c.Election.Remaining(g)-c.StopBefore, 0)/2)
 }
 
@@ -291,9 +293,9 @@ func (c *Campaign) renewDelay(g Grant) time.Duration {
 // ends; moved is called after every successful renewal. A notification triggers a read: if the
 // store shows another holder or fence, the term ends at once.
 //
-// A term under this campaign's identity with another fence is another process's (clash): the
-// term ends with errLostToTwin, and the campaign stops taking such terms over.
-func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, log *slog.Logger, moved func(Grant), end context.CancelCauseFunc) {
+// A term under this contender's identity with another fence is another process's (clash): the
+// term ends with errLostToTwin, and the contender stops taking such terms over.
+func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, log *slog.Logger, moved func(Grant), end context.CancelCauseFunc) {
 	e := c.Election
 	fence, current := g.Fence, g
 	next := time.NewTimer(c.renewDelay(g))
@@ -330,13 +332,16 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 			c.onState(Snapshot{Record: renewed.Record, Version: renewed.Version, Exists: true, Acquired: true})
 			next.Reset(c.renewDelay(renewed))
 		case errors.Is(err, ErrNotHolder):
-			log.Warn("lost", "reason", err.Error())
+			// Who holds it now — the record the refusal was decided on, no further read on
+			// the way to the step-down — decides whether it was another process under this
+			// identity.
 			cause := error(ErrLost)
-			// Who holds it now decides whether it was another process under this identity.
-			if snap, rerr := e.Inspect(ctx); rerr == nil {
-				cause = c.lossCause(snap.Record, fence, clash, log)
+			var nh *notHolderError
+			if errors.As(err, &nh) {
+				cause = c.lossCause(nh.current, fence, clash, log)
 			}
 			end(cause)
+			log.Warn("lost", "reason", err.Error())
 			return
 		case ctx.Err() != nil:
 			return
@@ -351,8 +356,8 @@ func (c *Campaign) keepRenewed(ctx context.Context, g Grant, notify <-chan struc
 }
 
 // lossCause is why a term with fence ended, given the record that shows it lost: errLostToTwin
-// when the record is a term under this identity that this campaign did not take, else ErrLost.
-func (c *Campaign) lossCause(rec Record, fence uint64, clash *identityClash, log *slog.Logger) error {
+// when the record is a term under this identity that this contender did not take, else ErrLost.
+func (c *Contender) lossCause(rec Record, fence uint64, clash *identityClash, log *slog.Logger) error {
 	if clash.found(rec, fence, c.Election.id, log) {
 		return errLostToTwin
 	}

@@ -17,17 +17,17 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/memstore"
 )
 
-// These tests run campaigns on real timers with short TTLs; every wait is bounded.
+// These tests run contenders on real timers with short TTLs; every wait is bounded.
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func campaign(t *testing.T, store lease.Store, holder string, ttl time.Duration) *lease.Campaign {
+func contender(t *testing.T, store lease.Store, holder string, ttl time.Duration) *lease.Contender {
 	t.Helper()
 	e, err := lease.New(store, "jobs", lease.Identity{HolderID: holder}, lease.WithTTL(ttl), lease.WithMaxClockSkew(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &lease.Campaign{Election: e, PollInterval: 50 * time.Millisecond, Logger: quiet}
+	return &lease.Contender{Election: e, PollInterval: 50 * time.Millisecond, Logger: quiet}
 }
 
 // within waits for ch or fails after d.
@@ -54,22 +54,22 @@ func termsLed() (terms chan *lease.Term, lead func(*lease.Term) error) {
 	}
 }
 
-func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
+func TestContenderHandsOverWhenTheLeaderStops(t *testing.T) {
 	store := memstore.New()
 	terms, lead := termsLed()
 	ctxA, stopA := context.WithCancel(context.Background())
 	doneA := make(chan error, 1)
-	go func() { doneA <- campaign(t, store, "a", time.Second).Run(ctxA, lead) }()
+	go func() { doneA <- contender(t, store, "a", time.Second).Run(ctxA, lead) }()
 	first := within(t, terms, 2*time.Second, "a's term")
 
 	ctxB, stopB := context.WithCancel(context.Background())
 	defer stopB()
 	doneB := make(chan error, 1)
-	go func() { doneB <- campaign(t, store, "b", time.Second).Run(ctxB, lead) }()
+	go func() { doneB <- contender(t, store, "b", time.Second).Run(ctxB, lead) }()
 
 	stopA()
 	if !errors.Is(within(t, doneA, 2*time.Second, "a to stop"), nil) {
-		t.Fatal("a's campaign returned an error")
+		t.Fatal("a's contender returned an error")
 	}
 	handedOver := time.Now()
 	second := within(t, terms, 2*time.Second, "b's term")
@@ -81,7 +81,7 @@ func TestCampaignHandsOverWhenTheLeaderStops(t *testing.T) {
 		t.Fatalf("handover took %v", d)
 	}
 	if !errors.Is(first.Cause(), context.Canceled) {
-		t.Fatalf("a's term ended with %v, want the campaign's cancellation", first.Cause())
+		t.Fatalf("a's term ended with %v, want the contender's cancellation", first.Cause())
 	}
 	stopB()
 	within(t, doneB, 2*time.Second, "b to stop")
@@ -100,10 +100,10 @@ func (s *failingStore) Update(ctx context.Context, rec lease.Record, v lease.Ver
 	return s.Store.Update(ctx, rec, v)
 }
 
-func TestCampaignTermEndsAtDeadlineWhenRenewalsFail(t *testing.T) {
+func TestContenderTermEndsAtDeadlineWhenRenewalsFail(t *testing.T) {
 	store := &failingStore{Store: memstore.New()}
 	store.allowed.Store(0) // the acquisition creates the election; every renewal (an update) fails
-	c := campaign(t, store, "a", time.Second)
+	c := contender(t, store, "a", time.Second)
 	c.StopBefore = 200 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -125,9 +125,9 @@ func TestCampaignTermEndsAtDeadlineWhenRenewalsFail(t *testing.T) {
 	}
 }
 
-func TestCampaignDetectsAnotherHolderPromptly(t *testing.T) {
+func TestContenderDetectsAnotherHolderPromptly(t *testing.T) {
 	store := memstore.New()
-	c := campaign(t, store, "a", 2*time.Second)
+	c := contender(t, store, "a", 2*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	terms := make(chan *lease.Term, 4)
@@ -156,8 +156,8 @@ func TestCampaignDetectsAnotherHolderPromptly(t *testing.T) {
 	}
 }
 
-func TestCampaignValidatesTiming(t *testing.T) {
-	c := campaign(t, memstore.New(), "a", time.Second)
+func TestContenderValidatesTiming(t *testing.T) {
+	c := contender(t, memstore.New(), "a", time.Second)
 	c.StopBefore = 800 * time.Millisecond // + TTL/3 renew interval > TTL − margin
 	err := c.Run(context.Background(), func(*lease.Term) error { return nil })
 	if err == nil {
@@ -165,7 +165,7 @@ func TestCampaignValidatesTiming(t *testing.T) {
 	}
 }
 
-// cancelOnWinStore cancels the campaign right after the write that wins the election.
+// cancelOnWinStore cancels the contender right after the write that wins the election.
 type cancelOnWinStore struct {
 	lease.Store
 	cancel context.CancelFunc
@@ -177,16 +177,16 @@ func (s *cancelOnWinStore) Create(ctx context.Context, rec lease.Record) (lease.
 	return v, err
 }
 
-func TestCampaignReleasesATermWonWhileShuttingDown(t *testing.T) {
+func TestContenderReleasesATermWonWhileShuttingDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	store := &cancelOnWinStore{Store: memstore.New(), cancel: cancel}
-	c := campaign(t, store, "a", time.Second)
+	c := contender(t, store, "a", time.Second)
 	led := false
 	if err := c.Run(ctx, func(*lease.Term) error { led = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if led {
-		t.Fatal("a term ran after the campaign was cancelled")
+		t.Fatal("a term ran after the contender was cancelled")
 	}
 	snap, err := c.Election.Inspect(context.Background())
 	if err != nil || snap.Held() {
@@ -194,20 +194,20 @@ func TestCampaignReleasesATermWonWhileShuttingDown(t *testing.T) {
 	}
 }
 
-// TestCampaignFollowerWakesAtOnceOnRelease: a follower that has been idle reads as soon as the
+// TestContenderFollowerWakesAtOnceOnRelease: a follower that has been idle reads as soon as the
 // store notifies a release — well within minWakeSpacing (50 ms), which it once slept after every
 // notification — and not at its poll or the lease's expiry, both far off here.
-func TestCampaignFollowerWakesAtOnceOnRelease(t *testing.T) {
+func TestContenderFollowerWakesAtOnceOnRelease(t *testing.T) {
 	if d := followerHandover(t, nil); d >= 40*time.Millisecond {
 		t.Fatalf("b's term began %v after the release, want within 40 ms", d)
 	}
 }
 
-// TestCampaignFollowerWakesAtOnceOnReleaseAfterRenewal: a release that the store notifies right
+// TestContenderFollowerWakesAtOnceOnReleaseAfterRenewal: a release that the store notifies right
 // after a renewal — the follower woke for the renewal a moment ago — is read at once too, not
 // after the rest of minWakeSpacing (50 ms).
-func TestCampaignFollowerWakesAtOnceOnReleaseAfterRenewal(t *testing.T) {
-	d := followerHandover(t, func(a *lease.Campaign, first *lease.Term, seen <-chan time.Time) {
+func TestContenderFollowerWakesAtOnceOnReleaseAfterRenewal(t *testing.T) {
+	d := followerHandover(t, func(a *lease.Contender, first *lease.Term, seen <-chan time.Time) {
 		// A renewal that b reads (its wake starts the spacing), then at once the release.
 		renewed, err := a.Election.Renew(context.Background(), first.Grant.Fence)
 		if err != nil {
@@ -224,12 +224,12 @@ func TestCampaignFollowerWakesAtOnceOnReleaseAfterRenewal(t *testing.T) {
 // followerHandover runs holder a and follower b, both polling only every 10 s, calls
 // beforeRelease (if set) once b has read a's term — seen has the renewal time of every record
 // of a that b reads — then stops a, and returns how long after a's release b's term began.
-func followerHandover(t *testing.T, beforeRelease func(a *lease.Campaign, first *lease.Term, seen <-chan time.Time)) time.Duration {
+func followerHandover(t *testing.T, beforeRelease func(a *lease.Contender, first *lease.Term, seen <-chan time.Time)) time.Duration {
 	t.Helper()
 	store := memstore.New()
 	terms, lead := termsLed()
-	slow := func(holder string) *lease.Campaign {
-		c := campaign(t, store, holder, 30*time.Second)
+	slow := func(holder string) *lease.Contender {
+		c := contender(t, store, holder, 30*time.Second)
 		c.PollInterval = 10 * time.Second
 		return c
 	}
@@ -272,13 +272,13 @@ func followerHandover(t *testing.T, beforeRelease func(a *lease.Campaign, first 
 	return took
 }
 
-// TestCampaignFollowsTheHolderFoundAfterAnUnsettledWrite: when the campaign's acquisition may
-// have landed but another contender holds the lease by the retry's read, the campaign follows
+// TestContenderFollowsTheHolderFoundAfterAnUnsettledWrite: when the contender's acquisition may
+// have landed but another contender holds the lease by the retry's read, the contender follows
 // that holder at once (it reports it and waits on it), instead of treating the attempt as a
 // store failure and sleeping a whole poll interval.
-func TestCampaignFollowsTheHolderFoundAfterAnUnsettledWrite(t *testing.T) {
+func TestContenderFollowsTheHolderFoundAfterAnUnsettledWrite(t *testing.T) {
 	store := &leasetest.UnsettledStore{Store: memstore.New()}
-	c := campaign(t, store, "a", 2*time.Second)
+	c := contender(t, store, "a", 2*time.Second)
 	c.PollInterval = time.Hour
 	states := make(chan lease.Snapshot, 16)
 	c.OnState = func(s lease.Snapshot) { states <- s }
@@ -301,13 +301,13 @@ func TestCampaignFollowsTheHolderFoundAfterAnUnsettledWrite(t *testing.T) {
 		done <- c.Run(ctx, func(*lease.Term) error { t.Error("a led a term"); return nil })
 	}()
 	for {
-		s := within(t, states, 2*time.Second, "the campaign to report b as the holder")
+		s := within(t, states, 2*time.Second, "the contender to report b as the holder")
 		if s.HolderID == "b" {
 			break
 		}
 	}
 	cancel()
-	if err := within(t, done, 2*time.Second, "the campaign to stop"); err != nil {
+	if err := within(t, done, 2*time.Second, "the contender to stop"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -336,13 +336,13 @@ func (s *slowCreateStore) Update(ctx context.Context, rec lease.Record, v lease.
 	return ver, err
 }
 
-// TestCampaignRenewsBeforeADeadlineNearerThanTheRenewInterval: an acquisition whose write took
+// TestContenderRenewsBeforeADeadlineNearerThanTheRenewInterval: an acquisition whose write took
 // 4 s of a 6 s TTL leaves 1.4 s of term (TTL − margin − 4 s), less than the 2 s renew interval:
 // the leader renews within what is left (after 0.7 s) instead of letting the term end
 // unrenewed.
-func TestCampaignRenewsBeforeADeadlineNearerThanTheRenewInterval(t *testing.T) {
+func TestContenderRenewsBeforeADeadlineNearerThanTheRenewInterval(t *testing.T) {
 	store := &slowCreateStore{Store: memstore.New(), delay: 4 * time.Second, renewed: make(chan struct{}, 1)}
-	c := campaign(t, store, "a", 6*time.Second)
+	c := contender(t, store, "a", 6*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	terms, lead := termsLed()
@@ -356,17 +356,17 @@ func TestCampaignRenewsBeforeADeadlineNearerThanTheRenewInterval(t *testing.T) {
 	default:
 	}
 	cancel()
-	if err := within(t, done, 5*time.Second, "the campaign to stop"); err != nil {
+	if err := within(t, done, 5*time.Second, "the contender to stop"); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestCampaignsSharingAnIdentityDoNotFlap: two campaigns with one identity (a misconfiguration)
+// TestContendersSharingAnIdentityDoNotFlap: two contenders with one identity (a misconfiguration)
 // would take the lease from each other as soon as each looks, since a try-acquire by the
 // identity a live term names takes it over (a restarted contender's case). The one that loses
 // its term to the other says so in an error naming the identity, and from then on follows the
 // other's terms instead of taking them back.
-func TestCampaignsSharingAnIdentityDoNotFlap(t *testing.T) {
+func TestContendersSharingAnIdentityDoNotFlap(t *testing.T) {
 	store := memstore.New()
 	var terms atomic.Int64
 	var lost atomic.Pointer[error]
@@ -383,17 +383,17 @@ func TestCampaignsSharingAnIdentityDoNotFlap(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 2)
 	for i := 0; i < 2; i++ {
-		c := campaign(t, store, "twin", 500*time.Millisecond)
+		c := contender(t, store, "twin", 500*time.Millisecond)
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		go func() { done <- c.Run(ctx, lead) }()
 	}
 	// Over eight TTLs, with a poll every 50 ms: flapping would be tens of terms.
 	time.Sleep(4 * time.Second) // the span over which terms are counted, not synchronisation
 	cancel()
-	within(t, done, 2*time.Second, "a campaign to stop")
-	within(t, done, 2*time.Second, "the other campaign to stop")
+	within(t, done, 2*time.Second, "a contender to stop")
+	within(t, done, 2*time.Second, "the other contender to stop")
 	if n := terms.Load(); n > 3 {
-		t.Fatalf("%d terms in 4 s between two campaigns of one identity: they take the lease from each other", n)
+		t.Fatalf("%d terms in 4 s between two contenders of one identity: they take the lease from each other", n)
 	}
 	if p := lost.Load(); p == nil || !errors.Is(*p, lease.ErrLost) {
 		t.Fatalf("no term ended with a cause wrapping ErrIdentityInUse and ErrLost (%d terms)", terms.Load())
@@ -421,11 +421,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestCampaignWaitsOutATermWhoseElectionVanished: an election destroyed under a live term (or a
+// TestContenderWaitsOutATermWhoseElectionVanished: an election destroyed under a live term (or a
 // file store's directory removed) leaves its holder at work until its next renewal fails. A
 // follower that saw that term held must not start a new incarnation beside it: it takes the
 // absence for the term until the term expires, and the new fences start above it.
-func TestCampaignWaitsOutATermWhoseElectionVanished(t *testing.T) {
+func TestContenderWaitsOutATermWhoseElectionVanished(t *testing.T) {
 	store := memstore.New()
 	ttl := time.Second
 	ctxA, stopA := context.WithCancel(context.Background())
@@ -433,7 +433,7 @@ func TestCampaignWaitsOutATermWhoseElectionVanished(t *testing.T) {
 	aTerms := make(chan *lease.Term, 1)
 	aDone := make(chan error, 1)
 	go func() {
-		aDone <- campaign(t, store, "a", ttl).Run(ctxA, func(term *lease.Term) error { aTerms <- term; <-term.Done(); return nil })
+		aDone <- contender(t, store, "a", ttl).Run(ctxA, func(term *lease.Term) error { aTerms <- term; <-term.Done(); return nil })
 	}()
 	first := within(t, aTerms, 2*time.Second, "a's term")
 
@@ -441,7 +441,7 @@ func TestCampaignWaitsOutATermWhoseElectionVanished(t *testing.T) {
 	defer stopB()
 	bTerms := make(chan *lease.Term, 1)
 	go func() {
-		_ = campaign(t, store, "b", ttl).Run(ctxB, func(term *lease.Term) error { bTerms <- term; <-term.Done(); return nil })
+		_ = contender(t, store, "b", ttl).Run(ctxB, func(term *lease.Term) error { bTerms <- term; <-term.Done(); return nil })
 	}()
 	time.Sleep(200 * time.Millisecond) // b's first reads of a's term (it polls every 50 ms)
 
@@ -460,5 +460,35 @@ func TestCampaignWaitsOutATermWhoseElectionVanished(t *testing.T) {
 	}
 	if term.Grant.Fence <= first.Grant.Fence {
 		t.Fatalf("b's fence %d is not above a's %d", term.Grant.Fence, first.Grant.Fence)
+	}
+}
+
+// TestContendersSharingAnIdentityBothKnowIt: the contender that takes a term over must learn of
+// the clash too, not only the one that loses it — else a twin whose work keeps ending (its
+// command exits, it steps down) takes every live term of the other back the moment it looks.
+func TestContendersSharingAnIdentityBothKnowIt(t *testing.T) {
+	store := memstore.New()
+	var terms atomic.Int64
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 2)
+	holds := func(term *lease.Term) error { terms.Add(1); <-term.Done(); return nil }
+	stepsDown := func(term *lease.Term) error { terms.Add(1); return nil } // its work ends at once
+	for _, lead := range []func(*lease.Term) error{holds, stepsDown} {
+		c := contender(t, store, "twin", 500*time.Millisecond)
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		go func() { done <- c.Run(ctx, lead) }()
+	}
+	time.Sleep(3 * time.Second) // the span over which terms are counted, not synchronisation
+	cancel()
+	within(t, done, 2*time.Second, "a contender to stop")
+	within(t, done, 2*time.Second, "the other contender to stop")
+	// The one that steps down gives the term back; once the other holds, it must not take it.
+	if n := terms.Load(); n > 6 {
+		t.Fatalf("%d terms in 3 s between two contenders of one identity: one takes the other's terms back", n)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("no error naming the shared identity:\n%s", logs.String())
 	}
 }
