@@ -18,6 +18,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 	"github.com/regbo/lfp-swarm-lease/faults/internal/netns"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // EtcdBinaryEnv names the etcd server binary when it is not `etcd` on PATH (as
@@ -471,6 +472,7 @@ func (e *Etcd) DumpLogs(logf func(format string, args ...any)) {
 // (SIGINT, SIGTERM) closes the cluster before the process exits.
 func EtcdForTest(t testing.TB) *Etcd {
 	t.Helper()
+	leasetest.Long(t, "starts a three-member etcd cluster in network namespaces")
 	if err := EtcdPrerequisites(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v, and CI=true: the fault tests must run in CI", err)

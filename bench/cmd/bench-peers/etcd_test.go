@@ -19,9 +19,7 @@ import (
 // three-member etcd; the rooms-scale measurement at a few hundred rooms, with a restart of
 // serve; and a handover and a failover of `run` on etcd and of etcd-run, side by side.
 func TestEtcdBenchmarksShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds lfp-swarm-lease and runs etcd clusters")
-	}
+	needetcd.Long(t, "builds lfp-swarm-lease and runs etcd clusters")
 	etcd := needetcd.Binary(t)
 	bin := t.TempDir()
 	build := func(name, dir, pkg string) string {
