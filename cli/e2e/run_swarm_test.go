@@ -459,25 +459,30 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 	s.docker("unpause", old.Hostname)
 	thawed := time.Now()
 	unpaused = true
-	events := waitForEvents(t, s.log, 5*time.Second, "the thawed child's stop", func(events []childEvent) bool {
-		for _, e := range events {
+	// Thawed past its deadline, the child gets SIGTERM and, with no grace left to give, SIGKILL
+	// at once: it may not live to log its stop. Its end is then the supervisor's "child
+	// stopped" line, logged once the guard saw every process of it gone.
+	var ended time.Time
+	pollUntil(t, 5*time.Second, "the thawed child's end", func() (bool, string) {
+		for _, e := range s.events() {
 			if e.Event == "stop" && e.childKey() == old.childKey() {
-				return true
+				ended = e.time()
+				return true, ""
 			}
 		}
-		return false
-	})
-	var stop childEvent
-	for _, e := range events {
-		if e.Event == "stop" && e.childKey() == old.childKey() {
-			stop = e
+		logs := s.docker("logs", old.Hostname)
+		if at, ok := childStoppedAt(logs, old.Fence); ok {
+			ended = at
+			return true, ""
 		}
-	}
+		return false, logs
+	})
+	events := s.events()
 	// The thaw happens while `docker unpause` runs: the window is at most the time from the
-	// call to the stop event.
-	window := stop.time().Sub(thawing)
-	t.Logf("thawed child lived at most %v: its stop event came %v after `docker unpause` was called and %v after it returned (the call took %v)",
-		window.Round(time.Millisecond), window.Round(time.Millisecond), stop.time().Sub(thawed).Round(time.Millisecond), thawed.Sub(thawing).Round(time.Millisecond))
+	// call to the child's end.
+	window := ended.Sub(thawing)
+	t.Logf("thawed child lived at most %v: its end came %v after `docker unpause` was called and %v after it returned (the call took %v)",
+		window.Round(time.Millisecond), window.Round(time.Millisecond), ended.Sub(thawed).Round(time.Millisecond), thawed.Sub(thawing).Round(time.Millisecond))
 	if window < 0 {
 		t.Fatalf("the paused child logged its stop %v before the unpause: the container was not frozen", -window)
 	}
@@ -495,7 +500,7 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 	}
 	killed := map[string]time.Time{old.childKey(): paused}
 	checkOneChildAtATime(t, rest, killed)
-	if live := liveChildren(events, nil); len(live) != 1 || live[0].childKey() != next.childKey() {
+	if live := liveChildren(events, map[string]time.Time{old.childKey(): ended}); len(live) != 1 || live[0].childKey() != next.childKey() {
 		t.Fatalf("after the thaw the live children are %v, want only %s:\n%s", live, next.childKey(), describeEvents(events))
 	}
 
@@ -505,8 +510,27 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 	// Time passing is what is tested here: the thawed supervisor's renewal timer has fired.
 	time.Sleep(time.Until(thawed.Add(2 * runSwarmRenew)))
 	s.expectAnchorHeldBy(next, "two renew intervals after the thaw")
-	s.expectOnlyChild(next, nil)
+	s.expectOnlyChild(next, map[string]time.Time{old.childKey(): ended})
 	s.expectNoRenewalAfter(old, thawing)
+}
+
+// childStoppedAt finds, in a supervisor's log, the time of the "child stopped" line of the term
+// with fence.
+func childStoppedAt(logs, fence string) (time.Time, bool) {
+	for _, line := range strings.Split(logs, "\n") {
+		if !strings.Contains(line, `msg="child stopped"`) || !strings.Contains(line, " fence="+fence+" ") {
+			continue
+		}
+		_, rest, ok := strings.Cut(line, "time=")
+		if !ok {
+			continue
+		}
+		stamp, _, _ := strings.Cut(rest, " ")
+		if at, err := time.Parse(time.RFC3339Nano, stamp); err == nil {
+			return at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // expectNoRenewalAfter checks the supervisor log of child's container: its term ended (by

@@ -263,9 +263,7 @@ func (g *guard) supervise(sigs <-chan os.Signal, deadline Deadline, deadlines <-
 	due := time.NewTimer(time.Hour)
 	due.Stop()
 	defer due.Stop()
-	current := deadline
 	arm := func(d Deadline) {
-		current = d
 		due.Stop()
 		if !d.IsZero() {
 			due.Reset(max(d.Until()-g.grace, 0))
@@ -286,13 +284,10 @@ func (g *guard) supervise(sigs <-chan os.Signal, deadline Deadline, deadlines <-
 		// only once it knows the guard is at it.
 		g.sendProgress()
 		sig = syscall.SIGTERM
-		// SIGKILL after the grace period, but never past the term's deadline: a stop that
-		// begins late (the guard thawed after it) has no grace left to give.
-		killIn := g.grace
-		if !current.IsZero() {
-			killIn = max(min(killIn, current.Until()), 0)
-		}
-		kill = time.After(killIn)
+		// SIGKILL after the grace period. A stop that begins on time ends by the deadline; one
+		// that begins late — the whole tree thawed after it — still gives the command its
+		// grace: nothing could stop it while it was frozen, and the fence covers that window.
+		kill = time.After(g.grace)
 		ticker := time.NewTicker(reapInterval)
 		sweep = ticker.C
 		// Not the /proc scan yet: it takes milliseconds on a busy host, and the command,

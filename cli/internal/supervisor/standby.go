@@ -58,7 +58,6 @@ func (s *Standby) Launch(env []string, deadline Deadline) (*Child, error) {
 		return nil, ErrStandbyGone
 	default:
 	}
-	s.child.deadline = deadline // before the child is anyone else's: no lock needed
 	if err := s.child.control.writeTerm(env, deadline); err != nil {
 		// EPIPE: the guard died since the check above; a timeout: it does not read (stopped).
 		// Either way it gets no term: the pipe's end makes a live one exit.

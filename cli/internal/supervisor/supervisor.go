@@ -98,9 +98,6 @@ type Child struct {
 	// descendants, so that the PID it names is never another process's; reaped says it is gone.
 	reapMu sync.Mutex
 	reaped bool
-	// deadline is the last deadline handed to the guard (zero: none).
-	deadlineMu sync.Mutex
-	deadline   Deadline
 	// commandPID is the command's PID once the guard reported it; hasPID is closed then, or
 	// when the guard exited without reporting one.
 	commandPID atomic.Int64
@@ -345,25 +342,7 @@ func orDefault(w, def io.Writer) io.Writer {
 
 // SetDeadline hands the guard the term's new deadline (after a renewal) without waiting: the
 // guard stops the command Grace before it unless a later one comes.
-func (c *Child) SetDeadline(d Deadline) {
-	c.deadlineMu.Lock()
-	c.deadline = d
-	c.deadlineMu.Unlock()
-	c.control.send(d)
-}
-
-// killAfter is how long after a stop begins everything gets SIGKILL: the grace period, but never
-// past the term's deadline — a stop that begins late (a timer that fired late, a process thawed
-// after the deadline) has no grace left to give.
-func (c *Child) killAfter(grace time.Duration) time.Duration {
-	c.deadlineMu.Lock()
-	d := c.deadline
-	c.deadlineMu.Unlock()
-	if d.IsZero() {
-		return grace
-	}
-	return max(min(grace, d.Until()), 0)
-}
+func (c *Child) SetDeadline(d Deadline) { c.control.send(d) }
 
 // Started is closed once the command's PID is known (CommandPID no longer waits), or the guard
 // has exited without one.
@@ -443,9 +422,9 @@ func (c *Child) Stop(grace time.Duration) (killed bool) {
 	default:
 	}
 	began := time.Now()
-	end := c.killAfter(grace)
+	end := grace
 	c.signalGuard(syscall.SIGTERM)
-	acked := await(c.stopping, min(ackWait(grace), end))
+	acked := await(c.stopping, ackWait(grace))
 	if isClosed(c.done) {
 		return c.killedAny()
 	}
