@@ -1,13 +1,11 @@
 package lease_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -378,7 +376,7 @@ func TestContendersSharingAnIdentityDoNotFlap(t *testing.T) {
 		}
 		return nil
 	}
-	var logs syncBuffer
+	var logs leasetest.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 2)
@@ -401,24 +399,6 @@ func TestContendersSharingAnIdentityDoNotFlap(t *testing.T) {
 	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "holder_id=twin") || !strings.Contains(out, "own holder id") {
 		t.Fatalf("no error naming the shared holder id and the fix:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent loggers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestContenderWaitsOutATermWhoseElectionVanished: an election destroyed under a live term (or a
@@ -469,7 +449,7 @@ func TestContenderWaitsOutATermWhoseElectionVanished(t *testing.T) {
 func TestContendersSharingAnIdentityBothKnowIt(t *testing.T) {
 	store := memstore.New()
 	var terms atomic.Int64
-	var logs syncBuffer
+	var logs leasetest.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 2)

@@ -39,23 +39,8 @@ type runProc struct {
 	done chan struct{}
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe for the process's writes and the test's reads.
+type syncBuffer = leasetest.SyncBuffer
 
 // fileRunEnv is the environment of run processes sharing one file-store election, with short
 // timings: TTL 2 s, grace 300 ms, poll 100 ms.
