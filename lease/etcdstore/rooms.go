@@ -343,13 +343,13 @@ func (s *Store) LoadRooms(ctx context.Context, k rooms.ShardKey, ids []string, e
 		}
 		ids = ids[n:]
 		rctx, cancel := s.request(ctx)
-		resp, err := s.cli.Txn(rctx).Then(ops...).Commit()
+		resp, err := s.reads.do(rctx, nil, ops, nil)
 		cancel()
 		if err != nil {
 			return rooms.RoomsRead{}, classify("load rooms", head, err, false)
 		}
 		if rev == 0 {
-			rev = resp.Header.Revision
+			rev = resp.Revision
 		}
 		for i, r := range resp.Responses {
 			kvs := r.GetResponseRange().Kvs
@@ -404,6 +404,8 @@ func (s *Store) WriteRooms(ctx context.Context, k rooms.ShardKey, w rooms.RoomsW
 	if w.Head != nil {
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(head), "=", int64(w.HeadVersion)))
 		ops = append(ops, clientv3.OpPut(head, string(w.Head)))
+	} else if w.HeadUnchanged {
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(head), "=", int64(w.HeadVersion)))
 	}
 	for _, r := range w.Put {
 		key, idx := s.roomKey(k, r.ID), s.indexKey(k, r.ExpiresMs, r.ID)
@@ -425,14 +427,14 @@ func (s *Store) WriteRooms(ctx context.Context, k rooms.ShardKey, w rooms.RoomsW
 	}
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	resp, err := s.writes.do(ctx, cmps, ops, nil)
 	if err != nil {
 		return 0, classify("write rooms", head, err, true)
 	}
 	if !resp.Succeeded {
 		return 0, fmt.Errorf("etcd store: write rooms of %q: %w", head, lease.ErrConflict)
 	}
-	return lease.Version(resp.Header.Revision), nil
+	return lease.Version(resp.Revision), nil
 }
 
 // CountRooms implements rooms.RoomStore from the expiry index: per shard, the entries above
@@ -453,13 +455,13 @@ func (s *Store) CountRooms(ctx context.Context, namespace string, shards int, af
 			ops = append(ops, clientv3.OpGet(s.indexPrefix(k)+expiryKey(after+1), opts...))
 		}
 		rctx, cancel := s.request(ctx)
-		resp, err := s.cli.Txn(rctx).Then(ops...).Commit()
+		resp, err := s.reads.do(rctx, nil, ops, nil)
 		cancel()
 		if err != nil {
 			return 0, 0, classify("count rooms", s.roomsPrefix(namespace), err, false)
 		}
 		if rev == 0 {
-			rev = resp.Header.Revision
+			rev = resp.Revision
 		}
 		for i, r := range resp.Responses {
 			rr := r.GetResponseRange()

@@ -22,6 +22,8 @@ type Store struct {
 	opts      Options
 	timeout   time.Duration
 	observers *requestObservers
+	// reads and writes merge the rooms' concurrent transactions (coalesce.go).
+	reads, writes *coalescer
 }
 
 var (
@@ -74,7 +76,8 @@ func New(o Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
-	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout, observers: observers}, nil
+	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout, observers: observers,
+		reads: &coalescer{cli: cli, timeout: o.RequestTimeout}, writes: &coalescer{cli: cli, timeout: o.RequestTimeout}}, nil
 }
 
 // Open is ParseURL then New.

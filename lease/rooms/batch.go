@@ -99,6 +99,9 @@ type shardQueue struct {
 	// The last document this Manager wrote and its version; only the sem holder touches them.
 	cached    *shardDoc
 	cachedVer lease.Version
+	// rooms is, on a RoomStore, what this Manager last read or wrote of the shard's rooms
+	// (roomcache.go); only the sem holder touches it.
+	rooms roomCache
 	// pass is the sem holder's pass through the activation gate when the store never sees it
 	// (the memory store: no WrittenVisible), reused from batch to batch.
 	pass gatePass

@@ -78,6 +78,12 @@ func (m *Manager) loadRooms(ctx context.Context, key ShardKey, ids []string, exp
 	if err != nil {
 		return nil, roomsLoaded{}, err
 	}
+	return m.roomsDoc(key, read)
+}
+
+// roomsDoc is the partial document of what LoadRooms read (or what a shard queue remembers of
+// it, roomcache.go).
+func (m *Manager) roomsDoc(key ShardKey, read RoomsRead) (*shardDoc, roomsLoaded, error) {
 	doc := newShard(key, m.shards, m.clock.Now())
 	doc.partial, doc.overhead = true, docOverhead(key, m.shards)
 	got := roomsLoaded{read: read, stored: make(map[string]StoredRoom, len(read.Rooms))}
@@ -166,6 +172,11 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			ids = append(ids, o.room)
 		}
 	}
+	// Renewals and resignations of remembered rooms are decided without a read (roomcache.go).
+	remembered, fromMemory := RoomsRead{}, false
+	if !campaigns {
+		remembered, fromMemory = q.rooms.read(ids)
+	}
 	for conflicts := 0; ; {
 		now := m.now()
 		var expiredBefore int64
@@ -173,16 +184,30 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			// A room has ended once now ≥ expires_at + skew (Manager.live).
 			expiredBefore = now.Add(-m.skew).UnixMilli() + 1
 		}
-		doc, got, err := m.loadRooms(ctx, q.key, ids, expiredBefore)
+		var doc *shardDoc
+		var got roomsLoaded
+		var err error
+		if fromMemory {
+			doc, got, err = m.roomsDoc(q.key, remembered)
+		} else {
+			doc, got, err = m.loadRooms(ctx, q.key, ids, expiredBefore)
+		}
 		if err != nil {
+			q.rooms.forget()
 			fail(err)
 			return
 		}
 		m.collect(doc, now)
 		changed, counted, err := m.decideRooms(ctx, batch, doc, got, now)
 		if err != nil {
+			q.rooms.forget()
 			fail(err)
 			return
+		}
+		if fromMemory && !allChanged(batch) {
+			// A refusal is only ever decided on what the store holds now.
+			fromMemory = false
+			continue
 		}
 		if !changed {
 			deliver(batch)
@@ -193,12 +218,18 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			touched[o.room] = touched[o.room] || o.out.changed
 		}
 		w := m.roomsWrite(q.key, doc, got, touched)
-		maybe, err := m.writeRooms(ctx, q.key, w)
+		if fromMemory && w.Head == nil {
+			w.HeadVersion, w.HeadUnchanged = got.read.HeadVersion, true
+		}
+		v, maybe, err := m.writeRooms(ctx, q.key, w)
 		m.count.finish(counted)
 		if err == nil {
+			q.rooms.remember(got.read, w, v)
 			deliver(batch)
 			return
 		}
+		q.rooms.forget()
+		fromMemory = false
 		if !errors.Is(err, lease.ErrConflict) {
 			fail(err)
 			return
@@ -297,11 +328,11 @@ func (m *Manager) roomsWrite(key ShardKey, doc *shardDoc, got roomsLoaded, touch
 // writeRooms applies w. A conflict, or an unknown outcome whose read-back does not find exactly
 // what w wrote, is lease.ErrConflict — to decide again; maybe reports that the write may have
 // landed all the same.
-func (m *Manager) writeRooms(ctx context.Context, key ShardKey, w RoomsWrite) (maybe bool, err error) {
-	_, err = m.rs.WriteRooms(ctx, key, w)
+func (m *Manager) writeRooms(ctx context.Context, key ShardKey, w RoomsWrite) (v lease.Version, maybe bool, err error) {
+	v, err = m.rs.WriteRooms(ctx, key, w)
 	switch {
 	case err == nil:
-		return false, nil
+		return v, false, nil
 	case errors.Is(err, lease.ErrAmbiguous):
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
@@ -314,16 +345,16 @@ func (m *Manager) writeRooms(ctx context.Context, key ShardKey, w RoomsWrite) (m
 		}
 		read, rerr := m.rs.LoadRooms(rctx, key, ids, 0, 0)
 		if rerr != nil {
-			return true, fmt.Errorf("%w; reading it back failed too: %w", err, rerr)
+			return 0, true, fmt.Errorf("%w; reading it back failed too: %w", err, rerr)
 		}
 		if landed(w, read) {
-			return false, nil
+			return 0, false, nil // landed, at a version not known
 		}
-		return true, fmt.Errorf("%w: %w", lease.ErrConflict, err)
+		return 0, true, fmt.Errorf("%w: %w", lease.ErrConflict, err)
 	case errors.Is(err, lease.ErrExists), errors.Is(err, lease.ErrNotFound):
-		return false, fmt.Errorf("%w: %w", lease.ErrConflict, err)
+		return 0, false, fmt.Errorf("%w: %w", lease.ErrConflict, err)
 	}
-	return false, err
+	return 0, false, err
 }
 
 // landed reports whether read shows exactly what w wrote: its rooms, none of its deleted rooms,
@@ -343,6 +374,16 @@ func landed(w RoomsWrite, read RoomsRead) bool {
 	}
 	for _, r := range w.Delete {
 		if _, ok := stored[r.ID]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// allChanged reports whether every op of batch changed its room on the attempt's decision.
+func allChanged(batch []*op) bool {
+	for _, o := range batch {
+		if !o.out.changed {
 			return false
 		}
 	}

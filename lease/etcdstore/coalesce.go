@@ -1,0 +1,188 @@
+package etcdstore
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Group commit of the rooms' transactions (docs/rooms.md §2). Every request to etcd costs each
+// member a gRPC exchange, and every write a Raft entry, replication and an apply, whatever it
+// carries; under load the rooms' requests are small and many — one per shard batch. A
+// coalescer merges the transactions that callers start while earlier ones are on their way into
+// one etcd transaction of nested transactions (etcd ≥ 3.3), each with its own conditions and
+// outcome: a merged write is one Raft entry, and each caller learns whether its own conditions
+// held. Nothing waits for company: a transaction goes at once when no merged one is
+// outstanding, so an idle store answers as fast as without merging.
+//
+// etcd checks a merged transaction as a whole: the merged count plus the largest nested one's
+// operations must stay within its operation limit (128 by default; maxTxnOps here), and no two
+// nested transactions may put the same key, or put one the other deletes. Transactions that
+// touch a key already in the merge go in a later one.
+
+// One merged transaction is outstanding at a time — the fewest, largest merges, measured best
+// (BENCHMARKS.md) — unless the last one sent has been out for longer than stallAfter (a member
+// that stopped answering, a leader election): then up to maxInFlight go, so that requests that
+// another member would answer do not all wait behind the stalled one until it times out.
+const (
+	maxInFlight = 4
+	stallAfter  = 200 * time.Millisecond
+)
+
+// maxMergedBytes bounds the keys and values of one merged transaction, well inside etcd's
+// default request limit of 1.5 MiB.
+const maxMergedBytes = 512 << 10
+
+// txnResult is one caller's transaction's outcome within a merged one.
+type txnResult struct {
+	Succeeded bool
+	Responses []*pb.ResponseOp
+	Revision  int64 // the revision of the store after the (merged) transaction
+}
+
+// pendingTxn is a caller's transaction waiting to be sent.
+type pendingTxn struct {
+	cmps       []clientv3.Cmp
+	then, els  []clientv3.Op
+	keys       []string // every key put or deleted, in both branches
+	size, cost int      // operations (the largest branch or the conditions); bytes of keys and values
+	done       chan struct{}
+	res        txnResult
+	err        error
+}
+
+// coalescer merges concurrent transactions of one kind (reads or writes, so that a read never
+// becomes part of a Raft write).
+type coalescer struct {
+	cli     *clientv3.Client
+	timeout time.Duration
+
+	mu       sync.Mutex
+	queue    []*pendingTxn
+	inFlight int
+	lastSent time.Time // when the last merged transaction went
+}
+
+func newPendingTxn(cmps []clientv3.Cmp, then, els []clientv3.Op) *pendingTxn {
+	p := &pendingTxn{cmps: cmps, then: then, els: els, done: make(chan struct{})}
+	p.size = max(len(cmps), len(then), len(els))
+	for _, branch := range [][]clientv3.Op{then, els} {
+		for _, op := range branch {
+			p.cost += len(op.KeyBytes()) + len(op.ValueBytes()) + 16
+			if op.IsPut() || op.IsDelete() {
+				p.keys = append(p.keys, string(op.KeyBytes()))
+			}
+		}
+	}
+	for _, c := range cmps {
+		p.cost += len(c.KeyBytes()) + 16
+	}
+	return p
+}
+
+// do sends the transaction, merged with others when some are waiting, and waits for its
+// outcome or for ctx to end (the merged transaction goes on for the others).
+func (c *coalescer) do(ctx context.Context, cmps []clientv3.Cmp, then, els []clientv3.Op) (txnResult, error) {
+	p := newPendingTxn(cmps, then, els)
+	c.mu.Lock()
+	c.queue = append(c.queue, p)
+	if c.inFlight == 0 || (c.inFlight < maxInFlight && time.Since(c.lastSent) > stallAfter) {
+		c.inFlight++
+		go c.send()
+	}
+	c.mu.Unlock()
+	select {
+	case <-p.done:
+		return p.res, p.err
+	case <-ctx.Done():
+		return txnResult{}, ctx.Err()
+	}
+}
+
+// send sends merged transactions until the queue is empty.
+func (c *coalescer) send() {
+	for {
+		c.mu.Lock()
+		batch := c.take()
+		if len(batch) == 0 {
+			c.inFlight--
+			c.mu.Unlock()
+			return
+		}
+		c.lastSent = time.Now()
+		c.mu.Unlock()
+		c.commit(batch)
+	}
+}
+
+// take removes from the queue the longest prefix-first selection of transactions that etcd
+// accepts as one: within the operation and byte limits, no key in two of them. The caller holds
+// c.mu.
+func (c *coalescer) take() []*pendingTxn {
+	var batch, rest []*pendingTxn
+	keys := map[string]bool{}
+	largest, bytes := 0, 0
+	for _, p := range c.queue {
+		fits := len(batch) == 0 ||
+			(len(batch)+1+max(largest, p.size) <= maxTxnOps && bytes+p.cost <= maxMergedBytes && !anyIn(p.keys, keys))
+		if !fits {
+			rest = append(rest, p)
+			continue
+		}
+		batch = append(batch, p)
+		largest, bytes = max(largest, p.size), bytes+p.cost
+		for _, k := range p.keys {
+			keys[k] = true
+		}
+	}
+	c.queue = rest
+	return batch
+}
+
+func anyIn(keys []string, set map[string]bool) bool {
+	for _, k := range keys {
+		if set[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// commit sends batch as one transaction — a plain one when it holds one — and hands every
+// caller its outcome.
+func (c *coalescer) commit(batch []*pendingTxn) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	ctx = clientv3.WithRequireLeader(ctx)
+	defer func() {
+		for _, p := range batch {
+			close(p.done)
+		}
+	}()
+	if len(batch) == 1 {
+		p := batch[0]
+		resp, err := c.cli.Txn(ctx).If(p.cmps...).Then(p.then...).Else(p.els...).Commit()
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.res = txnResult{Succeeded: resp.Succeeded, Responses: resp.Responses, Revision: resp.Header.Revision}
+		return
+	}
+	ops := make([]clientv3.Op, len(batch))
+	for i, p := range batch {
+		ops[i] = clientv3.OpTxn(p.cmps, p.then, p.els)
+	}
+	resp, err := c.cli.Txn(ctx).Then(ops...).Commit()
+	for i, p := range batch {
+		if err != nil {
+			p.err = err
+			continue
+		}
+		sub := resp.Responses[i].GetResponseTxn()
+		p.res = txnResult{Succeeded: sub.GetSucceeded(), Responses: sub.GetResponses(), Revision: resp.Header.Revision}
+	}
+}
