@@ -180,14 +180,17 @@ func TestEtcdRunStepsDownWithoutQuorum(t *testing.T) {
 // TestEtcdServeReplicasAreOneService: two `serve` processes on one etcd are one elections
 // service: a room won through one is a follower's through the other; a watch through one sees
 // the other's resignation; the leader renews and resigns through the other, with the other
-// one killed. Both say that the active-room limit is etcd's default.
+// one killed. Both say that the active-room limit and the shard count are etcd's defaults.
 func TestEtcdServeReplicasAreOneService(t *testing.T) {
 	env := append([]string{"SWARM_LEASE_LISTEN=127.0.0.1:0"}, etcdStore(t).env...)
 	a := startServe(t, env, "replica a")
 	b := startServe(t, env, "replica b")
 	for _, p := range []*apiProc{a, b} {
-		if want := "max_active_rooms=" + strconv.Itoa(rooms.DefaultMaxActiveRoomsIndividual); !strings.Contains(p.out.String(), want) {
-			t.Errorf("%s does not log %s:\n%s", p.name, want, p.out.String())
+		for _, want := range []string{"max_active_rooms=" + strconv.Itoa(rooms.DefaultMaxActiveRoomsIndividual),
+			"room_shards=" + strconv.Itoa(rooms.DefaultShardsIndividual)} {
+			if !strings.Contains(p.out.String(), want) {
+				t.Errorf("%s does not log %s:\n%s", p.name, want, p.out.String())
+			}
 		}
 	}
 	id := rooms.NewRoomID()

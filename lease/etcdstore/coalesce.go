@@ -2,6 +2,9 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,16 +15,27 @@ import (
 // Group commit of the rooms' transactions (docs/rooms.md §2). Every request to etcd costs each
 // member a gRPC exchange, and every write a Raft entry, replication and an apply, whatever it
 // carries; under load the rooms' requests are small and many — one per shard batch. A
-// coalescer merges the transactions that callers start while earlier ones are on their way into
-// one etcd transaction of nested transactions (etcd ≥ 3.3), each with its own conditions and
-// outcome: a merged write is one Raft entry, and each caller learns whether its own conditions
-// held. Nothing waits for company: a transaction goes at once when no merged one is
-// outstanding, so an idle store answers as fast as without merging.
+// coalescer merges the transactions that callers start while earlier ones are on their way:
+//
+//   - writes into one etcd transaction of nested transactions (etcd ≥ 3.3), each with its own
+//     conditions and outcome: one Raft entry, and each caller learns whether its own conditions
+//     held;
+//   - reads, which have no conditions, into one flat read-only transaction whose ranges are
+//     handed back to their callers in order: etcd serves a flat read-only transaction from a
+//     linearizable read index, and would take one with nested transactions for a write
+//     through Raft.
+//
+// Nothing waits for company: a transaction goes at once when no merged one is outstanding, so
+// an idle store answers as fast as without merging. A caller whose context ends while its
+// transaction is still queued takes it back, unsent.
 //
 // etcd checks a merged transaction as a whole: the merged count plus the largest nested one's
-// operations must stay within its operation limit (128 by default; maxTxnOps here), and no two
-// nested transactions may put the same key, or put one the other deletes. Transactions that
-// touch a key already in the merge go in a later one.
+// operations must stay within its operation limit (128 by default; maxTxnOps here) — for a
+// flat read, all the ranges together — and no two nested transactions may put the same key, or
+// put one the other deletes. A transaction that touches a key of one left for later waits for
+// a later merge too, so that two transactions on one key keep their order. A merged request
+// that etcd refuses as malformed is sent again one transaction at a time, so that one caller's
+// bad request (a read at a compacted revision) fails that caller alone.
 
 // One merged transaction is outstanding at a time — the fewest, largest merges, measured best
 // (BENCHMARKS.md) — unless the last one sent has been out for longer than stallAfter (a member
@@ -35,6 +49,10 @@ const (
 // maxMergedBytes bounds the keys and values of one merged transaction, well inside etcd's
 // default request limit of 1.5 MiB.
 const maxMergedBytes = 512 << 10
+
+// errNotSent is the error of a transaction whose caller gave up before it was sent: it never
+// reached etcd.
+var errNotSent = errors.New("not sent: the request ended while it waited for its turn")
 
 // txnResult is one caller's transaction's outcome within a merged one.
 type txnResult struct {
@@ -54,11 +72,12 @@ type pendingTxn struct {
 	err        error
 }
 
-// coalescer merges concurrent transactions of one kind (reads or writes, so that a read never
-// becomes part of a Raft write).
+// coalescer merges concurrent transactions of one kind: reads (read true: no conditions, no
+// writes) or writes.
 type coalescer struct {
 	cli     *clientv3.Client
 	timeout time.Duration
+	read    bool
 
 	mu       sync.Mutex
 	queue    []*pendingTxn
@@ -84,7 +103,8 @@ func newPendingTxn(cmps []clientv3.Cmp, then, els []clientv3.Op) *pendingTxn {
 }
 
 // do sends the transaction, merged with others when some are waiting, and waits for its
-// outcome or for ctx to end (the merged transaction goes on for the others).
+// outcome or for ctx to end. A transaction still queued when ctx ends is taken back
+// (errNotSent beside ctx's error); one already sent goes on for the others.
 func (c *coalescer) do(ctx context.Context, cmps []clientv3.Cmp, then, els []clientv3.Op) (txnResult, error) {
 	p := newPendingTxn(cmps, then, els)
 	c.mu.Lock()
@@ -98,8 +118,15 @@ func (c *coalescer) do(ctx context.Context, cmps []clientv3.Cmp, then, els []cli
 	case <-p.done:
 		return p.res, p.err
 	case <-ctx.Done():
-		return txnResult{}, ctx.Err()
 	}
+	c.mu.Lock()
+	if i := slices.Index(c.queue, p); i >= 0 {
+		c.queue = slices.Delete(c.queue, i, i+1)
+		c.mu.Unlock()
+		return txnResult{}, fmt.Errorf("%w: %w", errNotSent, ctx.Err())
+	}
+	c.mu.Unlock()
+	return txnResult{}, ctx.Err()
 }
 
 // send sends merged transactions until the queue is empty.
@@ -118,25 +145,28 @@ func (c *coalescer) send() {
 	}
 }
 
-// take removes from the queue the longest prefix-first selection of transactions that etcd
-// accepts as one: within the operation and byte limits, no key in two of them. The caller holds
-// c.mu.
+// take removes from the queue, in queue order, the transactions that etcd accepts as one
+// request: within the operation and byte limits, no key in two of them, and none on a key of
+// one left for later. The caller holds c.mu.
 func (c *coalescer) take() []*pendingTxn {
 	var batch, rest []*pendingTxn
 	keys := map[string]bool{}
-	largest, bytes := 0, 0
+	largest, total, bytes := 0, 0, 0
 	for _, p := range c.queue {
-		fits := len(batch) == 0 ||
-			(len(batch)+1+max(largest, p.size) <= maxTxnOps && bytes+p.cost <= maxMergedBytes && !anyIn(p.keys, keys))
+		ops := len(batch) + 1 + max(largest, p.size) // etcd's count of a merge of nested transactions
+		if c.read {
+			ops = total + p.size
+		}
+		fits := len(batch) == 0 || (ops <= maxTxnOps && bytes+p.cost <= maxMergedBytes && !anyIn(p.keys, keys))
+		for _, k := range p.keys {
+			keys[k] = true
+		}
 		if !fits {
 			rest = append(rest, p)
 			continue
 		}
 		batch = append(batch, p)
-		largest, bytes = max(largest, p.size), bytes+p.cost
-		for _, k := range p.keys {
-			keys[k] = true
-		}
+		largest, total, bytes = max(largest, p.size), total+p.size, bytes+p.cost
 	}
 	c.queue = rest
 	return batch
@@ -154,35 +184,80 @@ func anyIn(keys []string, set map[string]bool) bool {
 // commit sends batch as one transaction — a plain one when it holds one — and hands every
 // caller its outcome.
 func (c *coalescer) commit(batch []*pendingTxn) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	ctx = clientv3.WithRequireLeader(ctx)
 	defer func() {
 		for _, p := range batch {
 			close(p.done)
 		}
 	}()
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	ctx = clientv3.WithRequireLeader(ctx)
 	if len(batch) == 1 {
-		p := batch[0]
-		resp, err := c.cli.Txn(ctx).If(p.cmps...).Then(p.then...).Else(p.els...).Commit()
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.res = txnResult{Succeeded: resp.Succeeded, Responses: resp.Responses, Revision: resp.Header.Revision}
+		c.commitOne(ctx, batch[0])
 		return
 	}
+	var err error
+	if c.read {
+		err = c.commitReads(ctx, batch)
+	} else {
+		err = c.commitWrites(ctx, batch)
+	}
+	if err != nil && kindOf(err) == nil {
+		// Refused as malformed: one caller's request, most likely; each goes alone.
+		for _, p := range batch {
+			c.commitOne(ctx, p)
+		}
+		return
+	}
+	if err != nil {
+		for _, p := range batch {
+			p.err = err
+		}
+	}
+}
+
+func (c *coalescer) commitOne(ctx context.Context, p *pendingTxn) {
+	resp, err := c.cli.Txn(ctx).If(p.cmps...).Then(p.then...).Else(p.els...).Commit()
+	if err != nil {
+		p.err = err
+		return
+	}
+	p.res = txnResult{Succeeded: resp.Succeeded, Responses: resp.Responses, Revision: resp.Header.Revision}
+}
+
+// commitWrites sends batch as one transaction of nested ones.
+func (c *coalescer) commitWrites(ctx context.Context, batch []*pendingTxn) error {
 	ops := make([]clientv3.Op, len(batch))
 	for i, p := range batch {
 		ops[i] = clientv3.OpTxn(p.cmps, p.then, p.els)
 	}
 	resp, err := c.cli.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return err
+	}
 	for i, p := range batch {
-		if err != nil {
-			p.err = err
-			continue
-		}
 		sub := resp.Responses[i].GetResponseTxn()
 		p.res = txnResult{Succeeded: sub.GetSucceeded(), Responses: sub.GetResponses(), Revision: resp.Header.Revision}
 	}
+	return nil
+}
+
+// commitReads sends batch's reads as one flat read-only transaction and hands each caller its
+// own ranges' responses.
+func (c *coalescer) commitReads(ctx context.Context, batch []*pendingTxn) error {
+	var ops []clientv3.Op
+	for _, p := range batch {
+		ops = append(ops, p.then...)
+	}
+	resp, err := c.cli.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return err
+	}
+	at := 0
+	for _, p := range batch {
+		n := len(p.then)
+		p.res = txnResult{Succeeded: true, Responses: resp.Responses[at : at+n : at+n], Revision: resp.Header.Revision}
+		at += n
+	}
+	return nil
 }

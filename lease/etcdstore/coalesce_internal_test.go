@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
 )
 
@@ -58,6 +60,13 @@ func TestMergedTransactionsKeepTheirOwnOutcomes(t *testing.T) {
 		}
 		if want := i%2 == 0; p.res.Succeeded != want || p.res.Revision == 0 {
 			t.Fatalf("transaction %d: succeeded %v at revision %d, want %v", i, p.res.Succeeded, p.res.Revision, want)
+		}
+		if i%2 == 0 {
+			// The merged revision is every key's mod revision: what the rooms remember.
+			got, err := s.cli.Get(context.Background(), key(i))
+			if err != nil || len(got.Kvs) != 1 || got.Kvs[0].ModRevision != p.res.Revision {
+				t.Fatalf("transaction %d: key at %v (%v), want mod revision %d", i, got, err, p.res.Revision)
+			}
 		}
 		if i%2 == 1 && (len(p.res.Responses) != 1 || p.res.Responses[0].GetResponseRange() == nil) {
 			t.Fatalf("transaction %d: its else branch's read is missing: %v", i, p.res.Responses)
@@ -111,5 +120,104 @@ func TestMergesStayWithinWhatEtcdAccepts(t *testing.T) {
 	b := c.take()
 	if len(b)+1 > maxTxnOps || len(c.queue) == 0 {
 		t.Fatalf("%d one-operation transactions: merged %d, left %d; want at most %d merged", maxTxnOps, len(b), len(c.queue), maxTxnOps-1)
+	}
+}
+
+// TestMergedReadsStayReads: reads merged into one request are one flat read-only transaction —
+// served from etcd's read index, no Raft entry — and each caller gets its own ranges.
+func TestMergedReadsStayReads(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := s.cli.Put(ctx, fmt.Sprintf("%s/r%d", s.opts.Prefix, i), fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raftIndex := func() uint64 {
+		st, err := s.cli.Status(ctx, s.opts.Endpoints[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.RaftIndex
+	}
+	var requests atomic.Int64
+	s.OnRequest(func(op string, _ time.Duration, _ error) {
+		if op == "Txn" {
+			requests.Add(1)
+		}
+	})
+	before := raftIndex()
+	c := s.reads
+	var queued []*pendingTxn
+	for i := range 3 {
+		queued = append(queued, newPendingTxn(nil, []clientv3.Op{
+			clientv3.OpGet(fmt.Sprintf("%s/r%d", s.opts.Prefix, i)), clientv3.OpGet(s.opts.Prefix+"/none")}, nil))
+	}
+	c.queue = append(c.queue, queued...)
+	c.commit(c.take())
+	if after := raftIndex(); after != before {
+		t.Fatalf("a merged read moved the Raft index %d → %d: it went through Raft as a write", before, after)
+	}
+	if got := requests.Load(); got != 1 {
+		t.Fatalf("three reads merged made %d transactions, want 1", got)
+	}
+	for i, p := range queued {
+		if p.err != nil || len(p.res.Responses) != 2 {
+			t.Fatalf("read %d: %d responses, %v; want its 2", i, len(p.res.Responses), p.err)
+		}
+		kvs := p.res.Responses[0].GetResponseRange().Kvs
+		if len(kvs) != 1 || string(kvs[0].Value) != fmt.Sprint(i) || len(p.res.Responses[1].GetResponseRange().Kvs) != 0 {
+			t.Fatalf("read %d got %v and %v, want its own key and nothing", i, kvs, p.res.Responses[1])
+		}
+	}
+}
+
+// TestAQueuedTransactionWhoseCallerGaveUpIsNeverSent: a caller whose context ends while its
+// write waits behind another takes it back; the error says it was never proposed, so the
+// outcome is not unknown.
+func TestAQueuedTransactionWhoseCallerGaveUpIsNeverSent(t *testing.T) {
+	s := testStore(t)
+	c := s.writes
+	key := s.opts.Prefix + "/given-up"
+	c.mu.Lock()
+	c.inFlight = 1 // as if a merged transaction were outstanding: the next one queues
+	c.lastSent = time.Now()
+	c.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.do(ctx, nil, []clientv3.Op{clientv3.OpPut(key, "v")}, nil)
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		queued := len(c.queue)
+		c.mu.Unlock()
+		if queued == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the write never queued")
+		}
+		time.Sleep(time.Millisecond) // polling for the queue, with a deadline
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, errNotSent) || !notProposed(err) {
+		t.Fatalf("error = %v; want one saying it was never sent", err)
+	}
+	if errors.Is(classify("write rooms", key, err, true), lease.ErrAmbiguous) {
+		t.Fatalf("a write never sent is classified ambiguous: %v", classify("write rooms", key, err, true))
+	}
+	c.mu.Lock()
+	left := len(c.queue)
+	c.inFlight = 0
+	c.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d transactions left queued after their caller gave up", left)
+	}
+	if got, err := s.cli.Get(context.Background(), key); err != nil || len(got.Kvs) != 0 {
+		t.Fatalf("the key of the write taken back: %v, %v; want absent", got, err)
 	}
 }

@@ -62,6 +62,9 @@ func kindOf(err error) error {
 // notProposed reports whether err proves that a write never reached Raft: refused by the
 // member before it proposed anything.
 func notProposed(err error) bool {
+	if errors.Is(err, errNotSent) {
+		return true
+	}
 	e := rpctypes.Error(err)
 	for _, sure := range []error{rpctypes.ErrNoLeader, rpctypes.ErrNoSpace, rpctypes.ErrPermissionDenied,
 		rpctypes.ErrAuthFailed, rpctypes.ErrInvalidAuthToken, rpctypes.ErrUserEmpty, rpctypes.ErrTooManyRequests,

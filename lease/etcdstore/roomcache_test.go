@@ -2,6 +2,7 @@ package etcdstore_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
+	"github.com/regbo/lfp-swarm-lease/lease/rooms/roomstest"
 )
 
 // countRequests counts s's requests to etcd from now on.
@@ -101,8 +103,8 @@ func TestRememberedRoomChangedElsewhere(t *testing.T) {
 	if _, err := m2.Resign(ctx, room, won.Token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m1.Renew(ctx, room, won.Token, 10*time.Second); err == nil {
-		t.Fatal("renewal of a resigned term through the server that remembers it held: accepted")
+	if _, err := m1.Renew(ctx, room, won.Token, 10*time.Second); !errors.Is(err, rooms.ErrVacant) {
+		t.Fatalf("renewal of a resigned term through the server that remembers it held: %v, want ErrVacant", err)
 	}
 	st, err := m1.Status(ctx, room)
 	if err != nil {
@@ -110,5 +112,102 @@ func TestRememberedRoomChangedElsewhere(t *testing.T) {
 	}
 	if st.Leader != nil {
 		t.Fatalf("status after the resignation elsewhere: leader %+v, want none", st.Leader)
+	}
+}
+
+// TestRememberedHeadChangedElsewhere: another server activates another room of the shard (its
+// head, with the floor, moves); a resignation and a campaign decided on the stale head fail
+// their condition on it, are decided again on a read, and land — with a term above the other
+// server's.
+func TestRememberedHeadChangedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	newS := sharedStore(t, etcdtest.Embedded(t))
+	clock := leasetest.NewFakeClock(time.Now())
+	m1, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rooms.NewRoomID()
+	b := roomstest.RoomInShard(m1, m1.ShardOf(a))
+	won, err := m1.Campaign(ctx, a, "a", 10*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := m2.Campaign(ctx, b, "b", 10*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m1.Resign(ctx, a, won.Token); err != nil {
+		t.Fatalf("resignation decided on a head another server moved since: %v", err)
+	}
+	again, err := m1.Campaign(ctx, a, "c", 10*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Status != rooms.StatusLeader || again.Leader.Term <= other.Leader.Term {
+		t.Fatalf("campaign after the other server's activation: %s with term %d; want leader above the shard's floor %d",
+			again.Status, again.Leader.Term, other.Leader.Term)
+	}
+}
+
+// countingStore is the etcd store, counting its CountRooms calls.
+type countingStore struct {
+	*etcdstore.Store
+	counts atomic.Int64
+}
+
+func (c *countingStore) CountRooms(ctx context.Context, namespace string, shards int, after int64) (int, int64, error) {
+	c.counts.Add(1)
+	return c.Store.CountRooms(ctx, namespace, shards, after)
+}
+
+// TestFarFromTheLimitCountsAreRare: counting the live rooms is linear in them, so far from the
+// limit a count serves for as long as other processes would need to close the distance (at most
+// 30 s), and near the limit for the count max age (1 s) only.
+func TestFarFromTheLimitCountsAreRare(t *testing.T) {
+	ctx := context.Background()
+	newS := sharedStore(t, etcdtest.Embedded(t))
+	for _, tc := range []struct {
+		name      string
+		limit     int
+		after2s   int64 // counts after a second activation 2 s later
+		after32s  int64 // and after a third 30 s after that
+		namespace string
+	}{
+		{"far", rooms.DefaultMaxActiveRoomsIndividual, 1, 2, "far"},
+		{"near", 10, 2, 3, "near"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &countingStore{Store: newS(t)}
+			clock := leasetest.NewFakeClock(time.Now())
+			m, err := rooms.New(s, tc.namespace, rooms.WithClock(clock), rooms.WithMaxActiveRooms(tc.limit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			campaign := func() {
+				t.Helper()
+				if r, err := m.Campaign(ctx, rooms.NewRoomID(), "a", 60*time.Second, ""); err != nil || r.Status != rooms.StatusLeader {
+					t.Fatalf("campaign: %+v, %v", r, err)
+				}
+			}
+			campaign()
+			if got := s.counts.Load(); got != 1 {
+				t.Fatalf("counts after the first activation: %d, want 1", got)
+			}
+			clock.Advance(2 * time.Second)
+			campaign()
+			if got := s.counts.Load(); got != tc.after2s {
+				t.Fatalf("counts after an activation 2 s later: %d, want %d", got, tc.after2s)
+			}
+			clock.Advance(30 * time.Second)
+			campaign()
+			if got := s.counts.Load(); got != tc.after32s {
+				t.Fatalf("counts after an activation 30 s after that: %d, want %d", got, tc.after32s)
+			}
+		})
 	}
 }

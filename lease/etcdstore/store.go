@@ -77,7 +77,7 @@ func New(o Options) (*Store, error) {
 		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
 	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout, observers: observers,
-		reads: &coalescer{cli: cli, timeout: o.RequestTimeout}, writes: &coalescer{cli: cli, timeout: o.RequestTimeout}}, nil
+		reads: &coalescer{cli: cli, timeout: o.RequestTimeout, read: true}, writes: &coalescer{cli: cli, timeout: o.RequestTimeout}}, nil
 }
 
 // Open is ParseURL then New.

@@ -15,6 +15,10 @@ const (
 	// each write smaller (a Swarm write carries its whole shard twice) at the cost of more
 	// anchor services; docs/rooms.md has the numbers.
 	DefaultShards = 64
+	// DefaultShardsIndividual is the shard count of a Manager on a RoomStore when WithShards is
+	// not given: there a shard is only a head key (the term floor), so more of them cost
+	// nothing, and two servers' activations meet on a shard's head less often (BENCHMARKS.md).
+	DefaultShardsIndividual = 256
 	// MaxShards bounds WithShards.
 	MaxShards = 256
 	// DefaultMaxActiveRooms is the seed service's limit on rooms with a live lease.
@@ -43,9 +47,9 @@ const storeTimeout = 30 * time.Second
 type Option func(*Manager)
 
 // WithShards sets how many shards the namespace's rooms are spread over (default DefaultShards,
-// 1 to MaxShards). Every process serving the namespace must use the same number: a shard stores
+// on a RoomStore DefaultShardsIndividual; 1 to MaxShards). Every process serving the namespace must use the same number: a shard stores
 // the count and a Manager configured with another refuses it.
-func WithShards(n int) Option { return func(m *Manager) { m.shards = n } }
+func WithShards(n int) Option { return func(m *Manager) { m.shards, m.shardsSet = n, true } }
 
 // WithMaxActiveRooms bounds the number of rooms with a live lease (default
 // DefaultMaxActiveRooms; 0 means no limit). docs/rooms.md says how exact it is per store.

@@ -2,18 +2,25 @@ package rooms
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// On a RoomStore a renewal or a resignation of a room that this Manager read or wrote last is
-// decided on what it remembers of the room and its shard's head, without reading them again:
-// the write that follows is conditional on the room's version and on the head's, so that it
-// lands only if both are still what the decision saw — the decision is then as good as one on
-// a read at the write's revision. A decision that writes nothing (a refusal) proves nothing
-// and is taken again on a read; so is every decision after a conflict or an unknown outcome.
-// Campaigns always read: an activation also collects expired rooms from the store's index and
-// is counted against the active-room limit (docs/rooms.md §2).
+// On a RoomStore an operation on rooms that this Manager read or wrote last is decided on what
+// it remembers of them and of their shard's head, without reading them again: the write that
+// follows is conditional on every room's version (0: still not stored) and on the head's (but
+// for renewals alone, which depend on their rooms only), so that it lands only if all are still
+// what the decision saw — the decision is then as good as one on a read at the write's
+// revision. A decision that writes nothing (a refusal, a follower's
+// answer) proves nothing and is taken again on a read; so is every decision after a conflict or
+// an unknown outcome. A campaign reads anyway when the shard's expired rooms have not been
+// looked for within sweepEvery: the read that finds them is how they are collected
+// (docs/rooms.md §2).
+
+// sweepEvery is how often, at most, a shard's campaigns skip the read that finds its expired
+// rooms; every campaign after it reads.
+const sweepEvery = time.Second
 
 // maxCachedRooms bounds the rooms remembered by every Manager of the process together, so that
 // memory stays flat in the number of rooms; beyond it, rooms are read as if not remembered.
@@ -28,7 +35,12 @@ type roomCache struct {
 	valid       bool // the head is known
 	head        []byte
 	headVersion lease.Version
-	rooms       map[string]StoredRoom
+	// rooms are the rooms remembered, by id; Version 0: known not to be stored.
+	rooms map[string]StoredRoom
+	// swept is the Clock.Monotonic of the last read that looked for the shard's expired rooms,
+	// when sweptValid.
+	swept      time.Duration
+	sweptValid bool
 }
 
 // read returns what a LoadRooms of ids without expired rooms would, when the head and every
@@ -43,55 +55,79 @@ func (c *roomCache) read(ids []string) (RoomsRead, bool) {
 		if !ok {
 			return RoomsRead{}, false
 		}
-		out.Rooms = append(out.Rooms, r)
+		if r.Version != 0 {
+			out.Rooms = append(out.Rooms, r)
+		}
 	}
 	return out, true
 }
 
-// remember records what the store holds after write w, applied at version v on top of read.
-func (c *roomCache) remember(read RoomsRead, w RoomsWrite, v lease.Version) {
+// remember records what the store holds after write w, applied at version v on top of read, a
+// read of rooms ids (those not in it are not stored).
+func (c *roomCache) remember(ids []string, read RoomsRead, w RoomsWrite, v lease.Version) {
 	if v == 0 {
 		c.forget()
 		return
 	}
-	c.valid, c.head, c.headVersion = true, read.Head, read.HeadVersion
+	c.learn(ids, read)
 	if w.Head != nil {
 		c.head, c.headVersion = w.Head, v
-	}
-	if c.rooms == nil {
-		c.rooms = map[string]StoredRoom{}
-	}
-	for _, r := range read.Rooms {
-		c.put(r)
 	}
 	for _, r := range w.Put {
 		r.Version, r.PrevExpiresMs = v, 0
 		c.put(r)
 	}
 	for _, r := range w.Delete {
-		c.drop(r.ID)
+		if _, ok := c.rooms[r.ID]; ok {
+			c.rooms[r.ID] = StoredRoom{ID: r.ID}
+		}
 	}
 }
 
+// learn records read, a read of rooms ids (those not in it are not stored).
+func (c *roomCache) learn(ids []string, read RoomsRead) {
+	c.valid, c.head, c.headVersion = true, read.Head, read.HeadVersion
+	if c.rooms == nil {
+		c.rooms = map[string]StoredRoom{}
+	}
+	for _, id := range ids {
+		c.put(StoredRoom{ID: id}) // not stored, unless read
+	}
+	for _, r := range read.Rooms {
+		c.put(r)
+	}
+}
+
+// put remembers r. At the process's bound a new room takes the place of another room of this
+// shard (any: the ones not used again are as likely to go as the others), or is not remembered.
 func (c *roomCache) put(r StoredRoom) {
 	if _, ok := c.rooms[r.ID]; !ok {
 		if cachedRooms.Load() >= maxCachedRooms {
-			return
+			if len(c.rooms) == 0 {
+				return
+			}
+			for id := range c.rooms {
+				delete(c.rooms, id)
+				break
+			}
+		} else {
+			cachedRooms.Add(1)
 		}
-		cachedRooms.Add(1)
 	}
 	c.rooms[r.ID] = r
-}
-
-func (c *roomCache) drop(id string) {
-	if _, ok := c.rooms[id]; ok {
-		delete(c.rooms, id)
-		cachedRooms.Add(-1)
-	}
 }
 
 // forget empties the cache: the next decision reads.
 func (c *roomCache) forget() {
 	cachedRooms.Add(-int64(len(c.rooms)))
 	*c = roomCache{}
+}
+
+// sweptAt records a read that looked for the shard's expired rooms at Clock.Monotonic now.
+func (c *roomCache) sweptAt(now time.Duration) { c.swept, c.sweptValid = now, true }
+
+// sweptWithin reports whether the shard's expired rooms were looked for within sweepEvery of
+// now.
+func (c *roomCache) sweptWithin(now time.Duration) bool {
+	return c.sweptValid && now-c.swept < sweepEvery
 }

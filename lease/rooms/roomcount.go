@@ -10,7 +10,7 @@ import (
 // roomCounter is a Manager's count of the active rooms on a RoomStore. The store counts them
 // itself, from its expiry index, without reading a room (RoomStore.CountRooms); the Manager
 // adds its own activations since that count and those in flight. The count is taken again when
-// it is older than the count max age, and whenever the limit is in reach — after the
+// it is older than its max age (maxAge), and whenever the limit is in reach — after the
 // Manager's activations in flight have ended, so that the count then includes every one of
 // them and is exact within the process: a refusal is only ever decided on such a count.
 // Activations by other processes show from the next count (docs/rooms.md §3).
@@ -34,7 +34,7 @@ func (c *roomCounter) capacity(ctx context.Context, m *Manager, now time.Time, n
 	if c.done == nil {
 		c.done = sync.NewCond(&c.mu)
 	}
-	stale := !c.valid || m.clock.Monotonic()-c.at >= m.countMaxAge
+	stale := !c.valid || m.clock.Monotonic()-c.at >= c.maxAge(m)
 	if stale || c.active+c.since+c.inflight+n >= m.maxActive {
 		for c.inflight > 0 { // their writes end within the store timeout
 			c.done.Wait()
@@ -58,6 +58,30 @@ func (c *roomCounter) capacity(ctx context.Context, m *Manager, now time.Time, n
 	return cp, nil
 }
 
+// A count is linear in the live rooms (etcd counts the index entries one by one, holding its
+// index's lock meanwhile: about half a second at a million rooms here), so it is not taken
+// every count max age when the limit is far: other processes' activations, which only a new
+// count shows, cannot close the distance faster than activationRate, so a count may be as old
+// as the distance takes at that rate — at most maxCountAge — before the next. Near the limit
+// the count max age holds, and at it every decision counts again.
+const (
+	// activationRate is an upper bound on the activations per second of every process
+	// together: above etcd's measured throughput (BENCHMARKS.md).
+	activationRate = 20_000
+	// maxCountAge bounds the age of a count far from the limit.
+	maxCountAge = 30 * time.Second
+)
+
+// maxAge is how old the count may be for the next decision; the caller holds c.mu.
+func (c *roomCounter) maxAge(m *Manager) time.Duration {
+	if m.countMaxAge == 0 || !c.valid {
+		return m.countMaxAge
+	}
+	room := m.maxActive - c.active - c.since - c.inflight
+	far := time.Duration(room) * time.Second / activationRate
+	return max(m.countMaxAge, min(far, maxCountAge))
+}
+
 // begin registers n activations decided and about to be written.
 func (c *roomCounter) begin(n int) {
 	c.mu.Lock()
@@ -75,6 +99,20 @@ func (c *roomCounter) finish(n int) {
 	defer c.mu.Unlock()
 	c.inflight -= n
 	c.since += n
+	if c.done != nil {
+		c.done.Broadcast()
+	}
+}
+
+// abandon ends n activations registered by begin that were decided but never written: a
+// decision taken again on a read.
+func (c *roomCounter) abandon(n int) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight -= n
 	if c.done != nil {
 		c.done.Broadcast()
 	}

@@ -172,15 +172,15 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			ids = append(ids, o.room)
 		}
 	}
-	// Renewals and resignations of remembered rooms are decided without a read (roomcache.go).
+	// Operations on remembered rooms are decided without a read (roomcache.go).
 	remembered, fromMemory := RoomsRead{}, false
-	if !campaigns {
+	if !campaigns || q.rooms.sweptWithin(m.clock.Monotonic()) {
 		remembered, fromMemory = q.rooms.read(ids)
 	}
 	for conflicts := 0; ; {
 		now := m.now()
 		var expiredBefore int64
-		if campaigns {
+		if campaigns && !fromMemory {
 			// A room has ended once now ≥ expires_at + skew (Manager.live).
 			expiredBefore = now.Add(-m.skew).UnixMilli() + 1
 		}
@@ -191,6 +191,9 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			doc, got, err = m.roomsDoc(q.key, remembered)
 		} else {
 			doc, got, err = m.loadRooms(ctx, q.key, ids, expiredBefore)
+			if err == nil && expiredBefore > 0 {
+				q.rooms.sweptAt(m.clock.Monotonic())
+			}
 		}
 		if err != nil {
 			q.rooms.forget()
@@ -206,10 +209,12 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 		}
 		if fromMemory && !allChanged(batch) {
 			// A refusal is only ever decided on what the store holds now.
+			m.count.abandon(counted)
 			fromMemory = false
 			continue
 		}
 		if !changed {
+			q.rooms.learn(ids, got.read) // a read: fromMemory is false here
 			deliver(batch)
 			return
 		}
@@ -218,13 +223,14 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			touched[o.room] = touched[o.room] || o.out.changed
 		}
 		w := m.roomsWrite(q.key, doc, got, touched)
-		if fromMemory && w.Head == nil {
+		if fromMemory && w.Head == nil && !onlyRenewals(batch) {
+			// A renewal depends on its room alone; anything else may have used the head.
 			w.HeadVersion, w.HeadUnchanged = got.read.HeadVersion, true
 		}
 		v, maybe, err := m.writeRooms(ctx, q.key, w)
 		m.count.finish(counted)
 		if err == nil {
-			q.rooms.remember(got.read, w, v)
+			q.rooms.remember(ids, got.read, w, v)
 			deliver(batch)
 			return
 		}
@@ -374,6 +380,16 @@ func landed(w RoomsWrite, read RoomsRead) bool {
 	}
 	for _, r := range w.Delete {
 		if _, ok := stored[r.ID]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyRenewals reports whether every op of batch is a renewal.
+func onlyRenewals(batch []*op) bool {
+	for _, o := range batch {
+		if o.kind != opRenew {
 			return false
 		}
 	}

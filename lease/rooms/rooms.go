@@ -93,10 +93,11 @@ type Manager struct {
 	// rs is the store when it keeps every room under a key of its own: batches then read and
 	// write only their rooms (roompath.go).
 	rs RoomStore
-	// activeSet and budgetSet tell that WithMaxActiveRooms and WithMaxShardBytes were given:
-	// on a RoomStore the defaults differ (DefaultMaxActiveRoomsIndividual, and no byte budget,
-	// which exists for the Swarm store's proposal size).
-	activeSet, budgetSet bool
+	// activeSet, budgetSet and shardsSet tell that WithMaxActiveRooms, WithMaxShardBytes and
+	// WithShards were given: on a RoomStore the defaults differ (DefaultMaxActiveRoomsIndividual,
+	// no byte budget, which exists for the Swarm store's proposal size, and
+	// DefaultShardsIndividual).
+	activeSet, budgetSet, shardsSet bool
 	// count is the active-room count on a RoomStore (roomcount.go).
 	count roomCounter
 
@@ -137,6 +138,9 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 	m.mem, _ = store.(*MemoryStore)
 	if m.rs, _ = store.(RoomStore); m.rs != nil && !m.activeSet {
 		m.maxActive = DefaultMaxActiveRoomsIndividual
+	}
+	if m.rs != nil && !m.shardsSet {
+		m.shards = DefaultShardsIndividual
 	}
 	m.index.shards = make([]indexedShard, m.shards)
 	m.queues = make([]*shardQueue, m.shards)

@@ -85,7 +85,9 @@ func (c *Config) Source(key string) Source {
 type Elections struct {
 	Enabled   bool
 	Namespace string
-	Shards    int
+	// Shards is the rooms' shard count; 0 when not set, for the rooms engine's default on the
+	// store (rooms.DefaultShards, on etcd rooms.DefaultShardsIndividual).
+	Shards int
 	// MaxActiveRooms bounds the rooms with a live lease (0: no limit); nil when not set, for
 	// the rooms engine's default on the store (rooms.DefaultMaxActiveRooms, on a store that
 	// keeps every room apart, etcd, rooms.DefaultMaxActiveRoomsIndividual).

@@ -107,7 +107,8 @@ var Settings = []Setting{
 
 	{Key: KeyElections, Default: "on", Help: "serve the elections (rooms) API: on, or off to answer every elections endpoint 403 (serve)"},
 	{Key: KeyElectionsNamespace, Default: "lfp-elections", Help: "where the rooms live in the store; every server of one elections service uses the same (serve)"},
-	{Key: KeyRoomShards, Kind: settings.Number, Default: "64", Help: "shards the rooms are spread over, 1 to 256; the same on every server of the namespace (serve)"},
+	{Key: KeyRoomShards, Kind: settings.Number, Help: "shards the rooms are spread over, 1 to 256; the same on every server of the namespace (default: the store's, " +
+		strconv.Itoa(rooms.DefaultShards) + ", on etcd " + strconv.Itoa(rooms.DefaultShardsIndividual) + ") (serve)"},
 	{Key: KeyMaxActiveRooms, Kind: settings.Number, Help: "rooms with a live lease at once; 0 for no limit (default: the store's, " +
 		strconv.Itoa(rooms.DefaultMaxActiveRooms) + ", on etcd " + strconv.Itoa(rooms.DefaultMaxActiveRoomsIndividual) + ") (serve)"},
 	{Key: KeyAdmissionPerMinute, Kind: settings.Number, Default: "600", Help: "room creations and campaigns per minute per client; 0 for no limit (serve)"},

@@ -45,7 +45,7 @@ type options struct {
 
 	Elections           string `koanf:"elections"`
 	ElectionsNamespace  string `koanf:"elections_namespace"`
-	RoomShards          int64  `koanf:"room_shards"`
+	RoomShards          *int64 `koanf:"room_shards"`
 	MaxActiveRooms      *int64 `koanf:"max_active_rooms"`
 	AdmissionPerMinute  int64  `koanf:"admission_per_minute"`
 	MaxTrackedClients   int64  `koanf:"max_tracked_clients"`
@@ -189,7 +189,9 @@ func buildElections(o options, bad func(key, want string)) Elections {
 	if err := lease.ValidateNamespace(e.Namespace); err != nil {
 		bad(KeyElectionsNamespace, err.Error())
 	}
-	e.Shards = whole(KeyRoomShards, o.RoomShards, 1, rooms.MaxShards)
+	if o.RoomShards != nil {
+		e.Shards = whole(KeyRoomShards, *o.RoomShards, 1, rooms.MaxShards)
+	}
 	if o.MaxActiveRooms != nil {
 		n := whole(KeyMaxActiveRooms, *o.MaxActiveRooms, 0, 10_000_000)
 		e.MaxActiveRooms = &n

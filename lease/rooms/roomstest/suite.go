@@ -31,11 +31,19 @@ type env struct {
 	clock *leasetest.FakeClock
 	store rooms.Store
 	new   NewStore
+	// shards is the shard count of every Manager of the env: the store's default, also for
+	// Managers on a wrapper that hides what the store is (a RoomStore's default differs).
+	shards int
 }
 
 func newEnv(t *testing.T, newStore NewStore) *env {
 	t.Helper()
 	e := &env{t: t, ns: leasetest.Namespace(t), clock: leasetest.NewFakeClock(time.Now()), store: newStore(t), new: newStore}
+	probe, err := rooms.New(e.store, e.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.shards = probe.Shards()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -52,7 +60,7 @@ func (e *env) manager(store rooms.Store, opts ...rooms.Option) *rooms.Manager {
 	if store == nil {
 		store = e.store
 	}
-	m, err := rooms.New(store, e.ns, append([]rooms.Option{rooms.WithClock(e.clock)}, opts...)...)
+	m, err := rooms.New(store, e.ns, append([]rooms.Option{rooms.WithClock(e.clock), rooms.WithShards(e.shards)}, opts...)...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func serve(ctx context.Context, cfg *config.Config, proxies []netip.Prefix, ln n
 	// hundred requests: the process keeps a heap floor (unless GOGC is set).
 	heapfloor.Keep()
 	return cmdutil.Serve(ctx, opts, log, ln, "store", store.Describe(), "elections", el.Enabled,
-		"elections_namespace", el.Namespace, "max_active_rooms", m.MaxActiveRooms(), "namespace", cfg.Namespace)
+		"elections_namespace", el.Namespace, "max_active_rooms", m.MaxActiveRooms(), "room_shards", m.Shards(), "namespace", cfg.Namespace)
 }
 
 // roomOptions are the rooms engine's options from the configuration. Without max_active_rooms
@@ -198,7 +198,10 @@ func roomOptions(cfg *config.Config) []rooms.Option {
 	if cfg.Store == config.StoreSwarm || cfg.Store == config.StoreEtcd {
 		skew = cfg.MaxClockSkew
 	}
-	opts := []rooms.Option{rooms.WithShards(el.Shards), rooms.WithMaxClockSkew(skew), rooms.WithMaxCASRetries(cfg.MaxCASRetries)}
+	opts := []rooms.Option{rooms.WithMaxClockSkew(skew), rooms.WithMaxCASRetries(cfg.MaxCASRetries)}
+	if el.Shards != 0 {
+		opts = append(opts, rooms.WithShards(el.Shards))
+	}
 	if el.MaxActiveRooms != nil {
 		opts = append(opts, rooms.WithMaxActiveRooms(*el.MaxActiveRooms))
 	}
