@@ -189,13 +189,12 @@ func (c *coalescer) commit(batch []*pendingTxn) {
 			close(p.done)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	ctx = clientv3.WithRequireLeader(ctx)
 	if len(batch) == 1 {
-		c.commitOne(ctx, batch[0])
+		c.commitOne(batch[0])
 		return
 	}
+	ctx, cancel := c.request()
+	defer cancel()
 	var err error
 	if c.read {
 		err = c.commitReads(ctx, batch)
@@ -205,7 +204,7 @@ func (c *coalescer) commit(batch []*pendingTxn) {
 	if err != nil && kindOf(err) == nil {
 		// Refused as malformed: one caller's request, most likely; each goes alone.
 		for _, p := range batch {
-			c.commitOne(ctx, p)
+			c.commitOne(p)
 		}
 		return
 	}
@@ -216,7 +215,17 @@ func (c *coalescer) commit(batch []*pendingTxn) {
 	}
 }
 
-func (c *coalescer) commitOne(ctx context.Context, p *pendingTxn) {
+// request is the context of one request: the store's request timeout, a leader required (as
+// Store.request, but not bound to any one caller).
+func (c *coalescer) request() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	return clientv3.WithRequireLeader(ctx), cancel
+}
+
+// commitOne sends p alone, with a request timeout of its own.
+func (c *coalescer) commitOne(p *pendingTxn) {
+	ctx, cancel := c.request()
+	defer cancel()
 	resp, err := c.cli.Txn(ctx).If(p.cmps...).Then(p.then...).Else(p.els...).Commit()
 	if err != nil {
 		p.err = err

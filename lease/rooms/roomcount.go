@@ -82,6 +82,17 @@ func (c *roomCounter) maxAge(m *Manager) time.Duration {
 	return max(m.countMaxAge, min(far, maxCountAge))
 }
 
+// near reports whether n more activations may reach the limit by the last count (or there is
+// none).
+func (c *roomCounter) near(m *Manager, n int) bool {
+	if m.maxActive <= 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.valid || c.active+c.since+c.inflight+n >= m.maxActive
+}
+
 // begin registers n activations decided and about to be written.
 func (c *roomCounter) begin(n int) {
 	c.mu.Lock()

@@ -174,7 +174,9 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 	}
 	// Operations on remembered rooms are decided without a read (roomcache.go).
 	remembered, fromMemory := RoomsRead{}, false
-	if !campaigns || q.rooms.sweptWithin(m.clock.Monotonic()) {
+	// Near the active-room limit campaigns read: a refusal is taken again on a read, and each
+	// decision there counts the live rooms anew.
+	if !campaigns || (q.rooms.sweptWithin(m.clock.Monotonic()) && !m.count.near(m, len(batch))) {
 		remembered, fromMemory = q.rooms.read(ids)
 	}
 	for conflicts := 0; ; {

@@ -135,7 +135,13 @@ func (p *proc) cpu() (time.Duration, error) {
 	}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
 	if err != nil {
-		return 0, err
+		select {
+		case <-p.done: // it ended: what it said last is why
+			return 0, fmt.Errorf("%s (pid %d) exited during the run (%v); its output ends:\n%s",
+				filepath.Base(p.cmd.Path), p.pid, p.cmd.ProcessState, tail(p.out.String(), 4096))
+		default:
+			return 0, err
+		}
 	}
 	// The command name, field 2, is in parentheses and may hold spaces: count after it.
 	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
@@ -208,4 +214,12 @@ func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
 }
