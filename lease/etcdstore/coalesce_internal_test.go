@@ -151,7 +151,7 @@ func TestMergedReadsStayReads(t *testing.T) {
 	var queued []*pendingTxn
 	for i := range 3 {
 		queued = append(queued, newPendingTxn(nil, []clientv3.Op{
-			clientv3.OpGet(fmt.Sprintf("%s/r%d", s.opts.Prefix, i)), clientv3.OpGet(s.opts.Prefix+"/none")}, nil))
+			clientv3.OpGet(fmt.Sprintf("%s/r%d", s.opts.Prefix, i)), clientv3.OpGet(s.opts.Prefix + "/none")}, nil))
 	}
 	c.queue = append(c.queue, queued...)
 	c.commit(c.take())
