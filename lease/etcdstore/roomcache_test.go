@@ -211,3 +211,47 @@ func TestFarFromTheLimitCountsAreRare(t *testing.T) {
 		})
 	}
 }
+
+// TestCampaignInANewRoomIsOneWrite: once a server knows a shard's head, a campaign in a room it
+// has never seen is decided as in a room not stored — one conditional write, no read — and when
+// the room does exist (another server's), the condition fails and the campaign is decided again
+// on a read: a follower of the other server's leader.
+func TestCampaignInANewRoomIsOneWrite(t *testing.T) {
+	ctx := context.Background()
+	newS := sharedStore(t, etcdtest.Embedded(t))
+	clock := leasetest.NewFakeClock(time.Now())
+	s1 := newS(t)
+	m1, err := rooms.New(s1, "ns", rooms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rooms.NewRoomID()
+	if _, err := m1.Campaign(ctx, a, "a", 10*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	n := countRequests(s1)
+	fresh := roomstest.RoomInShard(m1, m1.ShardOf(a))
+	won, err := m1.Campaign(ctx, fresh, "f", 10*time.Second, "")
+	if err != nil || won.Status != rooms.StatusLeader {
+		t.Fatalf("campaign in a new room: %+v, %v", won, err)
+	}
+	if got := n.Load(); got != 1 {
+		t.Fatalf("a campaign in a new room of a known shard made %d requests, want 1 (the write)", got)
+	}
+	var other string
+	for other == "" || other == fresh {
+		other = roomstest.RoomInShard(m1, m1.ShardOf(a))
+	}
+	held, err := m2.Campaign(ctx, other, "b", 10*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m1.Campaign(ctx, other, "c", 10*time.Second, "")
+	if err != nil || got.Status != rooms.StatusFollower || got.Leader.CandidateID != "b" || got.Leader.Term != held.Leader.Term {
+		t.Fatalf("campaign in a room another server holds, unknown to this one: %+v, %v; want a follower of b's term %d", got, err, held.Leader.Term)
+	}
+}

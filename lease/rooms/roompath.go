@@ -177,7 +177,7 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 	// Near the active-room limit campaigns read: a refusal is taken again on a read, and each
 	// decision there counts the live rooms anew.
 	if !campaigns || (q.rooms.sweptWithin(m.clock.Monotonic()) && !m.count.near(m, len(batch))) {
-		remembered, fromMemory = q.rooms.read(ids)
+		remembered, fromMemory = q.rooms.read(ids, onlyCampaigns(batch), m.seen)
 	}
 	for conflicts := 0; ; {
 		now := m.now()
@@ -216,7 +216,7 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			continue
 		}
 		if !changed {
-			q.rooms.learn(ids, got.read) // a read: fromMemory is false here
+			q.rooms.learn(ids, got.read, m.seen) // a read: fromMemory is false here
 			deliver(batch)
 			return
 		}
@@ -232,15 +232,21 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 		v, maybe, err := m.writeRooms(ctx, q.key, w)
 		m.count.finish(counted)
 		if err == nil {
-			q.rooms.remember(ids, got.read, w, v)
+			q.rooms.remember(ids, got.read, w, v, m.seen)
 			deliver(batch)
 			return
 		}
 		q.rooms.forget()
+		stale := fromMemory
 		fromMemory = false
 		if !errors.Is(err, lease.ErrConflict) {
 			fail(err)
 			return
+		}
+		if stale && !maybe {
+			// What the decision remembered was stale (or a guess): nobody is contending with
+			// this write, so the read follows at once and is not counted as a retry.
+			continue
 		}
 		if maybe {
 			for _, o := range batch {
@@ -382,6 +388,16 @@ func landed(w RoomsWrite, read RoomsRead) bool {
 	}
 	for _, r := range w.Delete {
 		if _, ok := stored[r.ID]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyCampaigns reports whether every op of batch is a campaign.
+func onlyCampaigns(batch []*op) bool {
+	for _, o := range batch {
+		if o.kind != opCampaign {
 			return false
 		}
 	}

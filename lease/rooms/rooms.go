@@ -98,6 +98,8 @@ type Manager struct {
 	// no byte budget, which exists for the Swarm store's proposal size, and
 	// DefaultShardsIndividual).
 	activeSet, budgetSet, shardsSet bool
+	// seen is, on a RoomStore, the filter of rooms found stored (roomcache.go).
+	seen *seenRooms
 	// count is the active-room count on a RoomStore (roomcount.go).
 	count roomCounter
 
@@ -141,6 +143,9 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 	}
 	if m.rs != nil && !m.shardsSet {
 		m.shards = DefaultShardsIndividual
+	}
+	if m.rs != nil {
+		m.seen = new(seenRooms)
 	}
 	m.index.shards = make([]indexedShard, m.shards)
 	m.queues = make([]*shardQueue, m.shards)

@@ -213,13 +213,17 @@ func checkShardHeader(d *shardDoc, key ShardKey, shards int) error {
 // shardIndex maps a room id to its shard: FNV-1a 64 of the id modulo the shard count. The
 // mapping is part of the stored layout and must never change.
 func shardIndex(roomID string, shards int) int {
-	// FNV-1a by hand: hash/fnv's hasher and the []byte of the id cost two allocations per
-	// operation.
+	return int(fnv1a64(roomID) % uint64(shards))
+}
+
+// fnv1a64 is FNV-1a 64 of s, by hand: hash/fnv's hasher and the []byte of s cost two
+// allocations per operation.
+func fnv1a64(s string) uint64 {
 	const offset64, prime64 = 14695981039346656037, 1099511628211
 	h := uint64(offset64)
-	for i := 0; i < len(roomID); i++ {
-		h ^= uint64(roomID[i])
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
 		h *= prime64
 	}
-	return int(h % uint64(shards))
+	return h
 }

@@ -88,9 +88,9 @@ type Result struct {
 	Code           int
 	Stdout, Stderr string
 	// MaxRSS is the process's peak resident memory in bytes, as far as it can be known: the
-	// kernel's count (ru_maxrss) when it is above this process's own peak at the start — Linux
-	// carries the parent's peak into a child's count across the exec, so that below it the count
-	// says nothing of the child — else the highest the watch sampled.
+	// kernel's count (ru_maxrss) when it is above this process's own peak at the child's exit —
+	// Linux carries the parent's peak at the exec into a child's count, so that below it the
+	// count says nothing of the child — else the highest the watch sampled.
 	MaxRSS int64
 	// Elapsed is the time from start to exit.
 	Elapsed time.Duration
@@ -161,6 +161,9 @@ wait:
 	}
 	r := Result{Code: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
 	r.MaxRSS = sampled
+	// The peak carried into the child is this process's at the exec, which may have grown
+	// since the start (tests running beside): its peak now bounds it.
+	inherited = max(inherited, ownPeak())
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > inherited {
 		r.MaxRSS = ru.Maxrss << 10 // Linux counts KiB
 	}
