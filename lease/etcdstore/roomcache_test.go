@@ -255,3 +255,33 @@ func TestCampaignInANewRoomIsOneWrite(t *testing.T) {
 		t.Fatalf("campaign in a room another server holds, unknown to this one: %+v, %v; want a follower of b's term %d", got, err, held.Leader.Term)
 	}
 }
+
+// TestGuessedRoomThatExistsIsReadOnce: the only condition that can refuse the guess is the
+// room's own — another server created the room, and this one then moved the shard's head
+// itself — and the campaign is a follower's, decided on a read.
+func TestGuessedRoomThatExistsIsReadOnce(t *testing.T) {
+	ctx := context.Background()
+	newS := sharedStore(t, etcdtest.Embedded(t))
+	clock := leasetest.NewFakeClock(time.Now())
+	m1, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := rooms.NewRoomID()
+	held, err := m2.Campaign(ctx, other, "b", 10*time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// m1 learns the head as it is after m2's activation, and moves it with its own.
+	if _, err := m1.Campaign(ctx, roomstest.RoomInShard(m1, m1.ShardOf(other)), "a", 10*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m1.Campaign(ctx, other, "c", 10*time.Second, "")
+	if err != nil || got.Status != rooms.StatusFollower || got.Leader.CandidateID != "b" || got.Leader.Term != held.Leader.Term {
+		t.Fatalf("campaign in a room another server created, guessed not stored: %+v, %v; want a follower of b's term %d", got, err, held.Leader.Term)
+	}
+}

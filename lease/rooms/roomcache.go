@@ -117,6 +117,9 @@ func (c *roomCache) read(ids []string, guessAbsent bool, seen *seenRooms) (Rooms
 // read of rooms ids (those not in it are not stored).
 func (c *roomCache) remember(ids []string, read RoomsRead, w RoomsWrite, v lease.Version, seen *seenRooms) {
 	if v == 0 {
+		for _, r := range w.Put {
+			seen.add(r.ID)
+		}
 		c.forget()
 		return
 	}

@@ -230,7 +230,11 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 			w.HeadVersion, w.HeadUnchanged = got.read.HeadVersion, true
 		}
 		v, maybe, err := m.writeRooms(ctx, q.key, w)
-		m.count.finish(counted)
+		if errors.Is(err, lease.ErrConflict) && !maybe {
+			m.count.abandon(counted) // certainly not written: a condition failed
+		} else {
+			m.count.finish(counted)
+		}
 		if err == nil {
 			q.rooms.remember(ids, got.read, w, v, m.seen)
 			deliver(batch)

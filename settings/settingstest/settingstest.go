@@ -88,7 +88,7 @@ type Result struct {
 	Code           int
 	Stdout, Stderr string
 	// MaxRSS is the process's peak resident memory in bytes, as far as it can be known: the
-	// kernel's count (ru_maxrss) when it is above this process's own peak at the child's exit —
+	// kernel's count (ru_maxrss) when it is above this process's own peak at the child's exec —
 	// Linux carries the parent's peak at the exec into a child's count, so that below it the
 	// count says nothing of the child — else the highest the watch sampled.
 	MaxRSS int64
@@ -131,6 +131,9 @@ func Run(t testing.TB, cmd *exec.Cmd, deadline time.Duration) Result {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The peak carried into the child is this process's at the exec, which Start waits for
+	// (it may have grown since the line above, tests running beside).
+	inherited = max(inherited, ownPeak())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	watch := time.NewTicker(5 * time.Millisecond)
@@ -161,9 +164,6 @@ wait:
 	}
 	r := Result{Code: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
 	r.MaxRSS = sampled
-	// The peak carried into the child is this process's at the exec, which may have grown
-	// since the start (tests running beside): its peak now bounds it.
-	inherited = max(inherited, ownPeak())
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > inherited {
 		r.MaxRSS = ru.Maxrss << 10 // Linux counts KiB
 	}
