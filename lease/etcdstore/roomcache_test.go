@@ -21,6 +21,23 @@ func countRequests(s *etcdstore.Store) *atomic.Int64 {
 	return &n
 }
 
+// twoServers are the Managers of two servers of namespace "ns" on one embedded etcd, each with
+// a store (connection) of its own, on one fake clock; the first one's store too.
+func twoServers(t *testing.T) (m1, m2 *rooms.Manager, s1 *etcdstore.Store, clock *leasetest.FakeClock) {
+	t.Helper()
+	newS := sharedStore(t, etcdtest.Embedded(t))
+	clock = leasetest.NewFakeClock(time.Now())
+	s1 = newS(t)
+	var err error
+	if m1, err = rooms.New(s1, "ns", rooms.WithClock(clock)); err != nil {
+		t.Fatal(err)
+	}
+	if m2, err = rooms.New(newS(t), "ns", rooms.WithClock(clock)); err != nil {
+		t.Fatal(err)
+	}
+	return m1, m2, s1, clock
+}
+
 // TestRenewalOfARememberedRoomIsOneWrite: a Manager decides a renewal and a resignation of the
 // room it wrote last on what it remembers — one conditional write each, no read first.
 func TestRenewalOfARememberedRoomIsOneWrite(t *testing.T) {
@@ -70,17 +87,7 @@ func TestRenewalOfARememberedRoomIsOneWrite(t *testing.T) {
 // a refusal on memory (a token that is no longer current) is never answered without a read.
 func TestRememberedRoomChangedElsewhere(t *testing.T) {
 	ctx := context.Background()
-	endpoint := etcdtest.Embedded(t)
-	newS := sharedStore(t, endpoint)
-	clock := leasetest.NewFakeClock(time.Now())
-	m1, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m1, m2, _, clock := twoServers(t)
 	room := rooms.NewRoomID()
 	won, err := m1.Campaign(ctx, room, "a", 10*time.Second, "")
 	if err != nil {
@@ -121,16 +128,7 @@ func TestRememberedRoomChangedElsewhere(t *testing.T) {
 // server's.
 func TestRememberedHeadChangedElsewhere(t *testing.T) {
 	ctx := context.Background()
-	newS := sharedStore(t, etcdtest.Embedded(t))
-	clock := leasetest.NewFakeClock(time.Now())
-	m1, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m1, m2, _, _ := twoServers(t)
 	a := rooms.NewRoomID()
 	b := roomstest.RoomInShard(m1, m1.ShardOf(a))
 	won, err := m1.Campaign(ctx, a, "a", 10*time.Second, "")
@@ -218,17 +216,7 @@ func TestFarFromTheLimitCountsAreRare(t *testing.T) {
 // on a read: a follower of the other server's leader.
 func TestCampaignInANewRoomIsOneWrite(t *testing.T) {
 	ctx := context.Background()
-	newS := sharedStore(t, etcdtest.Embedded(t))
-	clock := leasetest.NewFakeClock(time.Now())
-	s1 := newS(t)
-	m1, err := rooms.New(s1, "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m1, m2, s1, _ := twoServers(t)
 	a := rooms.NewRoomID()
 	if _, err := m1.Campaign(ctx, a, "a", 10*time.Second, ""); err != nil {
 		t.Fatal(err)
@@ -261,16 +249,7 @@ func TestCampaignInANewRoomIsOneWrite(t *testing.T) {
 // itself — and the campaign is a follower's, decided on a read.
 func TestGuessedRoomThatExistsIsReadOnce(t *testing.T) {
 	ctx := context.Background()
-	newS := sharedStore(t, etcdtest.Embedded(t))
-	clock := leasetest.NewFakeClock(time.Now())
-	m1, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m2, err := rooms.New(newS(t), "ns", rooms.WithClock(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m1, m2, _, _ := twoServers(t)
 	other := rooms.NewRoomID()
 	held, err := m2.Campaign(ctx, other, "b", 10*time.Second, "")
 	if err != nil {

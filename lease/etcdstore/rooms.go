@@ -404,8 +404,6 @@ func (s *Store) WriteRooms(ctx context.Context, k rooms.ShardKey, w rooms.RoomsW
 	if w.Head != nil {
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(head), "=", int64(w.HeadVersion)))
 		ops = append(ops, clientv3.OpPut(head, string(w.Head)))
-	} else if w.HeadUnchanged {
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(head), "=", int64(w.HeadVersion)))
 	}
 	for _, r := range w.Put {
 		key, idx := s.roomKey(k, r.ID), s.indexKey(k, r.ExpiresMs, r.ID)

@@ -7,16 +7,17 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// On a RoomStore an operation on rooms that this Manager read or wrote last is decided on what
-// it remembers of them and of their shard's head, without reading them again: the write that
-// follows is conditional on every room's version (0: still not stored) and on the head's (but
-// for renewals alone, which depend on their rooms only), so that it lands only if all are still
-// what the decision saw — the decision is then as good as one on a read at the write's
-// revision. A decision that writes nothing (a refusal, a follower's
-// answer) proves nothing and is taken again on a read; so is every decision after a conflict or
-// an unknown outcome. A campaign reads anyway when the shard's expired rooms have not been
-// looked for within sweepEvery: the read that finds them is how they are collected
-// (docs/rooms.md §2).
+// On a RoomStore an operation on rooms that this Manager read or wrote last — or a campaign in
+// a room it never found stored (seenRooms), taken as not stored — is decided on what it
+// remembers of them and of their shard's head, without reading them again: the write that
+// follows is conditional on every room's version (0: still not stored) and, whenever the
+// decision used the head (an activation moves its floor, a removal its bytes), on the head's,
+// so that it lands only if all are still what the decision saw — the decision is then as good
+// as one on a read at the write's revision. A decision that writes nothing (a refusal, a
+// follower's answer) proves nothing and is taken again on a read; so is every decision after a
+// conflict or an unknown outcome. A campaign reads anyway near the active-room limit, and when
+// the shard's expired rooms have not been looked for within sweepEvery: the read that finds
+// them is how they are collected (docs/rooms.md §2).
 
 // sweepEvery is how often, at most, a shard's campaigns skip the read that finds its expired
 // rooms; every campaign after it reads.

@@ -226,8 +226,12 @@ func (m *Manager) flushRooms(q *shardQueue, batch []*op) {
 		}
 		w := m.roomsWrite(q.key, doc, got, touched)
 		if fromMemory && w.Head == nil && !onlyRenewals(batch) {
-			// A renewal depends on its room alone; anything else may have used the head.
-			w.HeadVersion, w.HeadUnchanged = got.read.HeadVersion, true
+			// A renewal depends on its room alone. Whatever else uses the head — an activation
+			// (the floor), a removal — writes it, conditional on the version remembered; a
+			// decision from memory that would leave it unchecked is taken again on a read.
+			m.count.abandon(counted)
+			fromMemory = false
+			continue
 		}
 		v, maybe, err := m.writeRooms(ctx, q.key, w)
 		if errors.Is(err, lease.ErrConflict) && !maybe {

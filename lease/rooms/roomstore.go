@@ -78,9 +78,6 @@ type RoomsWrite struct {
 	// that the shard's version moves with every change.
 	Head        []byte
 	HeadVersion lease.Version
-	// HeadUnchanged, with Head nil, makes the write conditional on the head still being at
-	// HeadVersion: a write decided on remembered rooms and head (roomcache.go).
-	HeadUnchanged bool
 	// Put stores rooms, each conditional on its Version.
 	Put []StoredRoom
 	// Delete removes rooms, each conditional on its Version (or, at 0, its ExpiresMs).
