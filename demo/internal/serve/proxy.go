@@ -3,11 +3,9 @@ package serve
 import (
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"time"
 
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
 )
@@ -15,7 +13,9 @@ import (
 // controllerProxy forwards the page's /v1/state and /v1/events to the controller service (its
 // VIP on the stack's network), so the page needs one origin and the controllers need no CORS.
 // FlushInterval -1 flushes every write at once: each SSE event reaches the page when it is sent.
-func controllerProxy(controller string, log *slog.Logger) (http.Handler, error) {
+// The transport reaches a replica that answers (package controllers): a paused controller does
+// not stall the page's reconnects.
+func controllerProxy(controller string, transport http.RoundTripper, log *slog.Logger) (http.Handler, error) {
 	target, err := url.Parse(controller)
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
 		return nil, fmt.Errorf("controller URL %q: want http://HOST:PORT (the controller service, e.g. http://controller:8080)", controller)
@@ -26,14 +26,7 @@ func controllerProxy(controller string, log *slog.Logger) (http.Handler, error) 
 			r.Out.Host = target.Host
 		},
 		FlushInterval: -1,
-		// A paused or frozen controller still accepts connections but never answers: give up
-		// soon, so the page's next request (DNS round robin or the VIP) reaches another one.
-		Transport: &http.Transport{
-			Proxy:                 nil,
-			ResponseHeaderTimeout: 2 * time.Second,
-			DialContext:           (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-			IdleConnTimeout:       30 * time.Second,
-		},
+		Transport:     transport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Warn("controller unreachable", "path", r.URL.Path, "err", err)
 			writeJSON(w, http.StatusBadGateway, map[string]string{"error": "the controller service cannot be reached", "code": "controller_unreachable"})

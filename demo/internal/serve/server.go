@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/demo/internal/controllers"
 	"github.com/regbo/lfp-swarm-lease/demo/internal/timeline"
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 	"github.com/regbo/lfp-swarm-lease/demo/site"
@@ -38,10 +39,10 @@ type Options struct {
 }
 
 // Handler builds the page's routes over an open ledger and the election's timeline: the page,
-// the ledger's snapshot, the recent transitions and the proxy to the controller. It refuses
-// writes (403): they belong on WriteHandler's address.
-func Handler(l *ledger.Ledger, tl *timeline.Timeline, controller string, log *slog.Logger) (http.Handler, error) {
-	proxy, err := controllerProxy(controller, log)
+// the ledger's snapshot, the recent transitions and the proxy to the controller, which it
+// reaches through transport. It refuses writes (403): they belong on WriteHandler's address.
+func Handler(l *ledger.Ledger, tl *timeline.Timeline, controller string, transport http.RoundTripper, log *slog.Logger) (http.Handler, error) {
+	proxy, err := controllerProxy(controller, transport, log)
 	if err != nil {
 		return nil, err
 	}
@@ -94,13 +95,17 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer l.Close()
 	tl := timeline.New()
-	page, err := Handler(l, tl, o.Controller, o.Log)
+	// One way to the controllers for the proxy and the timeline: a replica found stalled by one
+	// is tried last by both.
+	transport := controllers.NewTransport(nil)
+	defer transport.CloseIdleConnections()
+	page, err := Handler(l, tl, o.Controller, transport, o.Log)
 	if err != nil {
 		return err
 	}
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	following := make(chan struct{})
-	go func() { defer close(following); tl.Follow(followCtx, o.Controller, o.Log) }()
+	go func() { defer close(following); tl.Follow(followCtx, o.Controller, transport, o.Log) }()
 	defer func() { stopFollowing(); <-following }()
 	pageConns, writeConns := connectionBudget()
 	pageLn, err := net.Listen("tcp", o.Listen)

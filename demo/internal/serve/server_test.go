@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/demo/internal/controllers"
 	"github.com/regbo/lfp-swarm-lease/demo/internal/timeline"
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 )
@@ -23,7 +24,7 @@ func newDemo(t *testing.T, controller string) (page, writes *httptest.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	h, err := Handler(l, timeline.New(), controller, slog.New(slog.DiscardHandler))
+	h, err := Handler(l, timeline.New(), controller, controllers.NewTransport(nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestControllerURLMustBeHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := Handler(l, timeline.New(), "controller:8080", slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "controller URL") {
+	if _, err := Handler(l, timeline.New(), "controller:8080", controllers.NewTransport(nil), slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "controller URL") {
 		t.Fatalf("error %v, want one naming the controller URL", err)
 	}
 }

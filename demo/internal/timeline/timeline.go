@@ -140,14 +140,17 @@ const statePoll = time.Second
 // maxStateBody bounds a read of GET /v1/state: a state is a few hundred bytes.
 const maxStateBody = 64 << 10
 
-// Follow observes the election through the controller at controller until ctx ends: its event
-// stream, reconnecting whenever it fails, and its state every statePoll.
-func (t *Timeline) Follow(ctx context.Context, controller string, log *slog.Logger) {
+// Follow observes the election through the controller at controller, reached through
+// transport, until ctx ends: its event stream, reconnecting whenever it fails, and its state
+// every statePoll.
+func (t *Timeline) Follow(ctx context.Context, controller string, transport http.RoundTripper, log *slog.Logger) {
+	client := &http.Client{Transport: transport}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); t.pollState(ctx, controller) }()
+	go func() { defer wg.Done(); t.pollState(ctx, controller, client) }()
 	defer wg.Wait()
 	obs := swarmlease.Connect(controller,
+		swarmlease.WithHTTPClient(client),
 		swarmlease.WithInitialTimeout(365*24*time.Hour), // no first state yet is no reason to stop
 		swarmlease.WithIdleTimeout(idleTimeout),
 		swarmlease.WithBackoff(250*time.Millisecond, 3*time.Second),
@@ -163,8 +166,7 @@ func (t *Timeline) Follow(ctx context.Context, controller string, log *slog.Logg
 
 // pollState reads the controller's GET /v1/state every statePoll until ctx ends; failures are
 // left to the stream's logging.
-func (t *Timeline) pollState(ctx context.Context, controller string) {
-	client := &http.Client{Timeout: 2 * time.Second}
+func (t *Timeline) pollState(ctx context.Context, controller string, client *http.Client) {
 	url := strings.TrimSuffix(controller, "/") + "/v1/state"
 	tick := time.NewTicker(statePoll)
 	defer tick.Stop()
@@ -174,19 +176,30 @@ func (t *Timeline) pollState(ctx context.Context, controller string) {
 			return
 		case <-tick.C:
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			continue
-		}
-		var s swarmlease.State
-		err = json.NewDecoder(io.LimitReader(resp.Body, maxStateBody)).Decode(&s)
-		resp.Body.Close()
-		if err == nil && resp.StatusCode == http.StatusOK {
+		if s, ok := readState(ctx, client, url); ok {
 			t.Observe(s)
 		}
 	}
+}
+
+// statePollTimeout bounds one read of the state, body included: the transport's tries of
+// several replicas fit in it.
+const statePollTimeout = 8 * time.Second
+
+// readState reads one state from url.
+func readState(ctx context.Context, client *http.Client, url string) (swarmlease.State, bool) {
+	ctx, cancel := context.WithTimeout(ctx, statePollTimeout)
+	defer cancel()
+	var s swarmlease.State
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return s, false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return s, false
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(io.LimitReader(resp.Body, maxStateBody)).Decode(&s)
+	return s, err == nil && resp.StatusCode == http.StatusOK
 }

@@ -89,6 +89,27 @@ async function containerOf(task: string): Promise<string> {
   return id;
 }
 
+/** What the page, the demo service and Swarm say: printed when a step times out. */
+async function diagnose(page: Page, url: string, stack: string): Promise<string> {
+  const lines = [
+    `the page shows: ${JSON.stringify(await shown(page).catch((e) => String(e)))}`,
+    `/v1/state through the demo service: ${JSON.stringify(await getJSON(`${url}/v1/state`))}`,
+  ];
+  for (const args of [
+    ["stack", "ps", "--no-trunc", "--format", "{{.Name}} {{.ID}} {{.CurrentState}} {{.Error}}", stack],
+    ["service", "logs", "--tail", "40", "--timestamps", `${stack}_demo`],
+    ["service", "logs", "--tail", "40", "--timestamps", `${stack}_controller`],
+  ]) {
+    try {
+      const res = await run("docker", args, { env, maxBuffer: 1 << 24 });
+      lines.push(`$ docker ${args.join(" ")}`, res.stdout.trim(), res.stderr.trim());
+    } catch (e) {
+      lines.push(`$ docker ${args.join(" ")}: ${String(e)}`);
+    }
+  }
+  return lines.join("\n");
+}
+
 const skip = chromiumSkip() || (host === "" && process.env.CI !== "true" ? missingSwarm : false);
 
 test("the demo stack in Chromium: failover, a rejected stale write, a ledger kept across a restart", {
@@ -112,102 +133,110 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.goto(up.url);
   const shot = (file: string) => page.screenshot({ path: join(artifacts, file), fullPage: true });
-
-  // 1. The page shows the leader /v1/state reports, live.
-  let state: { holder_id: string; fence: number; task_id: string } | undefined;
-  await pollUntil(20_000, "the page shows the leader of /v1/state", async () => {
-    state = await getJSON(`${up.url}/v1/state`);
-    const s = await shown(page);
-    return state !== undefined && s.holder === state.holder_id && s.fence === state.fence && s.connection === "live";
-  });
-  const first = state as NonNullable<typeof state>;
-  // The published port carries no writes: those go to the stack's internal write address.
-  const refused = await fetch(`${up.url}/api/ledger/entries`, {
-    method: "POST",
-    body: JSON.stringify({ fence: Number.MAX_SAFE_INTEGER, holder: "anyone" }),
-  });
-  assert.equal(refused.status, 403, "the published port accepted a write");
-  await pollUntil(10_000, "the ledger shows the leader's writes", async () =>
-    (await rowFences(page, "accepted")).includes(first.fence),
-  );
-  await shot("1-leader.png");
-
-  // 2. Kill the leader's container: a new holder with a higher fence within TTL + 2 s.
-  const killedAt = performance.now();
-  await docker("kill", await containerOf(first.task_id));
-  let second: Shown | undefined;
-  await pollUntil(ttlMs + 2000, "a new holder with a higher fence after the kill", async () => {
-    const s = await shown(page);
-    second = s;
-    return s.holder !== "" && s.holder !== first.holder_id && s.fence > first.fence;
-  });
-  const failoverMs = Math.round(performance.now() - killedAt);
-  const next = second as Shown;
-  await pollUntil(10_000, "writes with the new fence in the ledger", async () =>
-    (await rowFences(page, "accepted")).includes(next.fence),
-  );
-  await pollUntil(10_000, "the transitions show the kill's vacancy between the two terms", async () => {
-    const kinds = await page.evaluate(() =>
-      [...document.querySelectorAll("#timeline li")].map(
-        (li) => `${(li as HTMLElement).dataset.kind}:${(li as HTMLElement).dataset.fence}`,
-      ),
-    );
-    const i = kinds.indexOf(`term:${next.fence}`);
-    return i >= 0 && kinds[i + 1] === `vacancy:${first.fence}` && kinds[i + 2] === `term:${first.fence}`;
-  });
-  await shot("2-after-kill.png");
-  console.log(`failover after docker kill: ${failoverMs} ms (TTL ${ttlMs} ms)`);
-
-  // 3. Pause the new leader past its TTL: another takes over; once unpaused, its worker still
-  // writes with its old fence, and the ledger rejects it.
-  const paused = await containerOf(next.task);
-  await docker("pause", paused);
   try {
-    await pollUntil(ttlMs + 10_000, "a third holder while the leader is paused", async () => {
+    // 1. The page shows the leader /v1/state reports, live.
+    let state: { holder_id: string; fence: number; task_id: string } | undefined;
+    await pollUntil(20_000, "the page shows the leader of /v1/state", async () => {
+      state = await getJSON(`${up.url}/v1/state`);
       const s = await shown(page);
-      return s.holder !== next.holder && s.fence > next.fence;
+      return state !== undefined && s.holder === state.holder_id && s.fence === state.fence && s.connection === "live";
     });
-  } finally {
-    await docker("unpause", paused);
-  }
-  await pollUntil(10_000, "the paused leader's stale write shown as rejected", async () =>
-    (await rowFences(page, "rejected")).includes(next.fence),
-  );
-  const beforeRestart = (await getJSON<Ledger>(`${up.url}/api/ledger`)) as Ledger;
-  const stale = beforeRestart.rejected.find((e) => e.fence === next.fence);
-  assert.ok(stale && stale.highest > next.fence, "the ledger recorded the stale write with the fence that beat it");
-  await shot("3-stale-write-rejected.png");
+    const first = state as NonNullable<typeof state>;
+    // The published port carries no writes: those go to the stack's internal write address.
+    const refused = await fetch(`${up.url}/api/ledger/entries`, {
+      method: "POST",
+      body: JSON.stringify({ fence: Number.MAX_SAFE_INTEGER, holder: "anyone" }),
+    });
+    assert.equal(refused.status, 403, "the published port accepted a write");
+    await pollUntil(10_000, "the ledger shows the leader's writes", async () =>
+      (await rowFences(page, "accepted")).includes(first.fence),
+    );
+    await shot("1-leader.png");
 
-  // 4. Restart the demo service: the ledger keeps every entry, and the page says it lost the
-  // stream meanwhile.
-  const connections = new Set<string>();
-  const watching = setInterval(async () => {
+    // 2. Kill the leader's container: a new holder with a higher fence within TTL + 2 s.
+    const killedAt = performance.now();
+    await docker("kill", await containerOf(first.task_id));
+    let second: Shown | undefined;
+    await pollUntil(ttlMs + 2000, "a new holder with a higher fence after the kill", async () => {
+      const s = await shown(page);
+      second = s;
+      return s.holder !== "" && s.holder !== first.holder_id && s.fence > first.fence;
+    });
+    const failoverMs = Math.round(performance.now() - killedAt);
+    const next = second as Shown;
+    await pollUntil(10_000, "writes with the new fence in the ledger", async () =>
+      (await rowFences(page, "accepted")).includes(next.fence),
+    );
+    await pollUntil(10_000, "the transitions show the kill's vacancy between the two terms", async () => {
+      const kinds = await page.evaluate(() =>
+        [...document.querySelectorAll("#timeline li")].map(
+          (li) => `${(li as HTMLElement).dataset.kind}:${(li as HTMLElement).dataset.fence}`,
+        ),
+      );
+      const i = kinds.indexOf(`term:${next.fence}`);
+      return i >= 0 && kinds[i + 1] === `vacancy:${first.fence}` && kinds[i + 2] === `term:${first.fence}`;
+    });
+    await shot("2-after-kill.png");
+    console.log(`failover after docker kill: ${failoverMs} ms (TTL ${ttlMs} ms)`);
+
+    // 3. Pause the new leader past its TTL: another takes over; once unpaused, its worker still
+    // writes with its old fence, and the ledger rejects it.
+    const paused = await containerOf(next.task);
+    const pausedAt = performance.now();
+    await docker("pause", paused);
     try {
-      connections.add((await shown(page)).connection);
-    } catch {
-      // the page is busy reloading a stream: the next sample counts
+      await pollUntil(ttlMs + 10_000, "a third holder while the leader is paused", async () => {
+        const s = await shown(page);
+        return s.holder !== next.holder && s.fence > next.fence;
+      });
+      console.log(
+        `takeover shown after docker pause: ${Math.round(performance.now() - pausedAt)} ms (TTL ${ttlMs} ms)`,
+      );
+    } finally {
+      await docker("unpause", paused);
     }
-  }, 50);
-  await docker("service", "update", "--force", "--detach=false", `${name}_demo`);
-  let after_: Ledger | undefined;
-  await pollUntil(60_000, "the ledger answers again after the restart", async () => {
-    after_ = await getJSON<Ledger>(`${up.url}/api/ledger`);
-    return after_ !== undefined;
-  });
-  const kept = after_ as Ledger;
-  assert.ok(kept.counts.accepted >= beforeRestart.counts.accepted, "accepted entries lost in the restart");
-  assert.ok(
-    kept.rejected.some((e) => e.seq === stale.seq && e.fence === next.fence),
-    "the rejected stale write lost in the restart",
-  );
-  await pollUntil(20_000, "the page shows the kept ledger", async () =>
-    (await rowFences(page, "rejected")).includes(next.fence),
-  );
-  await pollUntil(20_000, "the page is live again", async () => (await shown(page)).connection === "live");
-  clearInterval(watching);
-  assert.ok(connections.has("reconnecting"), `the indicator never showed the lost stream: ${[...connections]}`);
-  await shot("4-after-demo-restart.png");
-  await page.setViewportSize({ width: 390, height: 844 }); // a phone
-  await shot("5-phone.png");
-  assert.deepEqual(errors, []);
+    await pollUntil(10_000, "the paused leader's stale write shown as rejected", async () =>
+      (await rowFences(page, "rejected")).includes(next.fence),
+    );
+    const beforeRestart = (await getJSON<Ledger>(`${up.url}/api/ledger`)) as Ledger;
+    const stale = beforeRestart.rejected.find((e) => e.fence === next.fence);
+    assert.ok(stale && stale.highest > next.fence, "the ledger recorded the stale write with the fence that beat it");
+    await shot("3-stale-write-rejected.png");
+
+    // 4. Restart the demo service: the ledger keeps every entry, and the page says it lost the
+    // stream meanwhile.
+    const connections = new Set<string>();
+    const watching = setInterval(async () => {
+      try {
+        connections.add((await shown(page)).connection);
+      } catch {
+        // the page is busy reloading a stream: the next sample counts
+      }
+    }, 50);
+    await docker("service", "update", "--force", "--detach=false", `${name}_demo`);
+    let after_: Ledger | undefined;
+    await pollUntil(60_000, "the ledger answers again after the restart", async () => {
+      after_ = await getJSON<Ledger>(`${up.url}/api/ledger`);
+      return after_ !== undefined;
+    });
+    const kept = after_ as Ledger;
+    assert.ok(kept.counts.accepted >= beforeRestart.counts.accepted, "accepted entries lost in the restart");
+    assert.ok(
+      kept.rejected.some((e) => e.seq === stale.seq && e.fence === next.fence),
+      "the rejected stale write lost in the restart",
+    );
+    await pollUntil(20_000, "the page shows the kept ledger", async () =>
+      (await rowFences(page, "rejected")).includes(next.fence),
+    );
+    await pollUntil(20_000, "the page is live again", async () => (await shown(page)).connection === "live");
+    clearInterval(watching);
+    assert.ok(connections.has("reconnecting"), `the indicator never showed the lost stream: ${[...connections]}`);
+    await shot("4-after-demo-restart.png");
+    await page.setViewportSize({ width: 390, height: 844 }); // a phone
+    await shot("5-phone.png");
+    assert.deepEqual(errors, []);
+  } catch (err) {
+    console.log(await diagnose(page, up.url, name));
+    throw err;
+  }
 });
