@@ -142,13 +142,28 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 			notify = ch
 		}
 	}
+	succ := newSuccession(c)
+	if succ != nil {
+		regCtx, stopRegistration := context.WithCancel(ctx)
+		registered := make(chan struct{})
+		go func() { defer close(registered); succ.keepRegistered(regCtx, e.Namespace(), c.PollInterval) }()
+		// The registration is removed before Run returns: a successor that is gone is not
+		// handed a term.
+		defer func() { stopRegistration(); <-registered }()
+	}
 	var lastErr string
 	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
 	clash := &identityClash{log: c.Logger.With("namespace", e.Namespace())}
 	for ctx.Err() == nil {
-		// Blind where the store allows it: the term starts once the write is confirmed, a
-		// request sooner than if it waited to learn its version (the first renewal reads).
-		res, err := e.tryAcquire(ctx, blind, clash.yields)
+		// A term handed over to this contender, as the store's change feed delivered it, starts
+		// without a request. Otherwise: blind where the store allows it — the term starts once
+		// the write is confirmed, a request sooner than if it waited to learn its version (the
+		// first renewal reads).
+		res, handed := e.handoverWatched()
+		var err error
+		if !handed {
+			res, err = e.tryAcquire(ctx, blind, clash.yields)
+		}
 		clash.looked = true
 		switch {
 		case ctx.Err() != nil:
@@ -179,7 +194,7 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 			lastErr = ""
 			clash.won(res.Grant.Fence)
 			c.onState(res.Current)
-			steppedDown, err := c.runTerm(ctx, res.Grant, notify, clash, lead)
+			steppedDown, err := c.runTerm(ctx, res.Grant, notify, clash, succ, lead)
 			if err != nil {
 				return err
 			}
@@ -238,7 +253,7 @@ func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify
 // runTerm keeps the lease renewed while lead runs, ends the term at the deadline or on loss, and
 // releases the lease afterwards. steppedDown reports that lead returned while the term was
 // still alive.
-func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, lead func(*Term) error) (steppedDown bool, err error) {
+func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, succ *succession, lead func(*Term) error) (steppedDown bool, err error) {
 	e := c.Election
 	log := c.Logger.With("namespace", e.Namespace(), "holder_id", g.HolderID, "task_id", g.TaskID, "fence", g.Fence)
 	termCtx, end := context.WithCancelCause(ctx)
@@ -252,6 +267,10 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 	defer e.recorder.Leading(g.Fence, false)
 
 	term := &Term{Grant: g, ctx: termCtx, election: e, renewed: make(chan struct{}, 1), last: g}
+	var successors *candidates // read off the path of the term's end, for its handover
+	if succ != nil {
+		successors = succ.watchCandidates(termCtx, e.Namespace())
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -261,6 +280,7 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 				deadline.Reset(stopIn(next))
 				term.renew(next)
 			}
+			successors.renewal()
 		}, end)
 	}()
 
@@ -270,9 +290,16 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 	wg.Wait()
 	log.Info("term ended", "reason", reason(termCtx))
 
-	// Release on a fresh context: the contender's may already be cancelled (shutdown).
+	// Hand over or release on a fresh context: the contender's may already be cancelled
+	// (shutdown). A term lost to another holder has nothing to hand over.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	if successors != nil && !errors.Is(context.Cause(termCtx), ErrLost) {
+		if to, ok := succ.handOver(rctx, e, g.Fence, successors.latest(rctx, succ, e.Namespace())); ok {
+			log.Info("handed over", "successor_holder_id", to.Identity.HolderID, "successor_task_id", to.Identity.TaskID)
+			return steppedDown, leadErr
+		}
+	}
 	if err := e.Release(rctx, g.Fence); err == nil {
 		log.Info("released")
 	} else if !errors.Is(err, ErrNotHolder) {

@@ -41,6 +41,16 @@ type Election struct {
 	written    Record
 	writtenVer Version
 	hasWritten bool
+
+	// reads are the last two versions this contender read and when its latest read of each
+	// began: a term handed over to it counts its deadline from the read of the record the
+	// handover replaced (handover.go).
+	reads [2]read
+	// successorToken is this contender's successor registration, if any (SetSuccessorToken).
+	successorToken string
+	// newest is the highest version this contender read or wrote: a watched record no newer
+	// is not a new handover (handoverWatched).
+	newest Version
 }
 
 // New returns an Election for namespace, contending as id, on store.
@@ -142,7 +152,12 @@ func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Record) bool) (TryAcquireResult, error) {
 	var result TryAcquireResult
 	err := e.mutate(ctx, "try-acquire", mode, func(cur Record, ver Version, now time.Time) (Record, error) {
-		foreign := !e.id.holds(cur) || (yield != nil && yield(cur))
+		if g, ok := e.handedOver(cur, ver); ok {
+			result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(cur, ver)}
+			return Record{}, errHandedOver
+		}
+		// A term handed to another registration under this identity is another process's.
+		foreign := !e.id.holds(cur) || (yield != nil && yield(cur)) || e.handedToAnother(cur)
 		if cur.Held() && foreign && !e.expired(cur, ver) {
 			result.Current = e.snapshot(cur, ver)
 			return Record{}, errHeld
@@ -157,6 +172,10 @@ func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Re
 		result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(g.Record, g.Version)}
 	})
 	switch {
+	case errors.Is(err, errHandedOver):
+		// The predecessor wrote this term: renewing it from memory is one conditional write.
+		e.remember(result.Grant.Record, result.Grant.Version)
+		return result, nil
 	case errors.Is(err, errHeld) && errors.Is(err, ErrAmbiguous):
 		return TryAcquireResult{Current: result.Current}, err
 	case errors.Is(err, errHeld):
@@ -237,6 +256,7 @@ func (e *notHolderError) Unwrap() error { return e.err }
 
 // stamp sets the renewal times and this contender's TTL on rec.
 func (e *Election) stamp(rec *Record, now time.Time) {
+	rec.Handover = Handover{} // a write of the holder's own dates its term itself
 	rec.RenewedAt = now
 	rec.ExpiresAt = now.Add(e.ttl)
 	rec.TTL = e.ttl
@@ -380,6 +400,7 @@ func (e *Election) remember(rec Record, ver Version) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.written, e.writtenVer, e.hasWritten = rec, ver, ver != 0
+	e.newest = max(e.newest, ver)
 }
 
 // missing is the version attempt writes with Create instead of Update: no store uses 0.
@@ -390,7 +411,11 @@ const missing Version = 0
 // and no observer ever sees a holderless first state. Other mutations report a missing election
 // as ErrNotHolder.
 func (e *Election) load(ctx context.Context, op string) (Record, Version, error) {
+	start := e.clock.Monotonic()
 	rec, ver, err := e.store.Load(ctx, e.namespace)
+	if err == nil {
+		e.noteRead(ver, start)
+	}
 	switch {
 	case errors.Is(err, ErrNotFound) && op == "try-acquire":
 		return e.recordWhenMissing(), missing, nil

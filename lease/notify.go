@@ -21,3 +21,11 @@ func Signal(ch chan struct{}) {
 	default:
 	}
 }
+
+// WatchedRecords is implemented by Notifiers whose change feed carries the records it announces
+// (etcd's watch events), so that a contender can act on a notification without reading.
+type WatchedRecords interface {
+	// Watched returns the newest record of namespace, and its version, that a notification of
+	// this store delivered: committed, but perhaps no longer current.
+	Watched(namespace string) (Record, Version, bool)
+}

@@ -29,6 +29,9 @@ type Record struct {
 	ExpiresAt time.Time
 	// TTL is the lease duration the holder recorded; contenders use it, not their own setting.
 	TTL time.Duration
+	// Handover marks a term its predecessor's holder wrote for a registered successor (zero for
+	// a term its holder acquired itself); the holder's first renewal clears it.
+	Handover Handover
 }
 
 // Held reports whether the record names a holder.
@@ -43,7 +46,8 @@ func (r Record) Identity() Identity {
 func (r Record) Equal(o Record) bool {
 	return r.Namespace == o.Namespace && r.HolderID == o.HolderID && r.NodeID == o.NodeID &&
 		r.TaskID == o.TaskID && r.Fence == o.Fence && r.TTL == o.TTL &&
-		r.AcquiredAt.Equal(o.AcquiredAt) && r.RenewedAt.Equal(o.RenewedAt) && r.ExpiresAt.Equal(o.ExpiresAt)
+		r.AcquiredAt.Equal(o.AcquiredAt) && r.RenewedAt.Equal(o.RenewedAt) && r.ExpiresAt.Equal(o.ExpiresAt) &&
+		r.Handover == o.Handover
 }
 
 // Version is a store's opaque, increasing version of a record; writes are conditional on it.

@@ -92,7 +92,8 @@ func TestEtcdRunHandoverAndFailover(t *testing.T) {
 		t.Errorf("run does not log the etcd store:\n%s", procs[first.HolderID].out.String())
 	}
 
-	// Graceful handover: SIGTERM the leader's supervisor; it releases, the other takes over.
+	// Graceful handover: SIGTERM the leader's supervisor; it hands the lease to the other, a
+	// registered successor, in the write that ends its term.
 	leader := procs[first.HolderID]
 	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -107,7 +108,10 @@ func TestEtcdRunHandoverAndFailover(t *testing.T) {
 		t.Fatalf("the terminated supervisor's identity leads again")
 	}
 	if d := second.time().Sub(stop.time()); d > ttl/2 {
-		t.Fatalf("handover took %v: the lease was not released", d)
+		t.Fatalf("handover took %v: the lease was not handed over", d)
+	}
+	if out := leader.out.String(); !strings.Contains(out, `msg="handed over" namespace=`) || !strings.Contains(out, "successor_holder_id="+second.HolderID) {
+		t.Errorf("the terminated supervisor did not hand over to %s:\n%s", second.HolderID, out)
 	}
 	t.Logf("graceful handover: old child stopped → new child started in %v", second.time().Sub(stop.time()))
 

@@ -24,12 +24,17 @@ type storedRecord struct {
 	RenewedUs  int64  `json:"renewed_us,omitempty"`
 	ExpiresUs  int64  `json:"expires_us,omitempty"`
 	TTLMs      int64  `json:"ttl_ms,omitempty"`
+	// HandoverFrom and HandoverTo are the record's lease.Handover: a term written by its
+	// predecessor for a registered successor. Readers that predate them ignore them and see an
+	// ordinary term.
+	HandoverFrom uint64 `json:"handover_from,omitempty"`
+	HandoverTo   string `json:"handover_to,omitempty"`
 }
 
 func encodeRecord(r lease.Record) []byte {
 	b, err := json.Marshal(storedRecord{Schema: recordSchema, HolderID: r.HolderID, NodeID: r.NodeID, TaskID: r.TaskID,
 		Fence: r.Fence, AcquiredUs: micros(r.AcquiredAt), RenewedUs: micros(r.RenewedAt), ExpiresUs: micros(r.ExpiresAt),
-		TTLMs: r.TTL.Milliseconds()})
+		TTLMs: r.TTL.Milliseconds(), HandoverFrom: uint64(r.Handover.From), HandoverTo: r.Handover.To})
 	if err != nil {
 		panic("etcd store: encode record: " + err.Error()) // strings and numbers only
 	}
@@ -48,7 +53,7 @@ func decodeRecord(key, namespace string, data []byte) (lease.Record, error) {
 	}
 	return lease.Record{Namespace: namespace, HolderID: s.HolderID, NodeID: s.NodeID, TaskID: s.TaskID, Fence: s.Fence,
 		AcquiredAt: fromMicros(s.AcquiredUs), RenewedAt: fromMicros(s.RenewedUs), ExpiresAt: fromMicros(s.ExpiresUs),
-		TTL: time.Duration(s.TTLMs) * time.Millisecond}, nil
+		TTL: time.Duration(s.TTLMs) * time.Millisecond, Handover: lease.Handover{From: lease.Version(s.HandoverFrom), To: s.HandoverTo}}, nil
 }
 
 // micros is t in Unix microseconds; the zero time is 0.

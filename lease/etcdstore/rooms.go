@@ -312,12 +312,12 @@ func (s *Store) DeleteShards(ctx context.Context, namespace string) error {
 
 // NotifyShard implements rooms.ShardNotifier with a watch of the shard's keys.
 func (s *Store) NotifyShard(ctx context.Context, k rooms.ShardKey) (<-chan struct{}, error) {
-	return s.watch(ctx, s.headKey(k), true), nil
+	return s.watch(ctx, s.headKey(k), true, nil), nil
 }
 
 // NotifyRoom implements rooms.RoomStore with a watch of the room's key alone.
 func (s *Store) NotifyRoom(ctx context.Context, k rooms.ShardKey, roomID string) (<-chan struct{}, error) {
-	return s.watch(ctx, s.roomKey(k, roomID), false), nil
+	return s.watch(ctx, s.roomKey(k, roomID), false, nil), nil
 }
 
 // LoadRooms implements rooms.RoomStore: one read-only transaction (a linearizable snapshot) of

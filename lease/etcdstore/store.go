@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -24,12 +25,16 @@ type Store struct {
 	observers *requestObservers
 	// reads and writes merge the rooms' concurrent transactions (coalesce.go).
 	reads, writes *coalescer
+	// watched is the newest record each election's watch delivered (Notify, Watched).
+	watchedMu sync.Mutex
+	watched   map[string]*watchedRecord
 }
 
 var (
-	_ lease.Store       = (*Store)(nil)
-	_ lease.Notifier    = (*Store)(nil)
-	_ lease.ClockFencer = (*Store)(nil)
+	_ lease.Store          = (*Store)(nil)
+	_ lease.Notifier       = (*Store)(nil)
+	_ lease.ClockFencer    = (*Store)(nil)
+	_ lease.WatchedRecords = (*Store)(nil)
 )
 
 // New connects to the cluster of o. It does not wait for the cluster: a member that cannot be
@@ -76,7 +81,7 @@ func New(o Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
-	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout, observers: observers,
+	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout, observers: observers, watched: map[string]*watchedRecord{},
 		reads: &coalescer{cli: cli, timeout: o.RequestTimeout, read: true}, writes: &coalescer{cli: cli, timeout: o.RequestTimeout}}, nil
 }
 

@@ -19,6 +19,9 @@ type Store struct {
 	next lease.Version
 	// watchers are the Notify channels per namespace.
 	watchers map[string]map[chan struct{}]struct{}
+	// successors are the successor registrations per namespace, by token; seq orders them.
+	successors map[string]map[string]registration
+	seq        uint64
 }
 
 type entry struct {

@@ -1,0 +1,356 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/lease/memstore"
+)
+
+// writeCounter counts the writes made through it: creates, updates and handovers.
+type writeCounter struct {
+	*memstore.Store
+	writes atomic.Int64
+}
+
+func (s *writeCounter) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
+	s.writes.Add(1)
+	return s.Store.Create(ctx, rec)
+}
+
+func (s *writeCounter) Update(ctx context.Context, rec lease.Record, v lease.Version) (lease.Version, error) {
+	s.writes.Add(1)
+	return s.Store.Update(ctx, rec, v)
+}
+
+func (s *writeCounter) HandOver(ctx context.Context, rec lease.Record, v lease.Version, to lease.Successor) (lease.Version, error) {
+	s.writes.Add(1)
+	return s.Store.HandOver(ctx, rec, v, to)
+}
+
+// handoverTTL is the TTL of the handover tests' contenders.
+const handoverTTL = 3 * time.Second
+
+// handoverPair is a holder a and a registered successor b, each on a store handle that counts
+// its writes and on a clock of its own.
+type handoverPair struct {
+	a, b           *lease.Election
+	storeA, storeB *writeCounter
+	clockA, clockB *leasetest.FakeClock
+	toB            lease.Successor
+}
+
+func newHandoverPair(t *testing.T) *handoverPair {
+	t.Helper()
+	mem := memstore.New()
+	start := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	p := &handoverPair{storeA: &writeCounter{Store: mem}, storeB: &writeCounter{Store: mem},
+		clockA: leasetest.NewFakeClock(start), clockB: leasetest.NewFakeClock(start)}
+	var err error
+	if p.a, err = lease.New(p.storeA, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(handoverTTL), lease.WithClock(p.clockA)); err != nil {
+		t.Fatal(err)
+	}
+	if p.b, err = lease.New(p.storeB, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(handoverTTL), lease.WithClock(p.clockB)); err != nil {
+		t.Fatal(err)
+	}
+	p.toB = lease.Successor{Identity: lease.Identity{HolderID: "b"}, TTL: handoverTTL, Token: lease.NewSuccessorToken()}
+	p.b.SetSuccessorToken(p.toB.Token)
+	ctx, cancel := context.WithCancel(context.Background())
+	registered := make(chan error, 1)
+	go func() { registered <- mem.RegisterSuccessor(ctx, "jobs", p.toB) }()
+	t.Cleanup(func() { cancel(); <-registered })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		list, _ := mem.Successors(context.Background(), "jobs")
+		if len(list) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b's registration never showed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return p
+}
+
+// advance moves both contenders' clocks.
+func (p *handoverPair) advance(d time.Duration) {
+	p.clockA.Advance(d)
+	p.clockB.Advance(d)
+}
+
+// lead makes a the holder, and b a follower that has read a's term.
+func (p *handoverPair) lead(t *testing.T) (aTerm lease.Grant, bRead time.Duration) {
+	t.Helper()
+	res, err := p.a.TryAcquire(context.Background())
+	if err != nil || !res.Acquired {
+		t.Fatalf("a's acquisition: %+v, %v", res, err)
+	}
+	bRead = p.clockB.Monotonic()
+	if res, err := p.b.TryAcquire(context.Background()); err != nil || res.Acquired {
+		t.Fatalf("b's campaign while a holds: %+v, %v", res, err)
+	}
+	return res.Grant, bRead
+}
+
+// TestAHandoverIsOneWrite: the holder's handover is the only write between its term and the
+// successor's; the successor's term starts on a read, with the next fence, and its deadline
+// counts from its read of the term the handover replaced — not from the handover, which it did
+// not see begin.
+func TestAHandoverIsOneWrite(t *testing.T) {
+	p := newHandoverPair(t)
+	ctx := context.Background()
+	aTerm, bRead := p.lead(t)
+	p.advance(time.Second)
+	writesBefore := p.storeA.writes.Load() + p.storeB.writes.Load()
+	if err := p.a.HandOver(ctx, aTerm.Fence, p.toB); err != nil {
+		t.Fatal(err)
+	}
+	p.advance(100 * time.Millisecond)
+	res, err := p.b.TryAcquire(ctx)
+	if err != nil || !res.Acquired {
+		t.Fatalf("b after the handover: %+v, %v", res, err)
+	}
+	if n := p.storeA.writes.Load() + p.storeB.writes.Load() - writesBefore; n != 1 {
+		t.Errorf("%d writes from a's term to b's; want 1, the handover", n)
+	}
+	g := res.Grant
+	if g.HolderID != "b" || g.Fence <= aTerm.Fence || g.TTL != handoverTTL {
+		t.Errorf("b's grant %+v after a's fence %d", g.Record, aTerm.Fence)
+	}
+	if want := bRead + handoverTTL - lease.SafetyMargin(handoverTTL); g.Deadline != want {
+		t.Errorf("b's deadline %v; want its read's start %v + TTL - margin = %v", g.Deadline, bRead, want)
+	}
+	// a is no longer the holder, and knows it without another write.
+	if err := p.a.Release(ctx, aTerm.Fence); !errors.Is(err, lease.ErrNotHolder) {
+		t.Errorf("a's release after handing over: %v, want ErrNotHolder", err)
+	}
+	// b's first renewal is one conditional write and makes the term its own.
+	writesBefore = p.storeB.writes.Load()
+	renewed, err := p.b.Renew(ctx, g.Fence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.storeB.writes.Load() - writesBefore; n != 1 {
+		t.Errorf("b's first renewal took %d writes; want 1", n)
+	}
+	if renewed.Handover != (lease.Handover{}) || renewed.Deadline != p.clockB.Monotonic()+handoverTTL-lease.SafetyMargin(handoverTTL) {
+		t.Errorf("b's renewal %+v, deadline %v", renewed.Record, renewed.Deadline)
+	}
+}
+
+// TestAHandoverOfATermTheSuccessorDidNotReadIsAcquiredByAWrite: the holder renewed after the
+// successor's last read, so the successor knows no moment before the handover; it takes the
+// term with a write of its own, whose start dates its deadline, and a fence above the handed one.
+func TestAHandoverOfATermTheSuccessorDidNotReadIsAcquiredByAWrite(t *testing.T) {
+	p := newHandoverPair(t)
+	ctx := context.Background()
+	aTerm, _ := p.lead(t)
+	p.advance(time.Second)
+	if _, err := p.a.Renew(ctx, aTerm.Fence); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.a.HandOver(ctx, aTerm.Fence, p.toB); err != nil {
+		t.Fatal(err)
+	}
+	handed, _, err := p.storeB.Load(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.advance(100 * time.Millisecond)
+	writesBefore := p.storeB.writes.Load()
+	start := p.clockB.Monotonic()
+	res, err := p.b.TryAcquire(ctx)
+	if err != nil || !res.Acquired {
+		t.Fatalf("b after the handover: %+v, %v", res, err)
+	}
+	if n := p.storeB.writes.Load() - writesBefore; n != 1 {
+		t.Errorf("b acquired with %d writes; want 1 of its own", n)
+	}
+	if res.Grant.Fence <= handed.Fence || res.Grant.Handover != (lease.Handover{}) {
+		t.Errorf("b's grant %+v; want a fence above the handed %d, no handover mark", res.Grant.Record, handed.Fence)
+	}
+	if want := start + handoverTTL - lease.SafetyMargin(handoverTTL); res.Grant.Deadline != want {
+		t.Errorf("b's deadline %v; want its write's start + TTL - margin = %v", res.Grant.Deadline, want)
+	}
+}
+
+// TestAHandedTermEndsByTheRecordsExpiry: the holder's wall clock is behind, so the record it
+// writes expires before the successor's read + TTL; the successor's deadline keeps within the
+// record's expiry (others take over by it), and a handed term with less than a third of its TTL
+// left is not taken without a write.
+func TestAHandedTermEndsByTheRecordsExpiry(t *testing.T) {
+	p := newHandoverPair(t)
+	ctx := context.Background()
+	p.clockA.JumpWall(-time.Second)
+	aTerm, _ := p.lead(t)
+	p.advance(500 * time.Millisecond)
+	if err := p.a.HandOver(ctx, aTerm.Fence, p.toB); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.b.TryAcquire(ctx)
+	if err != nil || !res.Acquired {
+		t.Fatalf("b after the handover: %+v, %v", res, err)
+	}
+	// The record expires at a's wall + TTL = b's wall - 1 s + TTL.
+	if want := p.clockB.Monotonic() - time.Second + handoverTTL - lease.SafetyMargin(handoverTTL); res.Grant.Deadline != want {
+		t.Errorf("b's deadline %v; want the record's expiry on b's clock, less the margin: %v", res.Grant.Deadline, want)
+	}
+
+	// Far behind: the handed term is nearly over by b's clock, so b writes its own.
+	q := newHandoverPair(t)
+	q.clockA.JumpWall(-2 * time.Second)
+	aTerm, _ = q.lead(t)
+	if err := q.a.HandOver(ctx, aTerm.Fence, q.toB); err != nil {
+		t.Fatal(err)
+	}
+	writesBefore := q.storeB.writes.Load()
+	if res, err := q.b.TryAcquire(ctx); err != nil || !res.Acquired || q.storeB.writes.Load() != writesBefore+1 {
+		t.Fatalf("b after a handover with a third of the TTL left: %+v, %v, %d writes", res, err, q.storeB.writes.Load()-writesBefore)
+	}
+}
+
+// TestAHandoverIsTakenOnlyByItsRegistration: another process under the successor's identity
+// (another token) neither takes the handed term without a write nor takes it over as its own.
+func TestAHandoverIsTakenOnlyByItsRegistration(t *testing.T) {
+	p := newHandoverPair(t)
+	ctx := context.Background()
+	twin, err := lease.New(p.storeB, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(handoverTTL), lease.WithClock(p.clockB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin.SetSuccessorToken(lease.NewSuccessorToken())
+	aTerm, _ := p.lead(t)
+	if _, err := twin.TryAcquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.a.HandOver(ctx, aTerm.Fence, p.toB); err != nil {
+		t.Fatal(err)
+	}
+	writesBefore := p.storeB.writes.Load()
+	res, err := twin.TryAcquire(ctx)
+	if err != nil || res.Acquired || res.Current.HolderID != "b" || !res.Current.Acquired {
+		t.Fatalf("the twin after a handover to b: %+v, %v; want it following b's live term", res, err)
+	}
+	if n := p.storeB.writes.Load() - writesBefore; n != 0 {
+		t.Errorf("the twin wrote %d times", n)
+	}
+}
+
+// TestAHandoverNeedsARegisteredSuccessor: a successor whose registration ended is not handed
+// the term; the holder's record stays as it was, so it can still release.
+func TestAHandoverNeedsARegisteredSuccessor(t *testing.T) {
+	p := newHandoverPair(t)
+	ctx := context.Background()
+	aTerm, _ := p.lead(t)
+	gone := p.toB
+	gone.Token = lease.NewSuccessorToken()
+	if err := p.a.HandOver(ctx, aTerm.Fence, gone); !errors.Is(err, lease.ErrConflict) {
+		t.Fatalf("a handover to an unregistered successor: %v, want ErrConflict", err)
+	}
+	if err := p.a.Release(ctx, aTerm.Fence); err != nil {
+		t.Fatalf("a's release after the refused handover: %v", err)
+	}
+}
+
+// staleFeed is a store whose change feed (WatchedRecords) keeps delivering one record once it is
+// set, as a watch that lags behind would.
+type staleFeed struct {
+	*memstore.Store
+	mu  sync.Mutex
+	rec lease.Record
+	ver lease.Version
+}
+
+func (s *staleFeed) Watched(string) (lease.Record, lease.Version, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec, s.ver, s.ver != 0
+}
+
+func (s *staleFeed) deliver(rec lease.Record, ver lease.Version) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rec, s.ver = rec, ver
+}
+
+// TestAWatchedHandoverIsTakenOnce: a successor takes a handed term from its change feed without
+// a read; when that term has ended and the feed still shows it, the successor does not take it
+// again — its own release is newer — but campaigns, and its next term has a higher fence.
+func TestAWatchedHandoverIsTakenOnce(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	feed := &staleFeed{Store: mem}
+	const ttl = 3 * time.Second
+	a, err := lease.New(mem, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aTerm, err := a.TryAcquire(ctx)
+	if err != nil || !aTerm.Acquired {
+		t.Fatalf("a's acquisition: %+v, %v", aTerm, err)
+	}
+	b, err := lease.New(feed, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	following := make(chan struct{}, 1)
+	terms := make(chan lease.Grant, 2)
+	var led atomic.Int32
+	c := &lease.Contender{Election: b, PollInterval: 50 * time.Millisecond, Logger: quiet,
+		OnState: func(s lease.Snapshot) {
+			if s.HolderID == "a" {
+				select {
+				case following <- struct{}{}:
+				default:
+				}
+			}
+		}}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Run(runCtx, func(term *lease.Term) error {
+			terms <- term.Grant
+			if led.Add(1) == 1 {
+				return nil // the first term steps down at once
+			}
+			<-term.Done()
+			return nil
+		})
+	}()
+	defer func() { stop(); <-done }()
+	within(t, following, 5*time.Second, "b to read a's term")
+	var to lease.Successor
+	deadline := time.Now().Add(5 * time.Second)
+	for to.Token == "" {
+		list, _ := mem.Successors(ctx, "jobs")
+		if len(list) == 1 {
+			to = list[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("b never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.HandOver(ctx, aTerm.Grant.Fence, to); err != nil {
+		t.Fatal(err)
+	}
+	handed, ver, err := mem.Load(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed.deliver(handed, ver)
+	first := within(t, terms, 5*time.Second, "b's handed term")
+	if first.Fence != handed.Fence || first.Handover.To != to.Token {
+		t.Fatalf("b's first term %+v; want the handed %+v", first.Record, handed)
+	}
+	second := within(t, terms, 5*time.Second, "b's next term")
+	if second.Fence <= first.Fence || second.Handover != (lease.Handover{}) {
+		t.Fatalf("b's next term %+v after the handed one (fence %d): the stale delivery was taken again", second.Record, first.Fence)
+	}
+}
