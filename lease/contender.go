@@ -125,7 +125,8 @@ func (c *Contender) validate() error {
 
 // Run contends until ctx ends. Each time it wins, it calls lead with the term, in the calling
 // goroutine; lead must return once term.Done() is closed, and may return earlier to step down.
-// After every term the lease is released (if still held), so a follower takes over at once.
+// After every term the lease is released (if still held) — on a store that keeps successor
+// registrations, handed over to a registered follower instead — so a follower takes over at once.
 // Run returns nil when ctx ends, the error of lead if it returned one other than nil (after
 // releasing), or a permanent store error (a corrupt record, not a Swarm manager).
 func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error {
@@ -148,8 +149,12 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 		registered := make(chan struct{})
 		go func() { defer close(registered); succ.keepRegistered(regCtx, e.Namespace(), c.PollInterval) }()
 		// The registration is removed before Run returns: a successor that is gone is not
-		// handed a term.
-		defer func() { stopRegistration(); <-registered }()
+		// handed a term. One handed to it while it was stopping is released.
+		defer func() {
+			stopRegistration()
+			<-registered
+			c.releaseHandedTerm(ctx, succ.self.Token)
+		}()
 	}
 	var lastErr string
 	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
@@ -235,6 +240,22 @@ func (c *Contender) releaseIfHeld(ctx context.Context, res TryAcquireResult) {
 	}
 }
 
+// releaseHandedTerm releases, on a fresh context, a term handed over to this contender's
+// registration (token) that it never took: a handover that landed while the contender was
+// stopping would otherwise hold the lease, with nobody at work, until it expired.
+func (c *Contender) releaseHandedTerm(ctx context.Context, token string) {
+	e := c.Election
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	snap, err := e.Inspect(rctx)
+	if err != nil || snap.Handover.To != token || !e.id.holds(snap.Record) {
+		return
+	}
+	if err := e.Release(rctx, snap.Fence); err == nil {
+		c.Logger.Info("released", "namespace", e.Namespace(), "fence", snap.Fence, "reason", "handed over while stopping")
+	}
+}
+
 // waitFollower sleeps up to wait, or until a notification (spaced by wakes), or until ctx
 // ends.
 func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}, wakes *wakeSpacing) {
@@ -251,7 +272,7 @@ func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify
 }
 
 // runTerm keeps the lease renewed while lead runs, ends the term at the deadline or on loss, and
-// releases the lease afterwards. steppedDown reports that lead returned while the term was
+// hands the lease over or releases it afterwards. steppedDown reports that lead returned while the term was
 // still alive.
 func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, succ *succession, lead func(*Term) error) (steppedDown bool, err error) {
 	e := c.Election
@@ -295,7 +316,7 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if successors != nil && !errors.Is(context.Cause(termCtx), ErrLost) {
-		if to, ok := succ.handOver(rctx, e, g.Fence, successors.latest(rctx, succ, e.Namespace())); ok {
+		if to, ok := succ.handOver(rctx, e, g.Fence, successors, e.Namespace()); ok {
 			log.Info("handed over", "successor_holder_id", to.Identity.HolderID, "successor_task_id", to.Identity.TaskID)
 			return steppedDown, leadErr
 		}

@@ -46,8 +46,10 @@ type Election struct {
 	// began: a term handed over to it counts its deadline from the read of the record the
 	// handover replaced (handover.go).
 	reads [2]read
-	// successorToken is this contender's successor registration, if any (SetSuccessorToken).
-	successorToken string
+	// successorToken is this contender's successor registration, if any, and handoverReserve
+	// the time its work needs to stop (SetSuccessorToken).
+	successorToken  string
+	handoverReserve time.Duration
 	// newest is the highest version this contender read or wrote: a watched record no newer
 	// is not a new handover (handoverWatched).
 	newest Version

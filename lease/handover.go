@@ -98,21 +98,24 @@ func (e *Election) readStart(ver Version) (time.Duration, bool) {
 }
 
 // SetSuccessorToken sets the token of this contender's successor registration: a handover
-// record naming it is this contender's term (HandedOver).
-func (e *Election) SetSuccessorToken(token string) {
+// record naming it is this contender's term. reserve is how long before a term's deadline its
+// work must be told to stop (a Contender's StopBefore): a handed term is taken without a write
+// only when more than a third of its TTL is left beyond that.
+func (e *Election) SetSuccessorToken(token string, reserve time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.successorToken = token
+	e.successorToken, e.handoverReserve = token, reserve
 }
 
 // handedOver returns the grant of cur, read at ver, when cur is a term handed over to this
 // contender — its identity, its registration token — and replaced a record this contender read:
 // its deadline is then counted from that read's start. ok is false otherwise, or when the
-// deadline so counted leaves less than a third of the TTL: the contender then acquires as
-// usual, with a write of its own that dates its deadline afresh.
+// deadline so counted leaves less than a third of the TTL beyond the reserve
+// (SetSuccessorToken): the contender then acquires as usual, with a write of its own that dates
+// its deadline afresh.
 func (e *Election) handedOver(cur Record, ver Version) (g Grant, ok bool) {
 	e.mu.Lock()
-	token := e.successorToken
+	token, reserve := e.successorToken, e.handoverReserve
 	e.mu.Unlock()
 	if token == "" || cur.Handover.To != token || !e.id.holds(cur) || cur.TTL <= 0 {
 		return Grant{}, false
@@ -126,7 +129,7 @@ func (e *Election) handedOver(cur Record, ver Version) (g Grant, ok bool) {
 	// wall clocks pass it by the maximum skew, as for any term.
 	end := min(start+cur.TTL, mono+cur.ExpiresAt.Sub(now))
 	g = Grant{Record: cur, Version: ver, Deadline: end - SafetyMargin(cur.TTL)}
-	if g.Deadline-mono < cur.TTL/3 {
+	if g.Deadline-mono-reserve < cur.TTL/3 {
 		return Grant{}, false
 	}
 	return g, true
@@ -208,5 +211,8 @@ func (e *Election) HandOver(ctx context.Context, fence uint64, to Successor) err
 	}
 	e.observe(next, newVer)
 	e.remember(Record{}, 0) // the record is the successor's now
+	e.mu.Lock()
+	e.newest = max(e.newest, newVer)
+	e.mu.Unlock()
 	return nil
 }

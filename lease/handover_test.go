@@ -3,6 +3,7 @@ package lease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,7 +61,7 @@ func newHandoverPair(t *testing.T) *handoverPair {
 		t.Fatal(err)
 	}
 	p.toB = lease.Successor{Identity: lease.Identity{HolderID: "b"}, TTL: handoverTTL, Token: lease.NewSuccessorToken()}
-	p.b.SetSuccessorToken(p.toB.Token)
+	p.b.SetSuccessorToken(p.toB.Token, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	registered := make(chan error, 1)
 	go func() { registered <- mem.RegisterSuccessor(ctx, "jobs", p.toB) }()
@@ -225,7 +226,7 @@ func TestAHandoverIsTakenOnlyByItsRegistration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	twin.SetSuccessorToken(lease.NewSuccessorToken())
+	twin.SetSuccessorToken(lease.NewSuccessorToken(), 0)
 	aTerm, _ := p.lead(t)
 	if _, err := twin.TryAcquire(ctx); err != nil {
 		t.Fatal(err)
@@ -259,13 +260,27 @@ func TestAHandoverNeedsARegisteredSuccessor(t *testing.T) {
 	}
 }
 
-// staleFeed is a store whose change feed (WatchedRecords) keeps delivering one record once it is
-// set, as a watch that lags behind would.
+// staleFeed is a store whose change feed (Notify, WatchedRecords) is the test's: it notifies
+// only when the test delivers a record, and keeps delivering that record, as a watch that lags
+// behind would. It counts the reads made through it.
 type staleFeed struct {
 	*memstore.Store
-	mu  sync.Mutex
-	rec lease.Record
-	ver lease.Version
+	mu     sync.Mutex
+	rec    lease.Record
+	ver    lease.Version
+	notify chan struct{}
+	loads  atomic.Int64
+}
+
+func newStaleFeed(mem *memstore.Store) *staleFeed {
+	return &staleFeed{Store: mem, notify: make(chan struct{}, 1)}
+}
+
+func (s *staleFeed) Notify(context.Context, string) (<-chan struct{}, error) { return s.notify, nil }
+
+func (s *staleFeed) Load(ctx context.Context, ns string) (lease.Record, lease.Version, error) {
+	s.loads.Add(1)
+	return s.Store.Load(ctx, ns)
 }
 
 func (s *staleFeed) Watched(string) (lease.Record, lease.Version, bool) {
@@ -276,18 +291,16 @@ func (s *staleFeed) Watched(string) (lease.Record, lease.Version, bool) {
 
 func (s *staleFeed) deliver(rec lease.Record, ver lease.Version) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.rec, s.ver = rec, ver
+	s.mu.Unlock()
+	lease.Signal(s.notify)
 }
 
-// TestAWatchedHandoverIsTakenOnce: a successor takes a handed term from its change feed without
-// a read; when that term has ended and the feed still shows it, the successor does not take it
-// again — its own release is newer — but campaigns, and its next term has a higher fence.
-func TestAWatchedHandoverIsTakenOnce(t *testing.T) {
+// handedTo starts a contender for b on feed, waits until it has read a's term and registered,
+// hands a's term over to it and delivers the handed record on feed. lead runs b's terms.
+func handedTo(t *testing.T, mem *memstore.Store, feed *staleFeed, ttl, poll time.Duration, lead func(*lease.Term) error) (handed lease.Record, to lease.Successor) {
+	t.Helper()
 	ctx := context.Background()
-	mem := memstore.New()
-	feed := &staleFeed{Store: mem}
-	const ttl = 3 * time.Second
 	a, err := lease.New(mem, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
@@ -301,32 +314,17 @@ func TestAWatchedHandoverIsTakenOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	following := make(chan struct{}, 1)
-	terms := make(chan lease.Grant, 2)
-	var led atomic.Int32
-	c := &lease.Contender{Election: b, PollInterval: 50 * time.Millisecond, Logger: quiet,
+	c := &lease.Contender{Election: b, PollInterval: poll, Logger: quiet,
 		OnState: func(s lease.Snapshot) {
 			if s.HolderID == "a" {
-				select {
-				case following <- struct{}{}:
-				default:
-				}
+				lease.Signal(following)
 			}
 		}}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() {
-		done <- c.Run(runCtx, func(term *lease.Term) error {
-			terms <- term.Grant
-			if led.Add(1) == 1 {
-				return nil // the first term steps down at once
-			}
-			<-term.Done()
-			return nil
-		})
-	}()
-	defer func() { stop(); <-done }()
+	go func() { done <- c.Run(runCtx, lead) }()
+	t.Cleanup(func() { stop(); <-done })
 	within(t, following, 5*time.Second, "b to read a's term")
-	var to lease.Successor
 	deadline := time.Now().Add(5 * time.Second)
 	for to.Token == "" {
 		list, _ := mem.Successors(ctx, "jobs")
@@ -345,6 +343,49 @@ func TestAWatchedHandoverIsTakenOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	feed.deliver(handed, ver)
+	return handed, to
+}
+
+// TestAWatchedHandoverStartsWithoutARead: the successor takes the handed term from its change
+// feed alone — no read between the delivery and its term — with the handed fence. Its poll
+// interval is long, so only the delivery wakes it.
+func TestAWatchedHandoverStartsWithoutARead(t *testing.T) {
+	mem := memstore.New()
+	feed := newStaleFeed(mem)
+	terms := make(chan lease.Grant, 1)
+	var loadsAtTerm atomic.Int64
+	handed, to := handedTo(t, mem, feed, 30*time.Second, time.Hour, func(term *lease.Term) error {
+		loadsAtTerm.Store(feed.loads.Load())
+		terms <- term.Grant
+		<-term.Done()
+		return nil
+	})
+	loadsAtDelivery := feed.loads.Load()
+	g := within(t, terms, 5*time.Second, "b's handed term")
+	if g.Fence != handed.Fence || g.Handover.To != to.Token {
+		t.Fatalf("b's term %+v; want the handed %+v", g.Record, handed)
+	}
+	if n := loadsAtTerm.Load() - loadsAtDelivery; n != 0 {
+		t.Errorf("b read %d times between the delivery and its term; want 0", n)
+	}
+}
+
+// TestAWatchedHandoverIsTakenOnce: when a handed term has ended and the change feed still shows
+// it, the successor does not take it again — its own release is newer — but campaigns, and its
+// next term has a higher fence.
+func TestAWatchedHandoverIsTakenOnce(t *testing.T) {
+	mem := memstore.New()
+	feed := newStaleFeed(mem)
+	terms := make(chan lease.Grant, 2)
+	var led atomic.Int32
+	handed, to := handedTo(t, mem, feed, 3*time.Second, 50*time.Millisecond, func(term *lease.Term) error {
+		terms <- term.Grant
+		if led.Add(1) == 1 {
+			return nil // the first term steps down at once
+		}
+		<-term.Done()
+		return nil
+	})
 	first := within(t, terms, 5*time.Second, "b's handed term")
 	if first.Fence != handed.Fence || first.Handover.To != to.Token {
 		t.Fatalf("b's first term %+v; want the handed %+v", first.Record, handed)
@@ -352,5 +393,145 @@ func TestAWatchedHandoverIsTakenOnce(t *testing.T) {
 	second := within(t, terms, 5*time.Second, "b's next term")
 	if second.Fence <= first.Fence || second.Handover != (lease.Handover{}) {
 		t.Fatalf("b's next term %+v after the handed one (fence %d): the stale delivery was taken again", second.Record, first.Fence)
+	}
+}
+
+// ambiguousHandOver applies a handover (or not) and answers ErrAmbiguous either way.
+type ambiguousHandOver struct {
+	*memstore.Store
+	apply bool
+}
+
+func (s *ambiguousHandOver) HandOver(ctx context.Context, rec lease.Record, v lease.Version, to lease.Successor) (lease.Version, error) {
+	if s.apply {
+		if _, err := s.Store.HandOver(ctx, rec, v, to); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("connection lost: %w", lease.ErrAmbiguous)
+}
+
+// TestAnAmbiguousHandoverThenARelease: a handover whose answer was lost, followed by the release
+// a Contender makes then: when the handover committed, the release is refused (ErrNotHolder) and
+// the successor's term stands; when it did not, the release commits. Never both.
+func TestAnAmbiguousHandoverThenARelease(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		p := newHandoverPair(t)
+		ctx := context.Background()
+		aTerm, _ := p.lead(t)
+		amb := &ambiguousHandOver{Store: p.storeA.Store, apply: applied}
+		a, err := lease.New(amb, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(handoverTTL), lease.WithClock(p.clockA))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a's handle that made the term: the same identity, its last write read back.
+		if _, err := a.Renew(ctx, aTerm.Fence); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.HandOver(ctx, aTerm.Fence, p.toB); !errors.Is(err, lease.ErrAmbiguous) {
+			t.Fatalf("applied=%v: the handover answered %v, want ErrAmbiguous", applied, err)
+		}
+		err = a.Release(ctx, aTerm.Fence)
+		rec, _, lerr := p.storeA.Load(ctx, "jobs")
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		switch {
+		case applied && (!errors.Is(err, lease.ErrNotHolder) || rec.HolderID != "b"):
+			t.Errorf("a committed handover, then release: %v, record %+v; want ErrNotHolder and b's term", err, rec)
+		case !applied && (err != nil || rec.Held()):
+			t.Errorf("a lost handover, then release: %v, record %+v; want a vacant record", err, rec)
+		}
+	}
+}
+
+// stoppingRegistry hands a term to a registration while its contender is stopping: after the
+// contender's context ended, before the registration goes.
+type stoppingRegistry struct {
+	*memstore.Store
+	onStop func(lease.Successor)
+}
+
+func (s *stoppingRegistry) RegisterSuccessor(ctx context.Context, ns string, su lease.Successor) error {
+	inner, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Store.RegisterSuccessor(inner, ns, su) }()
+	<-ctx.Done()
+	s.onStop(su)
+	cancel()
+	return <-done
+}
+
+// TestATermHandedToAStoppingContenderIsReleased: a handover that lands while the successor stops
+// — registered still, no longer contending — is released by it on its way out, so the lease
+// does not sit with nobody at work until it expires.
+func TestATermHandedToAStoppingContenderIsReleased(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	a, err := lease.New(mem, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(handoverTTL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aTerm, err := a.TryAcquire(ctx)
+	if err != nil || !aTerm.Acquired {
+		t.Fatalf("a's acquisition: %+v, %v", aTerm, err)
+	}
+	handed := make(chan error, 1)
+	reg := &stoppingRegistry{Store: mem, onStop: func(su lease.Successor) { handed <- a.HandOver(ctx, aTerm.Grant.Fence, su) }}
+	b, err := lease.New(reg, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(handoverTTL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	following := make(chan struct{}, 1)
+	c := &lease.Contender{Election: b, PollInterval: time.Hour, Logger: quiet, OnState: func(s lease.Snapshot) {
+		if s.HolderID == "a" {
+			lease.Signal(following)
+		}
+	}}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx, func(*lease.Term) error { t.Error("b led"); return nil }) }()
+	within(t, following, 5*time.Second, "b to follow a")
+	deadline := time.Now().Add(5 * time.Second)
+	for list, _ := mem.Successors(ctx, "jobs"); len(list) == 0; list, _ = mem.Successors(ctx, "jobs") {
+		if time.Now().After(deadline) {
+			t.Fatal("b never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	if err := within(t, done, 5*time.Second, "b to stop"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-handed; err != nil {
+		t.Fatalf("the handover to the stopping b: %v", err)
+	}
+	rec, _, err := mem.Load(ctx, "jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Held() || rec.Fence <= aTerm.Grant.Fence {
+		t.Fatalf("after b stopped: %+v; want the handed term (above fence %d) released", rec, aTerm.Grant.Fence)
+	}
+}
+
+// TestAHandedTermLeavesRoomForTheStop: a successor whose work needs reserve to stop takes a
+// handed term without a write only when more than a third of the TTL is left beyond it;
+// otherwise it acquires with a write of its own, which dates a full term.
+func TestAHandedTermLeavesRoomForTheStop(t *testing.T) {
+	p := newHandoverPair(t)
+	ctx := context.Background()
+	p.b.SetSuccessorToken(p.toB.Token, 2*time.Second) // TTL 3 s: a fresh handed term has 2.7 s
+	aTerm, _ := p.lead(t)
+	if err := p.a.HandOver(ctx, aTerm.Fence, p.toB); err != nil {
+		t.Fatal(err)
+	}
+	writesBefore := p.storeB.writes.Load()
+	res, err := p.b.TryAcquire(ctx)
+	if err != nil || !res.Acquired || res.Grant.Handover != (lease.Handover{}) {
+		t.Fatalf("b after the handover: %+v, %v; want a term of its own", res.Grant.Record, err)
+	}
+	if n := p.storeB.writes.Load() - writesBefore; n != 1 {
+		t.Errorf("b acquired with %d writes; want 1", n)
 	}
 }

@@ -30,7 +30,7 @@ func newSuccession(c *Contender) *succession {
 	}
 	s := &succession{reg: reg, self: Successor{Identity: e.id, TTL: e.ttl, Token: NewSuccessorToken()},
 		log: c.Logger.With("namespace", e.Namespace())}
-	e.SetSuccessorToken(s.self.Token)
+	e.SetSuccessorToken(s.self.Token, c.StopBefore)
 	return s
 }
 
@@ -103,16 +103,16 @@ func (c *candidates) renewal() {
 	}
 }
 
-// latest returns the successors last read, or reads them now if that read named none but this
-// contender (one may have registered since) or no read has answered.
-func (c *candidates) latest(ctx context.Context, s *succession, namespace string) []Successor {
+// cached returns the successors last read, if that read named one other than this contender.
+func (c *candidates) cached(s *succession) ([]Successor, bool) {
 	<-c.done
 	c.mu.Lock()
-	list, read := c.list, c.read
-	c.mu.Unlock()
-	if read && slices.ContainsFunc(list, s.eligible) {
-		return list
-	}
+	defer c.mu.Unlock()
+	return c.list, c.read && slices.ContainsFunc(c.list, s.eligible)
+}
+
+// read reads the successors now; nil when the read fails.
+func (s *succession) read(ctx context.Context, namespace string) []Successor {
 	rctx, cancel := context.WithTimeout(ctx, successorsTimeout)
 	defer cancel()
 	list, err := s.reg.Successors(rctx, namespace)
@@ -122,19 +122,36 @@ func (c *candidates) latest(ctx context.Context, s *succession, namespace string
 	return list
 }
 
-// handOver hands the term with fence to the longest-registered other successor in list. It
-// reports whether it did; when it did not (no successor, the record or the successor changed —
-// list may be a renewal old — a store error), the caller releases.
-func (s *succession) handOver(ctx context.Context, e *Election, fence uint64, list []Successor) (Successor, bool) {
-	for _, to := range list {
-		if !s.eligible(to) {
-			continue
-		}
-		err := e.HandOver(ctx, fence, to)
-		if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotHolder) {
-			s.log.Warn("handover failed; releasing", "successor_holder_id", to.Identity.HolderID, "err", err)
-		}
-		return to, err == nil
+// handOver hands the term with fence to the longest-registered other successor: of those read
+// after the term's last renewal, or read now when those name none. A handover refused after the
+// renewal's list (that successor may have left since) is tried once more on a list read now.
+// It reports whether the term was handed over; when it was not (no successor, the record or the
+// successor changed, a store error), the caller releases.
+func (s *succession) handOver(ctx context.Context, e *Election, fence uint64, c *candidates, namespace string) (Successor, bool) {
+	list, cached := c.cached(s)
+	if !cached {
+		list = s.read(ctx, namespace)
 	}
-	return Successor{}, false
+	to, err := s.handOverToFirst(ctx, e, fence, list, "")
+	if cached && errors.Is(err, ErrConflict) {
+		to, err = s.handOverToFirst(ctx, e, fence, s.read(ctx, namespace), to.Token)
+	}
+	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotHolder) && !errors.Is(err, errNoSuccessor) {
+		s.log.Warn("handover failed; releasing", "successor_holder_id", to.Identity.HolderID, "err", err)
+	}
+	return to, err == nil
+}
+
+// errNoSuccessor: no registration a term can be handed to.
+var errNoSuccessor = errors.New("lease: no successor registered")
+
+// handOverToFirst hands the term to the first eligible successor in list other than the
+// registration skip.
+func (s *succession) handOverToFirst(ctx context.Context, e *Election, fence uint64, list []Successor, skip string) (Successor, error) {
+	for _, to := range list {
+		if s.eligible(to) && to.Token != skip {
+			return to, e.HandOver(ctx, fence, to)
+		}
+	}
+	return Successor{}, errNoSuccessor
 }

@@ -66,6 +66,9 @@ func replicas(t *testing.T) ([]*exec.Cmd, string, LookupHost) {
 		var cmds []*exec.Cmd
 		ok := true
 		for _, ip := range ips {
+			if ip != "127.0.0.1" && !loopbackBindable(ip) {
+				t.Skipf("%s cannot be bound here (only Linux routes all of 127.0.0.0/8 to loopback)", ip)
+			}
 			cmd, err := startReplica(t, net.JoinHostPort(ip, port))
 			if err != nil {
 				t.Logf("replica on %s:%s: %v (another port)", ip, port, err)
@@ -86,6 +89,16 @@ func replicas(t *testing.T) ([]*exec.Cmd, string, LookupHost) {
 	}
 	t.Fatal("no port free on all three loopback addresses")
 	return nil, "", nil
+}
+
+// loopbackBindable reports whether ip, a loopback address, can be listened on.
+func loopbackBindable(ip string) bool {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
 }
 
 // startReplica starts one replica and waits until it listens; the test's cleanup kills it by

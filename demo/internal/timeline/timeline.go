@@ -15,6 +15,7 @@ import (
 	"time"
 
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
+	"github.com/regbo/lfp-swarm-lease/demo/internal/controllers"
 )
 
 // Max is how many transitions a Timeline keeps.
@@ -182,9 +183,9 @@ func (t *Timeline) pollState(ctx context.Context, controller string, client *htt
 	}
 }
 
-// statePollTimeout bounds one read of the state, body included: the transport's tries of
-// several replicas fit in it.
-const statePollTimeout = 8 * time.Second
+// statePollTimeout bounds one read of the state, body included: the transport's three tries,
+// each a dial and a wait for headers of 2 s at most, fit in it.
+const statePollTimeout = 3 * (controllers.DialTimeout + controllers.HeaderTimeout)
 
 // readState reads one state from url.
 func readState(ctx context.Context, client *http.Client, url string) (swarmlease.State, bool) {
