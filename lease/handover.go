@@ -53,9 +53,13 @@ type SuccessorRegistry interface {
 	Successors(ctx context.Context, namespace string) ([]Successor, error)
 	// HandOver writes rec — a term whose Handover names its successor's token — if namespace's
 	// record is still at expected and that successor is still registered; otherwise
-	// ErrConflict. Its errors are Update's.
+	// ErrConflict, or ErrSuccessorGone when the record was unchanged. Its errors are Update's.
 	HandOver(ctx context.Context, rec Record, expected Version, to Successor) (Version, error)
 }
+
+// ErrSuccessorGone: a handover was refused because its successor's registration is gone (the
+// record itself was unchanged). It wraps ErrConflict.
+var ErrSuccessorGone = fmt.Errorf("%w: the successor's registration is gone", ErrConflict)
 
 // NewSuccessorToken returns a fresh random registration token.
 func NewSuccessorToken() string {
@@ -170,6 +174,13 @@ func (e *Election) handedToAnother(cur Record) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return cur.Handover.To != "" && cur.Handover.To != e.successorToken
+}
+
+// handedToSelf reports whether cur is a term handed over to this contender's registration.
+func (e *Election) handedToSelf(cur Record) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return cur.Handover.To != "" && cur.Handover.To == e.successorToken
 }
 
 // errHandedOver stops a try-acquire's decision: the record is a term handed over to this

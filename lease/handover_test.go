@@ -252,8 +252,8 @@ func TestAHandoverNeedsARegisteredSuccessor(t *testing.T) {
 	aTerm, _ := p.lead(t)
 	gone := p.toB
 	gone.Token = lease.NewSuccessorToken()
-	if err := p.a.HandOver(ctx, aTerm.Fence, gone); !errors.Is(err, lease.ErrConflict) {
-		t.Fatalf("a handover to an unregistered successor: %v, want ErrConflict", err)
+	if err := p.a.HandOver(ctx, aTerm.Fence, gone); !errors.Is(err, lease.ErrSuccessorGone) || !errors.Is(err, lease.ErrConflict) {
+		t.Fatalf("a handover to an unregistered successor: %v, want ErrSuccessorGone (an ErrConflict)", err)
 	}
 	if err := p.a.Release(ctx, aTerm.Fence); err != nil {
 		t.Fatalf("a's release after the refused handover: %v", err)
@@ -270,6 +270,8 @@ type staleFeed struct {
 	ver    lease.Version
 	notify chan struct{}
 	loads  atomic.Int64
+	// loadsAtDelivery is loads when the test delivered its record.
+	loadsAtDelivery atomic.Int64
 }
 
 func newStaleFeed(mem *memstore.Store) *staleFeed {
@@ -342,6 +344,7 @@ func handedTo(t *testing.T, mem *memstore.Store, feed *staleFeed, ttl, poll time
 	if err != nil {
 		t.Fatal(err)
 	}
+	feed.loadsAtDelivery.Store(feed.loads.Load())
 	feed.deliver(handed, ver)
 	return handed, to
 }
@@ -360,12 +363,11 @@ func TestAWatchedHandoverStartsWithoutARead(t *testing.T) {
 		<-term.Done()
 		return nil
 	})
-	loadsAtDelivery := feed.loads.Load()
 	g := within(t, terms, 5*time.Second, "b's handed term")
 	if g.Fence != handed.Fence || g.Handover.To != to.Token {
 		t.Fatalf("b's term %+v; want the handed %+v", g.Record, handed)
 	}
-	if n := loadsAtTerm.Load() - loadsAtDelivery; n != 0 {
+	if n := loadsAtTerm.Load() - feed.loadsAtDelivery.Load(); n != 0 {
 		t.Errorf("b read %d times between the delivery and its term; want 0", n)
 	}
 }
@@ -534,4 +536,158 @@ func TestAHandedTermLeavesRoomForTheStop(t *testing.T) {
 	if n := p.storeB.writes.Load() - writesBefore; n != 1 {
 		t.Errorf("b acquired with %d writes; want 1", n)
 	}
+}
+
+// TestAContenderTakesAHandedTermItCannotUseAsHandedWithAWrite: a contender whose command needs
+// long to stop (StopBefore) finds a fresh handed term too short to take as handed; it takes it
+// at once with a write of its own — it does not follow its own handed term as a twin's until
+// it expires.
+func TestAContenderTakesAHandedTermItCannotUseAsHandedWithAWrite(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	const ttl = 6 * time.Second // a fresh handed term: 5.4 s to its deadline, 1.9 s beyond the stop
+	a, err := lease.New(mem, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aTerm, err := a.TryAcquire(ctx)
+	if err != nil || !aTerm.Acquired {
+		t.Fatalf("a's acquisition: %+v, %v", aTerm, err)
+	}
+	b, err := lease.New(mem, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	following := make(chan struct{}, 1)
+	c, err := lease.NewContender(lease.Contender{Election: b, RenewInterval: time.Second, PollInterval: time.Hour,
+		StopBefore: 3500 * time.Millisecond, Logger: quiet, OnState: func(s lease.Snapshot) {
+			if s.HolderID == "a" {
+				lease.Signal(following)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := make(chan lease.Grant, 1)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Run(runCtx, func(term *lease.Term) error { terms <- term.Grant; <-term.Done(); return nil })
+	}()
+	defer func() { stop(); <-done }()
+	within(t, following, 5*time.Second, "b to follow a")
+	var to lease.Successor
+	deadline := time.Now().Add(5 * time.Second)
+	for to.Token == "" {
+		if list, _ := mem.Successors(ctx, "jobs"); len(list) == 1 {
+			to = list[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("b never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.HandOver(ctx, aTerm.Grant.Fence, to); err != nil {
+		t.Fatal(err)
+	}
+	// The handed term's fence is above a's; b's own, written on it, is above that.
+	g := within(t, terms, 2*time.Second, "b's term (a handed term it followed instead would expire after 6 s)")
+	if g.HolderID != "b" || g.Fence <= aTerm.Grant.Fence+1 || g.Handover != (lease.Handover{}) {
+		t.Fatalf("b's term %+v; want one of its own, written on the handed one (a's fence %d)", g.Record, aTerm.Grant.Fence)
+	}
+}
+
+// TestAHandoverToASuccessorThatLeftGoesToTheNext: the leader's list of successors, read after
+// its last renewal, names one that has stopped since; the handover to it is refused, and the
+// leader hands the term to the next one on a list read then, rather than releasing.
+func TestAHandoverToASuccessorThatLeftGoesToTheNext(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	const ttl, renew = 6 * time.Second, time.Second
+	type started struct {
+		holder string
+		grant  lease.Grant
+	}
+	terms := make(chan started, 4)
+	states := make(chan lease.Snapshot, 64)
+	aStore := &successorReads{Store: mem}
+	run := func(holder string) (stop func()) {
+		var store lease.Store = mem
+		if holder == "a" {
+			store = aStore
+		}
+		e, err := lease.New(store, "jobs", lease.Identity{HolderID: holder}, lease.WithTTL(ttl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := lease.NewContender(lease.Contender{Election: e, RenewInterval: renew, PollInterval: time.Hour, Logger: quiet,
+			OnState: func(s lease.Snapshot) {
+				if holder == "a" {
+					select {
+					case states <- s:
+					default:
+					}
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- c.Run(runCtx, func(term *lease.Term) error { terms <- started{holder, term.Grant}; <-term.Done(); return nil })
+		}()
+		var once sync.Once
+		stop = func() { once.Do(func() { cancel(); <-done }) }
+		t.Cleanup(stop)
+		return stop
+	}
+	stopA := run("a")
+	if first := within(t, terms, 5*time.Second, "a's term"); first.holder != "a" {
+		t.Fatalf("first term %+v", first)
+	}
+	stopB1 := run("b1")
+	deadline := time.Now().Add(5 * time.Second)
+	for list, _ := mem.Successors(ctx, "jobs"); len(list) < 2; list, _ = mem.Successors(ctx, "jobs") {
+		if time.Now().After(deadline) {
+			t.Fatal("b1 never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	run("b2")
+	for list, _ := mem.Successors(ctx, "jobs"); len(list) < 3; list, _ = mem.Successors(ctx, "jobs") {
+		if time.Now().After(deadline) {
+			t.Fatal("b2 never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// a's next renewal, after which it reads the successors: b1 (the longest registered), b2.
+	for len(states) > 0 {
+		<-states
+	}
+	reads := aStore.reads.Load()
+	within(t, states, 3*renew, "a's renewal")
+	deadline = time.Now().Add(5 * time.Second)
+	for aStore.reads.Load() == reads {
+		if time.Now().After(deadline) {
+			t.Fatal("a never read the successors after its renewal")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stopB1() // gone before a's next renewal could read the list again
+	stopA()
+	next := within(t, terms, 2*time.Second, "the next term")
+	if next.holder != "b2" || next.grant.Handover.To == "" {
+		t.Fatalf("the next term: %s, %+v; want b2's, handed over", next.holder, next.grant.Record)
+	}
+}
+
+// successorReads counts the reads of the successors made through it.
+type successorReads struct {
+	*memstore.Store
+	reads atomic.Int64
+}
+
+func (s *successorReads) Successors(ctx context.Context, ns string) ([]lease.Successor, error) {
+	defer s.reads.Add(1)
+	return s.Store.Successors(ctx, ns)
 }

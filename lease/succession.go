@@ -123,8 +123,8 @@ func (s *succession) read(ctx context.Context, namespace string) []Successor {
 }
 
 // handOver hands the term with fence to the longest-registered other successor: of those read
-// after the term's last renewal, or read now when those name none. A handover refused after the
-// renewal's list (that successor may have left since) is tried once more on a list read now.
+// after the term's last renewal, or read now when those name none. A handover refused because
+// the renewal's list named a successor that has left since is tried once more on a list read now.
 // It reports whether the term was handed over; when it was not (no successor, the record or the
 // successor changed, a store error), the caller releases.
 func (s *succession) handOver(ctx context.Context, e *Election, fence uint64, c *candidates, namespace string) (Successor, bool) {
@@ -133,7 +133,7 @@ func (s *succession) handOver(ctx context.Context, e *Election, fence uint64, c 
 		list = s.read(ctx, namespace)
 	}
 	to, err := s.handOverToFirst(ctx, e, fence, list, "")
-	if cached && errors.Is(err, ErrConflict) {
+	if cached && errors.Is(err, ErrSuccessorGone) {
 		to, err = s.handOverToFirst(ctx, e, fence, s.read(ctx, namespace), to.Token)
 	}
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotHolder) && !errors.Is(err, errNoSuccessor) {

@@ -122,10 +122,13 @@ func (s *Store) HandOver(ctx context.Context, rec lease.Record, expected lease.V
 		return 0, classify("hand over", key, err, true)
 	}
 	if !resp.Succeeded {
-		if len(resp.Responses) == 1 && len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
+		if len(resp.Responses) != 1 || len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
 			return 0, fmt.Errorf("etcd store: hand over %q: %w", key, lease.ErrNotFound)
 		}
-		return 0, fmt.Errorf("etcd store: hand over %q: version %d changed or the successor left: %w", key, expected, lease.ErrConflict)
+		if resp.Responses[0].GetResponseRange().Kvs[0].ModRevision == int64(expected) {
+			return 0, fmt.Errorf("etcd store: hand over %q to %q: %w", key, reg, lease.ErrSuccessorGone)
+		}
+		return 0, fmt.Errorf("etcd store: hand over %q: version %d changed: %w", key, expected, lease.ErrConflict)
 	}
 	return lease.Version(resp.Header.Revision), nil
 }

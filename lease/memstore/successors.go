@@ -68,8 +68,11 @@ func (s *Store) HandOver(_ context.Context, rec lease.Record, expected lease.Ver
 	if rec.Handover.To != to.Token {
 		return 0, fmt.Errorf("memory store: hand over %q: the record does not name the successor's registration", rec.Namespace)
 	}
-	if _, registered := s.successors[rec.Namespace][to.Token]; e.ver != expected || !registered {
-		return 0, fmt.Errorf("memory store: %q: version %d, expected %d, or the successor left: %w", rec.Namespace, e.ver, expected, lease.ErrConflict)
+	if e.ver != expected {
+		return 0, fmt.Errorf("memory store: %q: version %d, expected %d: %w", rec.Namespace, e.ver, expected, lease.ErrConflict)
+	}
+	if _, registered := s.successors[rec.Namespace][to.Token]; !registered {
+		return 0, fmt.Errorf("memory store: %q: %w", rec.Namespace, lease.ErrSuccessorGone)
 	}
 	return s.put(rec), nil
 }

@@ -183,8 +183,10 @@ func (t *Timeline) pollState(ctx context.Context, controller string, client *htt
 	}
 }
 
-// statePollTimeout bounds one read of the state, body included: the transport's three tries,
-// each a dial and a wait for headers of 2 s at most, fit in it.
+// statePollTimeout bounds one read of the state, body included: the transport's three tries fit
+// in it when the controllers' name is one address (a VIP), each a dial and a wait for headers of
+// 2 s at most. With several (DNS round robin) a try that dials stalled addresses one after
+// another may be cut short; the next poll starts again, trying the stalled ones last.
 const statePollTimeout = 3 * (controllers.DialTimeout + controllers.HeaderTimeout)
 
 // readState reads one state from url.
