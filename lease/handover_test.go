@@ -298,46 +298,72 @@ func (s *staleFeed) deliver(rec lease.Record, ver lease.Version) {
 	lease.Signal(s.notify)
 }
 
+// leaderA makes "a" the holder of a fresh term on store, with ttl.
+func leaderA(t *testing.T, store lease.Store, ttl time.Duration) (*lease.Election, lease.Grant) {
+	t.Helper()
+	a, err := lease.New(store, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(ttl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.TryAcquire(context.Background())
+	if err != nil || !res.Acquired {
+		t.Fatalf("a's acquisition: %+v, %v", res, err)
+	}
+	return a, res.Grant
+}
+
+// followA runs c, a contender that follows a's term, until the returned stop (or the test's
+// end): it returns once c has read a's term and mem shows its registration.
+func followA(t *testing.T, mem *memstore.Store, c *lease.Contender, lead func(*lease.Term) error) (to lease.Successor, stop func()) {
+	t.Helper()
+	following := make(chan struct{}, 1)
+	onState := c.OnState
+	c.OnState = func(s lease.Snapshot) {
+		if s.HolderID == "a" {
+			lease.Signal(following)
+		}
+		if onState != nil {
+			onState(s)
+		}
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(runCtx, lead) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := within(t, done, 5*time.Second, "the contender to stop"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	within(t, following, 5*time.Second, "the contender to read a's term")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if list, _ := mem.Successors(context.Background(), "jobs"); len(list) == 1 {
+			return list[0], stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the contender never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // handedTo starts a contender for b on feed, waits until it has read a's term and registered,
 // hands a's term over to it and delivers the handed record on feed. lead runs b's terms.
 func handedTo(t *testing.T, mem *memstore.Store, feed *staleFeed, ttl, poll time.Duration, lead func(*lease.Term) error) (handed lease.Record, to lease.Successor) {
 	t.Helper()
 	ctx := context.Background()
-	a, err := lease.New(mem, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(ttl))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aTerm, err := a.TryAcquire(ctx)
-	if err != nil || !aTerm.Acquired {
-		t.Fatalf("a's acquisition: %+v, %v", aTerm, err)
-	}
+	a, aTerm := leaderA(t, mem, ttl)
 	b, err := lease.New(feed, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	following := make(chan struct{}, 1)
-	c := &lease.Contender{Election: b, PollInterval: poll, Logger: quiet,
-		OnState: func(s lease.Snapshot) {
-			if s.HolderID == "a" {
-				lease.Signal(following)
-			}
-		}}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(runCtx, lead) }()
-	t.Cleanup(func() { stop(); <-done })
-	within(t, following, 5*time.Second, "b to read a's term")
-	deadline := time.Now().Add(5 * time.Second)
-	for to.Token == "" {
-		list, _ := mem.Successors(ctx, "jobs")
-		if len(list) == 1 {
-			to = list[0]
-		} else if time.Now().After(deadline) {
-			t.Fatal("b never registered")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := a.HandOver(ctx, aTerm.Grant.Fence, to); err != nil {
+	to, _ = followA(t, mem, &lease.Contender{Election: b, PollInterval: poll, Logger: quiet}, lead)
+	if err := a.HandOver(ctx, aTerm.Fence, to); err != nil {
 		t.Fatal(err)
 	}
 	handed, ver, err := mem.Load(ctx, "jobs")
@@ -470,41 +496,16 @@ func (s *stoppingRegistry) RegisterSuccessor(ctx context.Context, ns string, su 
 func TestATermHandedToAStoppingContenderIsReleased(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
-	a, err := lease.New(mem, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(handoverTTL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aTerm, err := a.TryAcquire(ctx)
-	if err != nil || !aTerm.Acquired {
-		t.Fatalf("a's acquisition: %+v, %v", aTerm, err)
-	}
+	a, aTerm := leaderA(t, mem, 30*time.Second) // a term that outlasts the test: b never takes it by expiry
 	handed := make(chan error, 1)
-	reg := &stoppingRegistry{Store: mem, onStop: func(su lease.Successor) { handed <- a.HandOver(ctx, aTerm.Grant.Fence, su) }}
-	b, err := lease.New(reg, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(handoverTTL))
+	reg := &stoppingRegistry{Store: mem, onStop: func(su lease.Successor) { handed <- a.HandOver(ctx, aTerm.Fence, su) }}
+	b, err := lease.New(reg, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	following := make(chan struct{}, 1)
-	c := &lease.Contender{Election: b, PollInterval: time.Hour, Logger: quiet, OnState: func(s lease.Snapshot) {
-		if s.HolderID == "a" {
-			lease.Signal(following)
-		}
-	}}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(runCtx, func(*lease.Term) error { t.Error("b led"); return nil }) }()
-	within(t, following, 5*time.Second, "b to follow a")
-	deadline := time.Now().Add(5 * time.Second)
-	for list, _ := mem.Successors(ctx, "jobs"); len(list) == 0; list, _ = mem.Successors(ctx, "jobs") {
-		if time.Now().After(deadline) {
-			t.Fatal("b never registered")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	_, stop := followA(t, mem, &lease.Contender{Election: b, PollInterval: time.Hour, Logger: quiet},
+		func(*lease.Term) error { t.Error("b led"); return nil })
 	stop()
-	if err := within(t, done, 5*time.Second, "b to stop"); err != nil {
-		t.Fatal(err)
-	}
 	if err := <-handed; err != nil {
 		t.Fatalf("the handover to the stopping b: %v", err)
 	}
@@ -512,8 +513,8 @@ func TestATermHandedToAStoppingContenderIsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Held() || rec.Fence <= aTerm.Grant.Fence {
-		t.Fatalf("after b stopped: %+v; want the handed term (above fence %d) released", rec, aTerm.Grant.Fence)
+	if rec.Held() || rec.Fence <= aTerm.Fence {
+		t.Fatalf("after b stopped: %+v; want the handed term (above fence %d) released", rec, aTerm.Fence)
 	}
 }
 
@@ -546,53 +547,25 @@ func TestAContenderTakesAHandedTermItCannotUseAsHandedWithAWrite(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
 	const ttl = 6 * time.Second // a fresh handed term: 5.4 s to its deadline, 1.9 s beyond the stop
-	a, err := lease.New(mem, "jobs", lease.Identity{HolderID: "a"}, lease.WithTTL(ttl))
-	if err != nil {
-		t.Fatal(err)
-	}
-	aTerm, err := a.TryAcquire(ctx)
-	if err != nil || !aTerm.Acquired {
-		t.Fatalf("a's acquisition: %+v, %v", aTerm, err)
-	}
+	a, aTerm := leaderA(t, mem, ttl)
 	b, err := lease.New(mem, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	following := make(chan struct{}, 1)
 	c, err := lease.NewContender(lease.Contender{Election: b, RenewInterval: time.Second, PollInterval: time.Hour,
-		StopBefore: 3500 * time.Millisecond, Logger: quiet, OnState: func(s lease.Snapshot) {
-			if s.HolderID == "a" {
-				lease.Signal(following)
-			}
-		}})
+		StopBefore: 3500 * time.Millisecond, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	terms := make(chan lease.Grant, 1)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- c.Run(runCtx, func(term *lease.Term) error { terms <- term.Grant; <-term.Done(); return nil })
-	}()
-	defer func() { stop(); <-done }()
-	within(t, following, 5*time.Second, "b to follow a")
-	var to lease.Successor
-	deadline := time.Now().Add(5 * time.Second)
-	for to.Token == "" {
-		if list, _ := mem.Successors(ctx, "jobs"); len(list) == 1 {
-			to = list[0]
-		} else if time.Now().After(deadline) {
-			t.Fatal("b never registered")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := a.HandOver(ctx, aTerm.Grant.Fence, to); err != nil {
+	to, _ := followA(t, mem, c, func(term *lease.Term) error { terms <- term.Grant; <-term.Done(); return nil })
+	if err := a.HandOver(ctx, aTerm.Fence, to); err != nil {
 		t.Fatal(err)
 	}
 	// The handed term's fence is above a's; b's own, written on it, is above that.
 	g := within(t, terms, 2*time.Second, "b's term (a handed term it followed instead would expire after 6 s)")
-	if g.HolderID != "b" || g.Fence <= aTerm.Grant.Fence+1 || g.Handover != (lease.Handover{}) {
-		t.Fatalf("b's term %+v; want one of its own, written on the handed one (a's fence %d)", g.Record, aTerm.Grant.Fence)
+	if g.HolderID != "b" || g.Fence <= aTerm.Fence+1 || g.Handover != (lease.Handover{}) {
+		t.Fatalf("b's term %+v; want one of its own, written on the handed one (a's fence %d)", g.Record, aTerm.Fence)
 	}
 }
 
@@ -602,7 +575,8 @@ func TestAContenderTakesAHandedTermItCannotUseAsHandedWithAWrite(t *testing.T) {
 func TestAHandoverToASuccessorThatLeftGoesToTheNext(t *testing.T) {
 	ctx := context.Background()
 	mem := memstore.New()
-	const ttl, renew = 6 * time.Second, time.Second
+	// Renewals 3 s apart: the successors have long read a's last renewal when it steps down.
+	const ttl, renew = 12 * time.Second, 3 * time.Second
 	type started struct {
 		holder string
 		grant  lease.Grant
