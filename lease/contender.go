@@ -145,11 +145,13 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 	}
 	succ := newSuccession(c)
 	if succ != nil {
-		regCtx, stopRegistration := context.WithCancel(ctx)
+		// The registration is removed as Run returns, not as ctx ends: a leader told to stop
+		// hands its term over first, and the removal — a write of its own — must not compete
+		// with that handover's write. A successor that is gone is not handed a term; one handed
+		// to it while it was stopping is released.
+		regCtx, stopRegistration := context.WithCancel(context.WithoutCancel(ctx))
 		registered := make(chan struct{})
-		go func() { defer close(registered); succ.keepRegistered(regCtx, e.Namespace(), c.PollInterval) }()
-		// The registration is removed before Run returns: a successor that is gone is not
-		// handed a term. One handed to it while it was stopping is released.
+		go func() { defer close(registered); succ.keepRegistered(regCtx, c.PollInterval) }()
 		defer func() {
 			stopRegistration()
 			<-registered
@@ -160,13 +162,14 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 	wakes := &wakeSpacing{spacing: minWakeSpacing, burst: followerWakeBurst}
 	clash := &identityClash{log: c.Logger.With("namespace", e.Namespace())}
 	for ctx.Err() == nil {
-		// A term handed over to this contender, as the store's change feed delivered it, starts
-		// without a request. Otherwise: blind where the store allows it — the term starts once
-		// the write is confirmed, a request sooner than if it waited to learn its version (the
-		// first renewal reads).
-		res, handed := e.handoverWatched()
+		// A handover, as the store's change feed delivered it, is decided without a request:
+		// a term handed to this contender starts, one handed to another is followed.
+		// Otherwise: blind where the store allows it — the term starts once the write is
+		// confirmed, a request sooner than if it waited to learn its version (the first renewal
+		// reads).
+		res, decided := e.handoverWatched()
 		var err error
-		if !handed {
+		if !decided {
 			res, err = e.tryAcquire(ctx, blind, clash.yields)
 		}
 		clash.looked = true
@@ -290,7 +293,7 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 	term := &Term{Grant: g, ctx: termCtx, election: e, renewed: make(chan struct{}, 1), last: g}
 	var successors *candidates // read off the path of the term's end, for its handover
 	if succ != nil {
-		successors = succ.watchCandidates(termCtx, e.Namespace())
+		successors = succ.watchCandidates(termCtx)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -316,7 +319,7 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if successors != nil && !errors.Is(context.Cause(termCtx), ErrLost) {
-		if to, ok := succ.handOver(rctx, e, g.Fence, successors, e.Namespace()); ok {
+		if to, ok := succ.handOver(rctx, e, g.Fence, successors); ok {
 			log.Info("handed over", "successor_holder_id", to.Identity.HolderID, "successor_task_id", to.Identity.TaskID)
 			return steppedDown, leadErr
 		}

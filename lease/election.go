@@ -161,7 +161,8 @@ func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Re
 		// A term handed to another registration under this identity is another process's; one
 		// handed to this contender but not taken as handed (handedOver) is its own to take with
 		// a write, never a twin's.
-		foreign := !e.id.holds(cur) || e.handedToAnother(cur) || (!e.handedToSelf(cur) && yield != nil && yield(cur))
+		toSelf, toAnother := e.handedTo(cur)
+		foreign := !e.id.holds(cur) || toAnother || (!toSelf && yield != nil && yield(cur))
 		if cur.Held() && foreign && !e.expired(cur, ver) {
 			result.Current = e.snapshot(cur, ver)
 			return Record{}, errHeld

@@ -139,12 +139,16 @@ func (e *Election) handedOver(cur Record, ver Version) (g Grant, ok bool) {
 	return g, true
 }
 
-// handoverWatched returns the term handed over to this contender that the store's change feed
-// delivered (WatchedRecords), without reading: the record is committed, and handedOver dates
-// its deadline from this contender's own read of the record it replaced, whether or not it is
-// still current. Only a record newer than every one this contender read or wrote is taken, so
-// that a delivery that lags behind its own writes is never taken for a new term.
-func (e *Election) handoverWatched() (TryAcquireResult, bool) {
+// handoverWatched decides, without reading, on a handover that the store's change feed
+// delivered (WatchedRecords). A term handed over to this contender is taken (Acquired): the
+// record is committed, and handedOver dates its deadline from this contender's own read of the
+// record it replaced, whether or not it is still current. A term handed to another registration
+// is followed: a request would only learn what the delivery says, and — sent by every follower
+// at the moment the successor starts its work — it would compete with that start for the store
+// and the machine. decided is false otherwise: the caller tries to acquire as usual. Each
+// delivery is decided on once, and only one newer than every record this contender read or
+// wrote, so that a delivery that lags behind its own writes is never taken for a new term.
+func (e *Election) handoverWatched() (res TryAcquireResult, decided bool) {
 	w, ok := e.store.(WatchedRecords)
 	if !ok {
 		return TryAcquireResult{}, false
@@ -159,28 +163,31 @@ func (e *Election) handoverWatched() (TryAcquireResult, bool) {
 	if !newer {
 		return TryAcquireResult{}, false
 	}
-	g, ok := e.handedOver(rec, ver)
-	if !ok {
+	if g, ok := e.handedOver(rec, ver); ok {
+		e.observe(rec, ver)
+		e.remember(rec, ver)
+		return TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(rec, ver)}, true
+	}
+	if _, toAnother := e.handedTo(rec); !toAnother || e.expired(rec, ver) {
 		return TryAcquireResult{}, false
 	}
 	e.observe(rec, ver)
-	e.remember(rec, ver)
-	return TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(rec, ver)}, true
+	e.mu.Lock()
+	e.newest = max(e.newest, ver)
+	e.mu.Unlock()
+	return TryAcquireResult{Current: e.snapshot(rec, ver)}, true
 }
 
-// handedToAnother reports whether cur is a term handed over to a registration other than this
-// contender's — another process, even under this identity.
-func (e *Election) handedToAnother(cur Record) bool {
+// handedTo says to whom cur, a term handed over, was handed: to this contender's registration
+// (toSelf), or to another one (toAnother) — another process, even under this identity. Both are
+// false for a term that was not handed over.
+func (e *Election) handedTo(cur Record) (toSelf, toAnother bool) {
+	if cur.Handover.To == "" {
+		return false, false
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return cur.Handover.To != "" && cur.Handover.To != e.successorToken
-}
-
-// handedToSelf reports whether cur is a term handed over to this contender's registration.
-func (e *Election) handedToSelf(cur Record) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return cur.Handover.To != "" && cur.Handover.To == e.successorToken
+	return cur.Handover.To == e.successorToken, cur.Handover.To != e.successorToken
 }
 
 // errHandedOver stops a try-acquire's decision: the record is a term handed over to this

@@ -356,14 +356,22 @@ func followA(t *testing.T, mem *memstore.Store, c *lease.Contender, lead func(*l
 // hands a's term over to it and delivers the handed record on feed. lead runs b's terms.
 func handedTo(t *testing.T, mem *memstore.Store, feed *staleFeed, ttl, poll time.Duration, lead func(*lease.Term) error) (handed lease.Record, to lease.Successor) {
 	t.Helper()
-	ctx := context.Background()
 	a, aTerm := leaderA(t, mem, ttl)
 	b, err := lease.New(feed, "jobs", lease.Identity{HolderID: "b"}, lease.WithTTL(ttl))
 	if err != nil {
 		t.Fatal(err)
 	}
 	to, _ = followA(t, mem, &lease.Contender{Election: b, PollInterval: poll, Logger: quiet}, lead)
-	if err := a.HandOver(ctx, aTerm.Fence, to); err != nil {
+	handed = handOverAndDeliver(t, mem, feed, a, aTerm.Fence, to)
+	return handed, to
+}
+
+// handOverAndDeliver hands a's term with fence over to to, and delivers the handed record on
+// feed, as the change feed would; it returns that record.
+func handOverAndDeliver(t *testing.T, mem *memstore.Store, feed *staleFeed, a *lease.Election, fence uint64, to lease.Successor) lease.Record {
+	t.Helper()
+	ctx := context.Background()
+	if err := a.HandOver(ctx, fence, to); err != nil {
 		t.Fatal(err)
 	}
 	handed, ver, err := mem.Load(ctx, "jobs")
@@ -372,7 +380,7 @@ func handedTo(t *testing.T, mem *memstore.Store, feed *staleFeed, ttl, poll time
 	}
 	feed.loadsAtDelivery.Store(feed.loads.Load())
 	feed.deliver(handed, ver)
-	return handed, to
+	return handed
 }
 
 // TestAWatchedHandoverStartsWithoutARead: the successor takes the handed term from its change
@@ -421,6 +429,144 @@ func TestAWatchedHandoverIsTakenOnce(t *testing.T) {
 	second := within(t, terms, 5*time.Second, "b's next term")
 	if second.Fence <= first.Fence || second.Handover != (lease.Handover{}) {
 		t.Fatalf("b's next term %+v after the handed one (fence %d): the stale delivery was taken again", second.Record, first.Fence)
+	}
+}
+
+// TestAWatchedHandoverToAnotherIsFollowedWithoutARead: a follower that is not the successor
+// learns the handed term from its change feed alone — no read between the delivery and its
+// report of the new holder — so that followers do not all send a request as the successor
+// starts its work.
+func TestAWatchedHandoverToAnotherIsFollowedWithoutARead(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	feed := newStaleFeed(mem)
+	a, aTerm := leaderA(t, mem, 30*time.Second)
+	c, err := lease.New(feed, "jobs", lease.Identity{HolderID: "c"}, lease.WithTTL(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := make(chan lease.Snapshot, 16)
+	followA(t, mem, &lease.Contender{Election: c, PollInterval: time.Hour, Logger: quiet,
+		OnState: func(s lease.Snapshot) { states <- s }}, func(*lease.Term) error { t.Error("c led"); return nil })
+	regCtx, unregister := context.WithCancel(ctx)
+	defer unregister()
+	toB := lease.Successor{Identity: lease.Identity{HolderID: "b"}, TTL: 30 * time.Second, Token: lease.NewSuccessorToken()}
+	go func() { _ = mem.RegisterSuccessor(regCtx, "jobs", toB) }()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if list, _ := mem.Successors(ctx, "jobs"); len(list) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b never registered")
+		}
+	}
+	handed := handOverAndDeliver(t, mem, feed, a, aTerm.Fence, toB)
+	for {
+		s := within(t, states, 5*time.Second, "c to report b's handed term")
+		if s.HolderID != "b" {
+			continue
+		}
+		if !s.Acquired || s.Fence != handed.Fence {
+			t.Fatalf("c reported %+v; want b's live handed term %+v", s, handed)
+		}
+		break
+	}
+	if n := feed.loads.Load() - feed.loadsAtDelivery.Load(); n != 0 {
+		t.Errorf("c read %d times between the delivery and its report; want 0", n)
+	}
+}
+
+// registrationWitness records, at each handover, whether the leader's own successor
+// registration was still in force: a leader told to stop removes it only after its handover.
+type registrationWitness struct {
+	*memstore.Store
+	leader string
+	mu     sync.Mutex
+	reg    context.Context // the leader's registration's context
+	// registeredAtHandover receives, at each handover, whether that registration was in force.
+	registeredAtHandover chan bool
+}
+
+func (s *registrationWitness) RegisterSuccessor(ctx context.Context, ns string, su lease.Successor) error {
+	if su.Identity.HolderID == s.leader {
+		s.mu.Lock()
+		s.reg = ctx
+		s.mu.Unlock()
+	}
+	return s.Store.RegisterSuccessor(ctx, ns, su)
+}
+
+func (s *registrationWitness) HandOver(ctx context.Context, rec lease.Record, v lease.Version, to lease.Successor) (lease.Version, error) {
+	s.mu.Lock()
+	reg := s.reg
+	s.mu.Unlock()
+	s.registeredAtHandover <- reg != nil && reg.Err() == nil
+	return s.Store.HandOver(ctx, rec, v, to)
+}
+
+// TestALeaderToldToStopHandsOverBeforeItUnregisters: the removal of a stopping leader's
+// registration is a write of its own; made as the stop begins, it would compete with the
+// handover's write. It comes after the handover.
+func TestALeaderToldToStopHandsOverBeforeItUnregisters(t *testing.T) {
+	mem := memstore.New()
+	witness := &registrationWitness{Store: mem, leader: "a", registeredAtHandover: make(chan bool, 4)}
+	elect := func(id string) *lease.Election {
+		e, err := lease.New(witness, "jobs", lease.Identity{HolderID: id}, lease.WithTTL(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	aCtx, stopA := context.WithCancel(context.Background())
+	defer stopA()
+	aLeads, aDone := make(chan struct{}, 1), make(chan error, 1)
+	go func() {
+		aDone <- (&lease.Contender{Election: elect("a"), PollInterval: 50 * time.Millisecond, Logger: quiet}).Run(aCtx, func(term *lease.Term) error {
+			aLeads <- struct{}{}
+			<-term.Done()
+			return nil
+		})
+	}()
+	within(t, aLeads, 5*time.Second, "a's term")
+	bCtx, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	bLeads, bDone := make(chan lease.Grant, 1), make(chan error, 1)
+	go func() {
+		bDone <- (&lease.Contender{Election: elect("b"), PollInterval: 50 * time.Millisecond, Logger: quiet}).Run(bCtx, func(term *lease.Term) error {
+			bLeads <- term.Grant
+			<-term.Done()
+			return nil
+		})
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if list, _ := mem.Successors(context.Background(), "jobs"); len(list) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a and b never both registered")
+		}
+	}
+	stopA()
+	if !within(t, witness.registeredAtHandover, 5*time.Second, "a's handover") {
+		t.Error("a's registration was gone when it handed over; want it removed after the handover")
+	}
+	if err := within(t, aDone, 5*time.Second, "a to stop"); err != nil {
+		t.Fatal(err)
+	}
+	if g := within(t, bLeads, 5*time.Second, "b's handed term"); g.HolderID != "b" {
+		t.Fatalf("b's term: %+v", g.Record)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if list, _ := mem.Successors(context.Background(), "jobs"); len(list) == 1 {
+			break // a's registration is gone once a has stopped
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a's registration outlived a")
+		}
+	}
+	stopB()
+	if err := within(t, bDone, 5*time.Second, "b to stop"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -15,9 +15,10 @@ import (
 // registrations: it keeps the contender registered while it contends, and lists the successors
 // when a term ends so that the leader can hand the lease over instead of releasing it.
 type succession struct {
-	reg  SuccessorRegistry
-	self Successor
-	log  *slog.Logger
+	reg       SuccessorRegistry
+	namespace string
+	self      Successor
+	log       *slog.Logger
 }
 
 // newSuccession returns the succession of c's election, or nil when its store keeps no
@@ -28,7 +29,7 @@ func newSuccession(c *Contender) *succession {
 	if !ok {
 		return nil
 	}
-	s := &succession{reg: reg, self: Successor{Identity: e.id, TTL: e.ttl, Token: NewSuccessorToken()},
+	s := &succession{reg: reg, namespace: e.Namespace(), self: Successor{Identity: e.id, TTL: e.ttl, Token: NewSuccessorToken()},
 		log: c.Logger.With("namespace", e.Namespace())}
 	e.SetSuccessorToken(s.self.Token, c.StopBefore)
 	return s
@@ -37,10 +38,10 @@ func newSuccession(c *Contender) *succession {
 // keepRegistered keeps the contender registered until ctx ends, registering again (every
 // retry, at most) when a registration fails or lapses. A contender that is not registered is
 // never handed a term: it acquires as usual once the lease is released or expires.
-func (s *succession) keepRegistered(ctx context.Context, namespace string, retry time.Duration) {
+func (s *succession) keepRegistered(ctx context.Context, retry time.Duration) {
 	var lastErr string
 	for ctx.Err() == nil {
-		err := s.reg.RegisterSuccessor(ctx, namespace, s.self)
+		err := s.reg.RegisterSuccessor(ctx, s.namespace, s.self)
 		if ctx.Err() != nil {
 			return
 		}
@@ -73,7 +74,7 @@ type candidates struct {
 
 // watchCandidates reads the successors after each renewal (renewed) until termCtx ends — not
 // as the term starts, where the read would compete with the start of the term's work.
-func (s *succession) watchCandidates(termCtx context.Context, namespace string) *candidates {
+func (s *succession) watchCandidates(termCtx context.Context) *candidates {
 	c := &candidates{done: make(chan struct{}), renewed: make(chan struct{}, 1)}
 	go func() {
 		defer close(c.done)
@@ -84,7 +85,7 @@ func (s *succession) watchCandidates(termCtx context.Context, namespace string) 
 			case <-c.renewed:
 			}
 			rctx, cancel := context.WithTimeout(termCtx, successorsTimeout)
-			list, err := s.reg.Successors(rctx, namespace)
+			list, err := s.reg.Successors(rctx, s.namespace)
 			cancel()
 			if err == nil {
 				c.mu.Lock()
@@ -112,10 +113,10 @@ func (c *candidates) cached(s *succession) ([]Successor, bool) {
 }
 
 // read reads the successors now; nil when the read fails.
-func (s *succession) read(ctx context.Context, namespace string) []Successor {
+func (s *succession) read(ctx context.Context) []Successor {
 	rctx, cancel := context.WithTimeout(ctx, successorsTimeout)
 	defer cancel()
-	list, err := s.reg.Successors(rctx, namespace)
+	list, err := s.reg.Successors(rctx, s.namespace)
 	if err != nil {
 		return nil
 	}
@@ -127,14 +128,14 @@ func (s *succession) read(ctx context.Context, namespace string) []Successor {
 // the renewal's list named a successor that has left since is tried once more on a list read now.
 // It reports whether the term was handed over; when it was not (no successor, the record or the
 // successor changed, a store error), the caller releases.
-func (s *succession) handOver(ctx context.Context, e *Election, fence uint64, c *candidates, namespace string) (Successor, bool) {
+func (s *succession) handOver(ctx context.Context, e *Election, fence uint64, c *candidates) (Successor, bool) {
 	list, cached := c.cached(s)
 	if !cached {
-		list = s.read(ctx, namespace)
+		list = s.read(ctx)
 	}
 	to, err := s.handOverToFirst(ctx, e, fence, list, "")
 	if cached && errors.Is(err, ErrSuccessorGone) {
-		to, err = s.handOverToFirst(ctx, e, fence, s.read(ctx, namespace), to.Token)
+		to, err = s.handOverToFirst(ctx, e, fence, s.read(ctx), to.Token)
 	}
 	if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotHolder) && !errors.Is(err, errNoSuccessor) {
 		s.log.Warn("handover failed; releasing", "successor_holder_id", to.Identity.HolderID, "err", err)

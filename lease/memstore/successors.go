@@ -1,8 +1,11 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
@@ -39,20 +42,11 @@ func (s *Store) RegisterSuccessor(ctx context.Context, namespace string, su leas
 func (s *Store) Successors(_ context.Context, namespace string) ([]lease.Successor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	regs := make([]registration, 0, len(s.successors[namespace]))
-	for _, r := range s.successors[namespace] {
-		regs = append(regs, r)
-	}
-	out := make([]lease.Successor, 0, len(regs))
-	for len(regs) > 0 { // the longest registered first
-		first := 0
-		for i, r := range regs {
-			if r.seq < regs[first].seq {
-				first = i
-			}
-		}
-		out = append(out, regs[first].s)
-		regs = append(regs[:first], regs[first+1:]...)
+	regs := slices.Collect(maps.Values(s.successors[namespace]))
+	slices.SortFunc(regs, func(a, b registration) int { return cmp.Compare(a.seq, b.seq) }) // the longest registered first
+	out := make([]lease.Successor, len(regs))
+	for i, r := range regs {
+		out[i] = r.s
 	}
 	return out, nil
 }

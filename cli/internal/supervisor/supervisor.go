@@ -177,8 +177,12 @@ func startGuard(spec Spec) (c *Child, err error) {
 		c.pidOnce.Do(func() { close(c.hasPID) })
 		if done {
 			c.control.close()
-			close(c.done)
+			// The reaper is started before Done is closed, not after: the goroutine started
+			// last runs first on this thread, and the reaper blocks it in waitid until the guard
+			// has exited, while the waiter on Done — the lease's release — would have to wait for
+			// another thread to take it over.
 			go c.reap()
+			close(c.done)
 			return
 		}
 		c.reap()
