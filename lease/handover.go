@@ -45,8 +45,8 @@ type Successor struct {
 type SuccessorRegistry interface {
 	// RegisterSuccessor registers s as waiting for namespace's lease until ctx ends (or the
 	// registration lapses: a process that stops renewing it, stopped or killed, is dropped
-	// within about its TTL). It returns when the registration is made, or fails; it is removed
-	// when ctx ends.
+	// within about its TTL). It returns when ctx ends — the registration removed — when the
+	// registration lapses, or when it fails.
 	RegisterSuccessor(ctx context.Context, namespace string, s Successor) error
 	// Successors lists namespace's registered successors, the longest registered first, at most
 	// a store-defined bound of them.

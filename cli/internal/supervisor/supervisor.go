@@ -368,7 +368,9 @@ func (c *Child) CommandPID(timeout time.Duration) int {
 // PID returns the guard's process ID.
 func (c *Child) PID() int { return c.pid }
 
-// Done is closed when the guard has exited: the child and everything it started are gone.
+// Done is closed when the child and everything it started are gone: on the guard's final report,
+// which it sends once it has no descendant left (the guard itself may still be exiting, and is
+// reaped meanwhile), or when the guard exited without one.
 func (c *Child) Done() <-chan struct{} { return c.done }
 
 // ExitCode is the child's exit code once Done is closed: its own code, or 128 + the signal
