@@ -66,18 +66,21 @@ func newHandoverPair(t *testing.T) *handoverPair {
 	registered := make(chan error, 1)
 	go func() { registered <- mem.RegisterSuccessor(ctx, "jobs", p.toB) }()
 	t.Cleanup(func() { cancel(); <-registered })
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		list, _ := mem.Successors(context.Background(), "jobs")
-		if len(list) == 1 {
-			break
+	awaitSuccessors(t, mem, 1, "b's registration")
+	return p
+}
+
+// awaitSuccessors waits until mem lists n successors of the election "jobs", and returns them.
+func awaitSuccessors(t *testing.T, mem *memstore.Store, n int, what string) []lease.Successor {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if list, _ := mem.Successors(context.Background(), "jobs"); len(list) == n {
+			return list
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("b's registration never showed")
+			t.Fatalf("%s: never %d registered successors", what, n)
 		}
-		time.Sleep(time.Millisecond)
 	}
-	return p
 }
 
 // advance moves both contenders' clocks.
@@ -340,16 +343,7 @@ func followA(t *testing.T, mem *memstore.Store, c *lease.Contender, lead func(*l
 	}
 	t.Cleanup(stop)
 	within(t, following, 5*time.Second, "the contender to read a's term")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if list, _ := mem.Successors(context.Background(), "jobs"); len(list) == 1 {
-			return list[0], stop
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the contender never registered")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	return awaitSuccessors(t, mem, 1, "the contender's registration")[0], stop
 }
 
 // handedTo starts a contender for b on feed, waits until it has read a's term and registered,
@@ -452,14 +446,7 @@ func TestAWatchedHandoverToAnotherIsFollowedWithoutARead(t *testing.T) {
 	defer unregister()
 	toB := lease.Successor{Identity: lease.Identity{HolderID: "b"}, TTL: 30 * time.Second, Token: lease.NewSuccessorToken()}
 	go func() { _ = mem.RegisterSuccessor(regCtx, "jobs", toB) }()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if list, _ := mem.Successors(ctx, "jobs"); len(list) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("b never registered")
-		}
-	}
+	awaitSuccessors(t, mem, 2, "b's registration")
 	handed := handOverAndDeliver(t, mem, feed, a, aTerm.Fence, toB)
 	for {
 		s := within(t, states, 5*time.Second, "c to report b's handed term")
@@ -538,14 +525,7 @@ func TestALeaderToldToStopHandsOverBeforeItUnregisters(t *testing.T) {
 			return nil
 		})
 	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if list, _ := mem.Successors(context.Background(), "jobs"); len(list) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a and b never both registered")
-		}
-	}
+	awaitSuccessors(t, mem, 2, "a's and b's registrations")
 	stopA()
 	if !within(t, witness.registeredAtHandover, 5*time.Second, "a's handover") {
 		t.Error("a's registration was gone when it handed over; want it removed after the handover")
@@ -556,14 +536,7 @@ func TestALeaderToldToStopHandsOverBeforeItUnregisters(t *testing.T) {
 	if g := within(t, bLeads, 5*time.Second, "b's handed term"); g.HolderID != "b" {
 		t.Fatalf("b's term: %+v", g.Record)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if list, _ := mem.Successors(context.Background(), "jobs"); len(list) == 1 {
-			break // a's registration is gone once a has stopped
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a's registration outlived a")
-		}
-	}
+	awaitSuccessors(t, mem, 1, "a's registration gone once a has stopped")
 	stopB()
 	if err := within(t, bDone, 5*time.Second, "b to stop"); err != nil {
 		t.Fatal(err)
@@ -766,27 +739,16 @@ func TestAHandoverToASuccessorThatLeftGoesToTheNext(t *testing.T) {
 		t.Fatalf("first term %+v", first)
 	}
 	stopB1 := run("b1")
-	deadline := time.Now().Add(5 * time.Second)
-	for list, _ := mem.Successors(ctx, "jobs"); len(list) < 2; list, _ = mem.Successors(ctx, "jobs") {
-		if time.Now().After(deadline) {
-			t.Fatal("b1 never registered")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitSuccessors(t, mem, 2, "b1's registration")
 	run("b2")
-	for list, _ := mem.Successors(ctx, "jobs"); len(list) < 3; list, _ = mem.Successors(ctx, "jobs") {
-		if time.Now().After(deadline) {
-			t.Fatal("b2 never registered")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitSuccessors(t, mem, 3, "b2's registration")
 	// a's next renewal, after which it reads the successors: b1 (the longest registered), b2.
 	for len(states) > 0 {
 		<-states
 	}
 	reads := aStore.reads.Load()
 	within(t, states, 3*renew, "a's renewal")
-	deadline = time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for aStore.reads.Load() == reads {
 		if time.Now().After(deadline) {
 			t.Fatal("a never read the successors after its renewal")
