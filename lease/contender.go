@@ -120,6 +120,11 @@ func (c *Contender) validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Election.incarnation == "" {
+		// A contender is one process for as long as it runs: another process under its
+		// identity — its restarted successor, or a twin — is another incarnation.
+		c.Election.incarnation = Incarnation{ID: NewIncarnationID()}.String()
+	}
 	return CheckTiming(ttl, c.RenewInterval, c.PollInterval, c.StopBefore)
 }
 
@@ -170,9 +175,8 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 		res, decided := e.handoverWatched()
 		var err error
 		if !decided {
-			res, err = e.tryAcquire(ctx, blind, clash.yields)
+			res, err = e.tryAcquire(ctx, blind)
 		}
-		clash.looked = true
 		switch {
 		case ctx.Err() != nil:
 			// Shut down while trying: if the attempt won (or may have), hand the term back at
@@ -200,7 +204,9 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 			continue
 		case res.Acquired:
 			lastErr = ""
-			clash.won(res.Grant.Fence)
+			if res.Evidence != "" {
+				c.Logger.Info("the holder is gone: taking over before its lease expires", "namespace", e.Namespace(), "evidence", res.Evidence)
+			}
 			c.onState(res.Current)
 			steppedDown, err := c.runTerm(ctx, res.Grant, notify, clash, succ, lead)
 			if err != nil {
@@ -216,10 +222,10 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 		if err == nil {
 			lastErr = ""
 		}
-		clash.following(res.Current.Record, e.id, c.Logger.With("namespace", e.Namespace()))
+		clash.following(res.Current.Record, e)
 		c.onState(res.Current)
 		wait := min(c.PollInterval, e.UntilExpiry(res.Current)+time.Millisecond)
-		c.waitFollower(ctx, wait, notify, wakes)
+		c.waitFollower(ctx, wait, notify, wakes, res.Current.Record)
 	}
 	return nil
 }
@@ -233,7 +239,7 @@ func (c *Contender) releaseIfHeld(ctx context.Context, res TryAcquireResult) {
 	fence := res.Grant.Fence
 	if !res.Acquired {
 		snap, err := e.Inspect(rctx)
-		if err != nil || !e.id.holds(snap.Record) {
+		if err != nil || !e.ownTerm(snap.Record) {
 			return
 		}
 		fence = snap.Fence
@@ -251,7 +257,7 @@ func (c *Contender) releaseHandedTerm(ctx context.Context, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	snap, err := e.Inspect(rctx)
-	if err != nil || snap.Handover.To != token || !e.id.holds(snap.Record) {
+	if err != nil || snap.Handover.To != token || !e.ownTerm(snap.Record) {
 		return
 	}
 	if err := e.Release(rctx, snap.Fence); err == nil {
@@ -259,14 +265,17 @@ func (c *Contender) releaseHandedTerm(ctx context.Context, token string) {
 	}
 }
 
-// waitFollower sleeps up to wait, or until a notification (spaced by wakes), or until ctx
-// ends.
-func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}, wakes *wakeSpacing) {
+// waitFollower sleeps up to wait, or until a notification (spaced by wakes), or until a witness
+// proves the holder of held — the record followed — gone, or until ctx ends.
+func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify <-chan struct{}, wakes *wakeSpacing, held Record) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	case <-c.Election.goneLater(wctx, held):
 	case <-notify:
 		if d := wakes.delay(c.Election.clock.Monotonic()); d > 0 {
 			_ = ctxsleep.Sleep(ctx, d)
@@ -364,7 +373,7 @@ func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan stru
 			}
 			if err == nil && (!snap.Exists || snap.Fence != fence || !e.id.holds(snap.Record)) {
 				log.Warn("lost", "reason", "the store shows another holder or fence", "current_holder_id", snap.HolderID, "current_fence", snap.Fence)
-				end(c.lossCause(snap.Record, fence, clash, log))
+				end(c.lossCause(snap.Record, fence, clash))
 				return
 			}
 			continue
@@ -389,7 +398,7 @@ func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan stru
 			cause := error(ErrLost)
 			var nh *notHolderError
 			if errors.As(err, &nh) {
-				cause = c.lossCause(nh.current, fence, clash, log)
+				cause = c.lossCause(nh.current, fence, clash)
 			}
 			end(cause)
 			log.Warn("lost", "reason", err.Error())
@@ -408,8 +417,8 @@ func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan stru
 
 // lossCause is why a term with fence ended, given the record that shows it lost: errLostToTwin
 // when the record is a term under this identity that this contender did not take, else ErrLost.
-func (c *Contender) lossCause(rec Record, fence uint64, clash *identityClash, log *slog.Logger) error {
-	if clash.found(rec, fence, c.Election.id, log) {
+func (c *Contender) lossCause(rec Record, fence uint64, clash *identityClash) error {
+	if clash.lost(rec, fence, c.Election) {
 		return errLostToTwin
 	}
 	return ErrLost

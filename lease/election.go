@@ -53,6 +53,13 @@ type Election struct {
 	// newest is the highest version this contender read or wrote: a watched record no newer
 	// is not a new handover (handoverWatched).
 	newest Version
+
+	// incarnation is what this contender records as its incarnation (Incarnation.String);
+	// witnesses may prove another incarnation's holder gone, and rechecks are those that may
+	// soon, without a store request (incarnation.go).
+	incarnation string
+	witnesses   []Witness
+	rechecks    rechecks
 }
 
 // New returns an Election for namespace, contending as id, on store.
@@ -75,6 +82,9 @@ func New(store Store, namespace string, id Identity, opts ...Option) (*Election,
 	}
 	if cf, ok := store.(ClockFencer); ok {
 		e.clockFences = cf.ClockFences()
+	}
+	if w, ok := store.(Witness); ok {
+		e.witnesses = append(e.witnesses, w)
 	}
 	return e, nil
 }
@@ -135,46 +145,47 @@ func (e *Election) Destroy(ctx context.Context) error {
 }
 
 // TryAcquire attempts to win the election without waiting. It wins when nobody holds the lease,
-// when the lease has expired, or when this identity already holds it — which starts a new term
-// with a new fence, so a restarted holder never reuses its predecessor's fence.
+// when the lease has expired, when its holder is provably gone (a Witness says so), or when this
+// very incarnation already holds it — which starts a new term with a new fence. A live term of
+// another incarnation, under this identity too, is left to its holder (incarnation.go).
 //
 // An error that wraps ErrAmbiguous may come with Current set: a write of this call may have
 // won a term that has ended since, and Current is the holder the retry found. Such a term
 // grants nothing, since its winner never learnt of it.
 func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
-	return e.tryAcquire(ctx, readBack, nil)
+	return e.tryAcquire(ctx, readBack)
 }
 
 // tryAcquire is TryAcquire with the write mode of its write: a Contender's acquisitions write
 // blind where the store allows it (BlindUpdater), one-shot calls read back.
-//
-// yield, when set, names live terms under this identity that the attempt must leave alone like
-// another contender's (a Contender that found another process using its identity); otherwise a
-// term under this identity is taken over at once, as a restarted contender's predecessor's.
-func (e *Election) tryAcquire(ctx context.Context, mode writeMode, yield func(Record) bool) (TryAcquireResult, error) {
+func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireResult, error) {
 	var result TryAcquireResult
+	var evidence string
 	err := e.mutate(ctx, "try-acquire", mode, func(cur Record, ver Version, now time.Time) (Record, error) {
 		if g, ok := e.handedOver(cur, ver); ok {
 			result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(cur, ver)}
 			return Record{}, errHandedOver
 		}
-		// A term handed to another registration under this identity is another process's; one
-		// handed to this contender but not taken as handed (handedOver) is its own to take with
-		// a write, never a twin's.
-		toSelf, toAnother := e.handedTo(cur)
-		foreign := !e.id.holds(cur) || toAnother || (!toSelf && yield != nil && yield(cur))
-		if cur.Held() && foreign && !e.expired(cur, ver) {
-			result.Current = e.snapshot(cur, ver)
-			return Record{}, errHeld
+		// A term handed to another registration is another process's, whatever its identity;
+		// one handed to this contender but not taken as handed (handedOver) is its own to take
+		// with a write.
+		_, toAnother := e.handedTo(cur)
+		evidence = ""
+		if cur.Held() && (!e.ownTerm(cur) || toAnother) && !e.expired(cur, ver) {
+			if evidence = e.gone(ctx, cur); evidence == "" {
+				result.Current = e.snapshot(cur, ver)
+				return Record{}, errHeld
+			}
 		}
 		next := cur
 		next.HolderID, next.NodeID, next.TaskID = e.id.HolderID, e.id.NodeID, e.id.TaskID
+		next.Incarnation = e.incarnation
 		next.Fence = e.nextFence(cur.Fence, now)
 		next.AcquiredAt = now
 		e.stamp(&next, now)
 		return next, nil
 	}, func(g Grant) {
-		result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(g.Record, g.Version)}
+		result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(g.Record, g.Version), Evidence: evidence}
 	})
 	switch {
 	case errors.Is(err, errHandedOver):
@@ -498,7 +509,7 @@ func (e *Election) recordWhenMissing() Record {
 		initial.Fence = max(initial.Fence, seen.Fence)
 		return initial
 	}
-	if !e.id.holds(seen) && !e.expired(seen, missing) {
+	if !e.ownTerm(seen) && !e.expired(seen, missing) {
 		return seen
 	}
 	initial.Fence = max(initial.Fence, seen.Fence)

@@ -38,6 +38,9 @@ type Successor struct {
 	// Token identifies this registration of this process, so that a handover is accepted by the
 	// process it was written for even when two processes share an identity.
 	Token string
+	// Incarnation is the successor's (Incarnation.String): the term handed to it records it,
+	// and a witness may prove it gone.
+	Incarnation string
 }
 
 // SuccessorRegistry is implemented by stores where contenders that follow an election can
@@ -217,7 +220,7 @@ func (e *Election) HandOver(ctx context.Context, fence uint64, to Successor) err
 	next := Record{
 		Namespace: cur.Namespace, HolderID: to.Identity.HolderID, NodeID: to.Identity.NodeID, TaskID: to.Identity.TaskID,
 		Fence: e.nextFence(cur.Fence, now), AcquiredAt: now, RenewedAt: now, ExpiresAt: now.Add(to.TTL), TTL: to.TTL,
-		Handover: Handover{From: ver, To: to.Token},
+		Handover: Handover{From: ver, To: to.Token}, Incarnation: to.Incarnation,
 	}
 	next = normalizeRecord(next)
 	newVer, err := reg.HandOver(ctx, next, ver, to)

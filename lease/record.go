@@ -32,6 +32,9 @@ type Record struct {
 	// Handover marks a term its predecessor's holder wrote for a registered successor (zero for
 	// a term its holder acquired itself); the holder's first renewal clears it.
 	Handover Handover
+	// Incarnation is the holder's incarnation (Incarnation.String): which process under the
+	// identity holds the term, and what can prove it gone. Empty for a term recorded without.
+	Incarnation string
 }
 
 // Held reports whether the record names a holder.
@@ -47,7 +50,7 @@ func (r Record) Equal(o Record) bool {
 	return r.Namespace == o.Namespace && r.HolderID == o.HolderID && r.NodeID == o.NodeID &&
 		r.TaskID == o.TaskID && r.Fence == o.Fence && r.TTL == o.TTL &&
 		r.AcquiredAt.Equal(o.AcquiredAt) && r.RenewedAt.Equal(o.RenewedAt) && r.ExpiresAt.Equal(o.ExpiresAt) &&
-		r.Handover == o.Handover
+		r.Handover == o.Handover && r.Incarnation == o.Incarnation
 }
 
 // Version is a store's opaque, increasing version of a record; writes are conditional on it.
@@ -102,6 +105,9 @@ type TryAcquireResult struct {
 	// Current is the election as read by the attempt: the winner's record when Acquired, the
 	// other holder's otherwise.
 	Current Snapshot
+	// Evidence, when the attempt took over a live term of another incarnation, is what proved
+	// its holder gone (a Witness's answer); empty otherwise.
+	Evidence string
 }
 
 var namespacePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$`)

@@ -17,6 +17,7 @@ import (
 type succession struct {
 	reg       SuccessorRegistry
 	namespace string
+	election  *Election
 	self      Successor
 	log       *slog.Logger
 }
@@ -29,7 +30,8 @@ func newSuccession(c *Contender) *succession {
 	if !ok {
 		return nil
 	}
-	s := &succession{reg: reg, namespace: e.Namespace(), self: Successor{Identity: e.id, TTL: e.ttl, Token: NewSuccessorToken()},
+	s := &succession{reg: reg, namespace: e.Namespace(), election: e,
+		self: Successor{Identity: e.id, TTL: e.ttl, Token: NewSuccessorToken(), Incarnation: e.incarnation},
 		log: c.Logger.With("namespace", e.Namespace())}
 	e.SetSuccessorToken(s.self.Token, c.StopBefore)
 	return s
@@ -53,10 +55,23 @@ func (s *succession) keepRegistered(ctx context.Context, retry time.Duration) {
 	}
 }
 
-// eligible reports whether a term can be handed to to: another registration, with what a term
-// needs.
+// eligible reports whether a term can be handed to to: a registration of another identity —
+// one of this contender's own identity is its predecessor's, left behind until it lapses, or a
+// twin's —, with what a term needs.
 func (s *succession) eligible(to Successor) bool {
-	return to.Token != s.self.Token && to.TTL > 0 && to.Token != "" && to.Identity.HolderID != ""
+	own := to.Identity.HolderID == s.self.Identity.HolderID && to.Identity.TaskID == s.self.Identity.TaskID
+	return !own && to.TTL > 0 && to.Token != "" && to.Identity.HolderID != ""
+}
+
+// alive reports whether no witness proves to's incarnation gone: a registration outlives its
+// process until it lapses, and a term handed to a process that is gone waits out its TTL.
+func (s *succession) alive(ctx context.Context, to Successor) bool {
+	if to.Incarnation == "" || len(s.election.witnesses) == 0 {
+		return true
+	}
+	rec := Record{Namespace: s.namespace, HolderID: to.Identity.HolderID, NodeID: to.Identity.NodeID, TaskID: to.Identity.TaskID,
+		TTL: to.TTL, Incarnation: to.Incarnation}
+	return s.election.gone(ctx, rec) == ""
 }
 
 // successorsTimeout bounds a read of the successors.
@@ -150,7 +165,7 @@ var errNoSuccessor = errors.New("lease: no successor registered")
 // registration skip.
 func (s *succession) handOverToFirst(ctx context.Context, e *Election, fence uint64, list []Successor, skip string) (Successor, error) {
 	for _, to := range list {
-		if s.eligible(to) && to.Token != skip {
+		if s.eligible(to) && to.Token != skip && s.alive(ctx, to) {
 			return to, e.HandOver(ctx, fence, to)
 		}
 	}

@@ -29,12 +29,15 @@ type storedRecord struct {
 	// ordinary term.
 	HandoverFrom uint64 `json:"handover_from,omitempty"`
 	HandoverTo   string `json:"handover_to,omitempty"`
+	// Incarnation is the holder's lease.Incarnation; readers that predate it ignore it.
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 func encodeRecord(r lease.Record) []byte {
 	b, err := json.Marshal(storedRecord{Schema: recordSchema, HolderID: r.HolderID, NodeID: r.NodeID, TaskID: r.TaskID,
 		Fence: r.Fence, AcquiredUs: micros(r.AcquiredAt), RenewedUs: micros(r.RenewedAt), ExpiresUs: micros(r.ExpiresAt),
-		TTLMs: r.TTL.Milliseconds(), HandoverFrom: uint64(r.Handover.From), HandoverTo: r.Handover.To})
+		TTLMs: r.TTL.Milliseconds(), HandoverFrom: uint64(r.Handover.From), HandoverTo: r.Handover.To,
+		Incarnation: r.Incarnation})
 	if err != nil {
 		panic("etcd store: encode record: " + err.Error()) // strings and numbers only
 	}
@@ -53,7 +56,8 @@ func decodeRecord(key, namespace string, data []byte) (lease.Record, error) {
 	}
 	return lease.Record{Namespace: namespace, HolderID: s.HolderID, NodeID: s.NodeID, TaskID: s.TaskID, Fence: s.Fence,
 		AcquiredAt: fromMicros(s.AcquiredUs), RenewedAt: fromMicros(s.RenewedUs), ExpiresAt: fromMicros(s.ExpiresUs),
-		TTL: time.Duration(s.TTLMs) * time.Millisecond, Handover: lease.Handover{From: lease.Version(s.HandoverFrom), To: s.HandoverTo}}, nil
+		TTL: time.Duration(s.TTLMs) * time.Millisecond, Handover: lease.Handover{From: lease.Version(s.HandoverFrom), To: s.HandoverTo},
+		Incarnation: s.Incarnation}, nil
 }
 
 // micros is t in Unix microseconds; the zero time is 0.

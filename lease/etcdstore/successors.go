@@ -25,6 +25,8 @@ type storedSuccessor struct {
 	NodeID   string `json:"node_id,omitempty"`
 	TaskID   string `json:"task_id,omitempty"`
 	TTLMs    int64  `json:"ttl_ms"`
+	// Incarnation is the successor's lease.Incarnation.
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 func (s *Store) successorsPrefix(namespace string) string {
@@ -45,7 +47,7 @@ func successorLeaseTTL(ttl time.Duration) int64 {
 func (s *Store) RegisterSuccessor(ctx context.Context, namespace string, su lease.Successor) error {
 	key := s.successorsPrefix(namespace) + su.Token
 	value, err := json.Marshal(storedSuccessor{HolderID: su.Identity.HolderID, NodeID: su.Identity.NodeID,
-		TaskID: su.Identity.TaskID, TTLMs: su.TTL.Milliseconds()})
+		TaskID: su.Identity.TaskID, TTLMs: su.TTL.Milliseconds(), Incarnation: su.Incarnation})
 	if err != nil {
 		return err
 	}
@@ -98,7 +100,7 @@ func (s *Store) Successors(ctx context.Context, namespace string) ([]lease.Succe
 			continue
 		}
 		out = append(out, lease.Successor{Identity: lease.Identity{HolderID: v.HolderID, NodeID: v.NodeID, TaskID: v.TaskID},
-			TTL: time.Duration(v.TTLMs) * time.Millisecond, Token: string(kv.Key[len(prefix):])})
+			TTL: time.Duration(v.TTLMs) * time.Millisecond, Token: string(kv.Key[len(prefix):]), Incarnation: v.Incarnation})
 	}
 	return out, nil
 }

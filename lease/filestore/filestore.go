@@ -83,6 +83,8 @@ type fileRecord struct {
 	RenewedAt  time.Time `json:"renewed_at"`
 	ExpiresAt  time.Time `json:"expires_at"`
 	TTLMillis  int64     `json:"ttl_ms"`
+	// Incarnation is the holder's lease.Incarnation; a version that predates it ignores it.
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 func (s *Store) path(namespace string) string {
@@ -136,7 +138,7 @@ func (fr fileRecord) record() lease.Record {
 	return lease.Record{
 		Namespace: fr.Namespace, HolderID: fr.HolderID, NodeID: fr.NodeID, TaskID: fr.TaskID,
 		Fence: fr.Fence, AcquiredAt: fr.AcquiredAt, RenewedAt: fr.RenewedAt, ExpiresAt: fr.ExpiresAt,
-		TTL: time.Duration(fr.TTLMillis) * time.Millisecond,
+		TTL: time.Duration(fr.TTLMillis) * time.Millisecond, Incarnation: fr.Incarnation,
 	}
 }
 
@@ -146,7 +148,7 @@ func fileRecordOf(rec lease.Record, ver, prev uint64) fileRecord {
 		Version: ver, Previous: prev, Namespace: rec.Namespace,
 		HolderID: rec.HolderID, NodeID: rec.NodeID, TaskID: rec.TaskID, Fence: rec.Fence,
 		AcquiredAt: rec.AcquiredAt, RenewedAt: rec.RenewedAt, ExpiresAt: rec.ExpiresAt,
-		TTLMillis: rec.TTL.Milliseconds(),
+		TTLMillis: rec.TTL.Milliseconds(), Incarnation: rec.Incarnation,
 	}
 }
 

@@ -90,7 +90,7 @@ func mustNotAcquire(t *testing.T, c contender, wantHolder string) lease.TryAcqui
 // with fake clocks, so it runs unchanged on the memory, file and Swarm stores.
 func RunElectionSuite(t *testing.T, newStore NewStore) {
 	t.Run("AcquireRenewReleaseHandover", func(t *testing.T) { testAcquireRenewReleaseHandover(t, newStore) })
-	t.Run("SameIdentityStartsNewTerm", func(t *testing.T) { testSameIdentityStartsNewTerm(t, newStore) })
+	t.Run("Incarnations", func(t *testing.T) { testIncarnations(t, newStore) })
 	t.Run("SameHolderOtherTaskWaits", func(t *testing.T) { testSameHolderOtherTaskWaits(t, newStore) })
 	t.Run("ExpiryByWallClockWaitsForSkew", func(t *testing.T) { testExpiryByWallClockWaitsForSkew(t, newStore) })
 	t.Run("ExpiryByMonotonicClockIgnoresWallClock", func(t *testing.T) { testExpiryByMonotonicClockIgnoresWallClock(t, newStore) })
@@ -151,27 +151,54 @@ func testAcquireRenewReleaseHandover(t *testing.T, newStore NewStore) {
 	}
 }
 
-func testSameIdentityStartsNewTerm(t *testing.T, newStore NewStore) {
+// testIncarnations: a live term under this identity of another incarnation (a restarted
+// process) is taken over only on evidence or expiry; one of this very incarnation (a one-shot
+// command's caller acquiring again) starts a new term at once. Every store keeps the
+// incarnation with the record.
+func testIncarnations(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	store := newStore(t)
 	ns := Namespace(t)
-	a := newContender(t, store, ns, "a")
+	first, second := lease.Incarnation{ID: "first", Boot: "b"}, lease.Incarnation{ID: "second", PID: 7, PIDStart: 9, PIDNS: 4}
+	a := newContender(t, store, ns, "a", lease.WithIncarnation(first))
 	g1 := mustAcquire(t, a)
-	// A restarted holder (same identity, fresh process) must get a newer fence.
-	restarted := newContender(t, store, ns, "a")
-	g2 := mustAcquire(t, restarted)
-	if !followsFence(restarted, g1.Fence, g2.Fence) {
-		t.Fatalf("re-acquire fence = %d, want %s", g2.Fence, nextFenceWanted(restarted, g1.Fence))
+	if g1.Incarnation != first.String() {
+		t.Fatalf("the term records incarnation %q, want %q", g1.Incarnation, first)
+	}
+	restarted := newContender(t, store, ns, "a", lease.WithIncarnation(second))
+	mustNotAcquire(t, restarted, "a")
+	proven := newContender(t, store, ns, "a", lease.WithIncarnation(second), lease.WithWitness(goneWitness{}))
+	res, err := proven.e.TryAcquire(ctx)
+	if err != nil || !res.Acquired || res.Evidence != goneEvidence {
+		t.Fatalf("try-acquire with the holder proven gone: acquired=%v evidence=%q err=%v", res.Acquired, res.Evidence, err)
+	}
+	g2 := res.Grant
+	if !followsFence(proven, g1.Fence, g2.Fence) {
+		t.Fatalf("fence after the takeover = %d, want %s", g2.Fence, nextFenceWanted(proven, g1.Fence))
+	}
+	if snap, err := a.e.Inspect(ctx); err != nil || snap.Incarnation != second.String() || snap.Fence != g2.Fence {
+		t.Fatalf("the store shows %+v, %v; want fence %d of incarnation %q", snap, err, g2.Fence, second)
 	}
 	if _, err := a.e.Renew(ctx, g1.Fence); !errors.Is(err, lease.ErrNotHolder) {
 		t.Fatalf("renew of the superseded fence: %v, want ErrNotHolder", err)
 	}
-	// The same identity may renew the current fence from any process: a remembered older
-	// write must not make the first process refuse it.
-	if g, err := a.e.Renew(ctx, g2.Fence); err != nil || g.Fence != g2.Fence {
-		t.Fatalf("renew of the current fence by the same identity: %+v, %v", g, err)
+	// The same incarnation again (a one-shot's caller acquiring once more): a new term at once.
+	g3 := mustAcquire(t, restarted)
+	if !followsFence(restarted, g2.Fence, g3.Fence) {
+		t.Fatalf("re-acquire fence = %d, want %s", g3.Fence, nextFenceWanted(restarted, g2.Fence))
+	}
+	// The same identity may renew the current fence from any process: the fence is the term's.
+	if g, err := a.e.Renew(ctx, g3.Fence); err != nil || g.Fence != g3.Fence || g.Incarnation != second.String() {
+		t.Fatalf("renew of the current fence by the same identity: %+v, %v (want the term's incarnation kept)", g, err)
 	}
 }
+
+// goneWitness proves every holder gone.
+type goneWitness struct{}
+
+const goneEvidence = "the suite's witness"
+
+func (goneWitness) Gone(context.Context, lease.Record) (string, time.Duration) { return goneEvidence, 0 }
 
 func testSameHolderOtherTaskWaits(t *testing.T, newStore NewStore) {
 	ctx := context.Background()

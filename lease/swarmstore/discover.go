@@ -32,6 +32,10 @@ type Task struct {
 	TaskID string
 	// Labels are all the container's labels, for settings given as labels.
 	Labels map[string]string
+	// Ended: Swarm reports the task ended, or its state could not be read — the container was
+	// started again outside Swarm (docker start, docker restart), whose end Swarm can no longer
+	// report, or nothing can be said of it.
+	Ended bool
 }
 
 // Discover inspects the container named hostname (Docker's default hostname of a task
@@ -62,5 +66,7 @@ func Discover(ctx context.Context, docker *client.Client, hostname string) (Task
 	if task.TaskID == "" {
 		return Task{}, fmt.Errorf("%w: container %q has no %s label", ErrNotATask, hostname, LabelTaskID)
 	}
+	t, err := docker.TaskInspect(ctx, task.TaskID, client.TaskInspectOptions{})
+	task.Ended = err != nil || !running(t.Task.Status.State)
 	return task, nil
 }

@@ -26,6 +26,9 @@ const (
 	labelRenewed  = LabelPrefix + "renewed_at"
 	labelExpires  = LabelPrefix + "expires_at"
 	labelTTL      = LabelPrefix + "ttl_ms"
+	// labelIncarnation holds the holder's lease.Incarnation; a version that predates it
+	// ignores it.
+	labelIncarnation = LabelPrefix + "incarnation"
 
 	// anchorSchema is the value of the anchor label: the layout version of the labels.
 	anchorSchema = "1"
@@ -68,6 +71,11 @@ func encode(rec lease.Record, labels map[string]string) map[string]string {
 	labels[labelRenewed] = formatTime(rec.RenewedAt)
 	labels[labelExpires] = formatTime(rec.ExpiresAt)
 	labels[labelTTL] = strconv.FormatInt(rec.TTL.Milliseconds(), 10)
+	if rec.Incarnation != "" {
+		labels[labelIncarnation] = rec.Incarnation
+	} else {
+		delete(labels, labelIncarnation)
+	}
 	return labels
 }
 
@@ -99,6 +107,8 @@ func decode(service, namespace string, labels map[string]string) (lease.Record, 
 		HolderID:  labels[labelHolder],
 		NodeID:    labels[labelNode],
 		TaskID:    labels[labelTask],
+
+		Incarnation: labels[labelIncarnation],
 	}
 	fence, err := strconv.ParseUint(labels[labelFence], 10, 64)
 	if err != nil {

@@ -37,6 +37,9 @@ type Store struct {
 	// specs caches the last spec read or written per anchor, keyed by version, so that an
 	// update right after a read needs no second read: Swarm wants the whole spec on update.
 	specs map[string]cachedSpec
+	// proven latches the evidence a term's holder is gone, by its incarnation (evidence.go):
+	// the last term proven only.
+	proven map[string]string
 }
 
 type cachedSpec struct {

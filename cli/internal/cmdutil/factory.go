@@ -82,5 +82,5 @@ func DiscoverTask(ctx context.Context, hostname string) (config.Task, error) {
 	if err != nil {
 		return config.Task{}, err
 	}
-	return config.Task{ServiceName: t.ServiceName, NodeID: t.NodeID, TaskID: t.TaskID, Labels: t.Labels}, nil
+	return config.Task{ServiceName: t.ServiceName, NodeID: t.NodeID, TaskID: t.TaskID, Labels: t.Labels, Container: t.Container, Ended: t.Ended}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/incarnation"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/filestore"
@@ -23,8 +24,9 @@ type Session struct {
 	Close func()
 }
 
-// OpenElection opens the election cfg names; extra options (a metrics recorder) go to the
-// election.
+// OpenElection opens the election cfg names; extra options (a metrics recorder, the
+// incarnation) go to the election. This host's witness proves gone the holders of this host
+// whose processes have ended (incarnation.Host).
 func OpenElection(cfg *config.Config, extra ...lease.Option) (*Session, error) {
 	if err := cfg.RequireElection(); err != nil {
 		return nil, Usage(err)
@@ -34,7 +36,8 @@ func OpenElection(cfg *config.Config, extra ...lease.Option) (*Session, error) {
 		return nil, err
 	}
 	e, err := lease.New(store, cfg.Namespace, cfg.Identity, append([]lease.Option{
-		lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries), lease.WithMaxClockSkew(cfg.MaxClockSkew)}, extra...)...)
+		lease.WithTTL(cfg.TTL), lease.WithMaxCASRetries(cfg.MaxCASRetries), lease.WithMaxClockSkew(cfg.MaxClockSkew),
+		lease.WithWitness(incarnation.Host{})}, extra...)...)
 	if err != nil {
 		closeStore()
 		return nil, Usage(err)

@@ -5,6 +5,10 @@ import "github.com/regbo/lfp-swarm-lease/settings"
 // Task is the discovered Swarm task (see Loader.Discover).
 type Task struct {
 	ServiceName, NodeID, TaskID string
+	// Container is the task's container ID; Ended, that Swarm reports the task ended, or its
+	// state could not be read (swarmstore.Task).
+	Container string
+	Ended     bool
 	// Labels are the container's labels.
 	Labels map[string]string
 }

@@ -3,6 +3,7 @@ package runloop
 import (
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -19,6 +20,8 @@ type Loop struct {
 	Grace time.Duration
 	// NoCgroup keeps the command out of a cgroup of its own.
 	NoCgroup bool
+	// Hold is the incarnation's lock, inherited by every guard and command (supervisor.Spec).
+	Hold *os.File
 	// Once exits after the first term; ExitOnChildExit exits when the command exits by itself.
 	Once, ExitOnChildExit bool
 	// Start starts the command (default: supervisor.Start); tests pass a fake.
@@ -84,7 +87,7 @@ func (l *Loop) spares() *spare {
 
 // spec is the command's Spec with env as its environment.
 func (l *Loop) spec(env []string) supervisor.Spec {
-	return supervisor.Spec{Argv: l.Argv, Env: env, Grace: l.Grace, NoCgroup: l.NoCgroup}
+	return supervisor.Spec{Argv: l.Argv, Env: env, Grace: l.Grace, NoCgroup: l.NoCgroup, Hold: l.Hold}
 }
 
 // startChild starts the command through the idle guard when one is ready, else through a

@@ -21,6 +21,10 @@ func OpenReport(fd int) *os.File { return openGuardPipe(fd, "report") }
 // does not inherit it either.
 func OpenTerm(fd int) *os.File { return openGuardPipe(fd, "term") }
 
+// OpenHold opens the incarnation's lock, which the supervisor passed as fd; the command
+// inherits it as its file descriptor 3 (GuardOptions.Hold), not as fd.
+func OpenHold(fd int) *os.File { return openGuardPipe(fd, "incarnation lock") }
+
 func openGuardPipe(fd int, name string) *os.File {
 	syscall.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), name)
@@ -56,7 +60,7 @@ func Guard(o GuardOptions) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	g := &guard{self: os.Getpid(), grace: o.Grace, signalled: map[int]syscall.Signal{}, report: o.Report}
+	g := &guard{self: os.Getpid(), grace: o.Grace, signalled: map[int]syscall.Signal{}, report: o.Report, hold: o.Hold}
 	if o.Cgroup {
 		if cg, err := newCgroup(); err == nil {
 			g.cgroup = cg
@@ -115,6 +119,8 @@ type guard struct {
 	self, main int
 	grace      time.Duration
 	cgroup     *cgroup
+	// hold is the incarnation's lock, passed on to the command (nil: none).
+	hold *os.File
 	// signalled remembers the strongest signal sent to each process.
 	signalled map[int]syscall.Signal
 	// exited: the command has been reaped (its PID may be reused).
@@ -181,6 +187,9 @@ func (g *guard) start(argv, env []string) (*os.Process, error) {
 		return nil, err
 	}
 	attr := &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
+	if g.hold != nil {
+		attr.Files = append(attr.Files, g.hold)
+	}
 	if g.cgroup != nil {
 		attr.Sys = &syscall.SysProcAttr{Setpgid: true}
 		g.cgroup.intoCgroup(attr.Sys)

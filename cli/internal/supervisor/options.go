@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"io"
+	"os"
 	"time"
 )
 
@@ -17,6 +18,9 @@ type GuardOptions struct {
 	Cgroup bool
 	// Report receives the guard's reports (nil: none).
 	Report io.Writer
+	// Hold, when set, is the incarnation's lock, which the command inherits (as its file
+	// descriptor 3): held by the guard and the command for as long as either lives.
+	Hold *os.File
 	// Term, when set, is the control pipe: the guard starts the command only once the term
 	// arrives on it (the command's environment and the term's deadline, see Standby.Launch),
 	// and exits without starting anything if it ends first or the guard is told to stop. After

@@ -39,11 +39,13 @@ import (
 // GuardCommand is the hidden command of the binary that runs the guard.
 const GuardCommand = "child-guard"
 
-// reportFD is the guard's file descriptor of the report pipe (the first of ExtraFiles), and
-// termFD that of its control pipe (the second).
+// reportFD is the guard's file descriptor of the report pipe (the first of ExtraFiles), termFD
+// that of its control pipe (the second), and holdFD that of the incarnation's lock (the third,
+// when there is one).
 const (
 	reportFD = 3
 	termFD   = 4
+	holdFD   = 5
 )
 
 // stopBackstop is how long Stop waits beyond the grace period for the guard, which kills what
@@ -78,6 +80,10 @@ type Spec struct {
 	// it, unless Child.SetDeadline moves it, and does not start a command it could not stop
 	// by then.
 	Deadline Deadline
+	// Hold, when set, is the incarnation's lock (a file run holds locked): the guard and the
+	// command inherit it, so that it stays locked for as long as any of them lives — a
+	// restarted run takes it free as the proof that they are gone.
+	Hold *os.File
 }
 
 // Child is a running child process group.
@@ -142,6 +148,9 @@ func startGuard(spec Spec) (c *Child, err error) {
 	if spec.NoCgroup {
 		args = append(args, "--no-cgroup")
 	}
+	if spec.Hold != nil {
+		args = append(args, "--hold-fd", strconv.Itoa(holdFD))
+	}
 	cmd := exec.Command(self, append(append(args, "--"), spec.Argv...)...)
 	cmd.Env = spec.Env
 	cmd.Stdin = nil
@@ -158,6 +167,9 @@ func startGuard(spec Spec) (c *Child, err error) {
 		return nil, fmt.Errorf("supervisor: control pipe: %w", err)
 	}
 	cmd.ExtraFiles = []*os.File{w, termR}
+	if spec.Hold != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, spec.Hold)
+	}
 	err = cmd.Start()
 	w.Close()
 	termR.Close()

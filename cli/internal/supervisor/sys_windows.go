@@ -18,6 +18,7 @@ type Spec struct {
 	Env      []string
 	Grace    time.Duration
 	NoCgroup bool
+	Hold     *os.File
 	Deadline Deadline
 }
 
@@ -86,3 +87,6 @@ func (s *Standby) Close() {}
 
 // OpenTerm opens the term pipe fd.
 func OpenTerm(fd int) *os.File { return os.NewFile(uintptr(fd), "term") }
+
+// OpenHold opens the incarnation's lock fd.
+func OpenHold(fd int) *os.File { return os.NewFile(uintptr(fd), "incarnation lock") }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/incarnation"
+	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
 // Options are what every one-shot command works with.
@@ -47,7 +49,8 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 			if readOnly && cfg.Identity.HolderID == "" {
 				cfg.Identity.HolderID = observerHolderID
 			}
-			return cmdutil.OpenElection(cfg)
+			// A one-shot command's incarnation is its caller's, whose work the term is.
+			return cmdutil.OpenElection(cfg, lease.WithIncarnation(incarnation.OneShot()))
 		},
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/incarnation"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -134,17 +135,19 @@ func runRun(ctx context.Context, opts *Options) error {
 	}
 	metrics := server.NewMetrics()
 	cmdutil.RegisterLogDrops(metrics.Registry(), opts.IO.Err)
-	s, err := cmdutil.OpenElection(cfg, lease.WithRecorder(metrics))
+	inc := newIncarnation(cfg, log)
+	s, err := cmdutil.OpenElection(cfg, lease.WithRecorder(metrics), lease.WithIncarnation(inc.Incarnation))
 	if err != nil {
+		inc.Close()
 		return err
 	}
 	defer s.Close()
-	return leaseRun(ctx, opts, s, metrics, log)
+	return leaseRun(ctx, opts, s, inc, metrics, log)
 }
 
 // leaseRun is run on the Swarm lease, etcd or the file store: a lease.Contender wins the terms,
 // and the HTTP API serves what the contender reads.
-func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *server.Metrics, log *slog.Logger) error {
+func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, inc *incarnation.Run, metrics *server.Metrics, log *slog.Logger) error {
 	cfg := s.Config
 	contender, err := lease.NewContender(lease.Contender{
 		Election:      s.Election,
@@ -176,8 +179,8 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, metrics *s
 			<-served
 		}()
 	}
-	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe())
-	return contend(ctx, opts, cfg, leaseEngine{contender}, log)
+	log.Info("contending", "namespace", cfg.Namespace, "store", s.Store.Describe(), "incarnation", inc.Incarnation.ID)
+	return contend(ctx, opts, cfg, leaseEngine{contender}, inc, log)
 }
 
 // roomRun is run with a server configured: it contends for a room of the elections server
@@ -196,20 +199,34 @@ func roomRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.L
 			"watch", cfg.Server+"/elections/"+cfg.ElectionID+"/watch")
 	}
 	log.Info("contending", "namespace", cfg.ElectionID, "holder_id", room.id.HolderID, "ttl", cfg.TTL)
-	return contend(ctx, opts, cfg, room, log)
+	return contend(ctx, opts, cfg, room, nil, log)
 }
 
 // contend is run's one loop: it contends until ctx ends or the command's outcome says run
 // exits, leading every term won with the supervision loop; a command that keeps crashing makes
-// it stop contending for the back-off, the term released meanwhile.
-func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender, log *slog.Logger) error {
+// it stop contending for the back-off, the term released meanwhile. inc, when set, is run's
+// incarnation, whose lock every guard and command inherits.
+func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender, inc *incarnation.Run, log *slog.Logger) error {
 	loop := &runloop.Loop{Argv: opts.Argv, Environ: withoutSecrets(opts.Environ, cfg.EnvPrefix), Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
 		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit, Log: log}
+	led := false
+	if inc != nil {
+		loop.Hold = inc.Lock
+		// A run that never led leaves nothing its lock could prove; one that led keeps the
+		// lock file, so that a successor can prove its processes gone should a term still name
+		// it (a release that failed).
+		defer func() {
+			if !led {
+				inc.Close()
+			}
+		}()
+	}
 	loop.Prepare() // the guard of the first term, started while following
 	defer loop.Close()
 	for {
 		var last runloop.Outcome
 		err := c.Contend(ctx, func(t Term) error {
+			led = true
 			out, err := loop.Lead(ctx, t.forLoop(cfg.EnvPrefix, log))
 			if err != nil {
 				return commandError(err)
@@ -264,7 +281,7 @@ func exitWithOutcome(out runloop.Outcome) error {
 // NewCmdGuard is the hidden command that runs the guard between run and its command.
 func NewCmdGuard() *cobra.Command {
 	var graceMs int64
-	var parent, reportFD, termFD int
+	var parent, reportFD, termFD, holdFD int
 	var noCgroup bool
 	cmd := &cobra.Command{
 		Use:    supervisor.GuardCommand + " -- CMD [ARGS...]",
@@ -276,6 +293,9 @@ func NewCmdGuard() *cobra.Command {
 				report := supervisor.OpenReport(reportFD)
 				defer report.Close()
 				opts.Report = report
+			}
+			if holdFD > 0 {
+				opts.Hold = supervisor.OpenHold(holdFD)
 			}
 			if termFD > 0 {
 				term := supervisor.OpenTerm(termFD)
@@ -294,5 +314,6 @@ func NewCmdGuard() *cobra.Command {
 	cmd.Flags().IntVar(&reportFD, "report-fd", 0, "file descriptor to write the guard's reports to")
 	cmd.Flags().BoolVar(&noCgroup, "no-cgroup", false, "do not put the command in a cgroup of its own")
 	cmd.Flags().IntVar(&termFD, "term-fd", 0, "wait idle for the term on this file descriptor before starting the command")
+	cmd.Flags().IntVar(&holdFD, "hold-fd", 0, "the incarnation's lock: hold it, and pass it on to the command")
 	return cmd
 }

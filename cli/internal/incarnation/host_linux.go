@@ -1,0 +1,185 @@
+package incarnation
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease"
+)
+
+// Host is this host's witness (lease.Witness): it proves gone an incarnation recorded on this
+// host, in this boot, whose processes observably ended —
+//
+//   - a lock (a run's): the very file (device and inode) the incarnation holds locked for as long
+//     as run, its guard or its command lives, now locked by nobody;
+//   - a process (a one-shot command's caller), in this PID namespace: gone, or its PID reused (a
+//     later start time), or a zombie.
+//
+// Anything else — another host, a file that cannot be opened or is another file, a process in
+// another PID namespace — proves nothing, and the term ends by expiry.
+type Host struct{}
+
+var _ lease.Witness = Host{}
+
+// recheckHost is how often a follower asks again while the incarnation's processes live: a
+// system call or two, no store request.
+const recheckHost = 25 * time.Millisecond
+
+// Gone implements lease.Witness.
+func (Host) Gone(_ context.Context, rec lease.Record) (string, time.Duration) {
+	inc, err := lease.ParseIncarnation(rec.Incarnation)
+	if err != nil || inc.Boot == "" || inc.Boot != bootID() {
+		return "", 0
+	}
+	if inc.Lock.Path != "" {
+		switch held, ok := lockHeld(inc.Lock); {
+		case !ok:
+			return "", 0
+		case held:
+			return "", recheckHost
+		}
+		return fmt.Sprintf("the processes of incarnation %s on this host have ended: nothing holds its lock %s", inc.ID, inc.Lock.Path), 0
+	}
+	if inc.PID != 0 && inc.PIDNS == pidNamespace() {
+		if start, ok := processStart(inc.PID); ok && start == inc.PIDStart {
+			return "", recheckHost
+		}
+		return fmt.Sprintf("process %d, which acquired the term (incarnation %s), has exited on this host", inc.PID, inc.ID), 0
+	}
+	return "", 0
+}
+
+// lockHeld reports whether the file id names is locked by anyone; ok is false when that cannot
+// be told: the file is gone, or the path names another file now.
+func lockHeld(id lease.FileID) (held, ok bool) {
+	f, err := os.Open(id.Path)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || uint64(st.Dev) != id.Dev || st.Ino != id.Ino {
+		return false, false
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case err == nil:
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return false, true
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return true, true
+	}
+	return false, false
+}
+
+// unheld reports whether nothing holds the lock file at path.
+func unheld(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+}
+
+// createLock creates dir (0755: other users' processes may read the lock, never replace it) and
+// in it the incarnation's lock file, locked.
+func createLock(dir, id string) (*os.File, lease.FileID, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, lease.FileID{}, err
+	}
+	path := filepath.Join(dir, id+".lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, lease.FileID{}, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, lease.FileID{}, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, lease.FileID{}, err
+	}
+	return f, lease.FileID{Dev: uint64(st.Dev), Ino: st.Ino, Path: path}, nil
+}
+
+// bootID is the kernel's boot ID: what tells this host, in this boot, from every other.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// pidNamespace is the inode of this process's PID namespace, 0 when unknown.
+func pidNamespace() uint64 {
+	var st syscall.Stat_t
+	if syscall.Stat("/proc/self/ns/pid", &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
+
+// processStart is the start time of process pid (clock ticks after boot, /proc/PID/stat's 22nd
+// field); ok is false when there is no such process, or it is a zombie (it has exited).
+func processStart(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name, field 2, is in parentheses and may hold anything: count from its end.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
+		return 0, false
+	}
+	start, err := strconv.ParseUint(fields[19], 10, 64)
+	return start, err == nil
+}
+
+// InitOf reports whether this process is the init process (PID 1) of container id: of its PID
+// namespace — so that the container ends only when this process does, and every process of
+// it with it — and in the container's mounts (Docker bind-mounts the container's own hostname
+// file at /etc/hostname), so that a hostname copied from another container proves nothing.
+func InitOf(id string) bool {
+	if os.Getpid() != 1 || id == "" {
+		return false
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return mountsHostnameOf(io.LimitReader(f, 1<<20), id)
+}
+
+// mountsHostnameOf reports whether mountinfo shows, mounted at /etc/hostname, the hostname file
+// of container id (a root ending in /containers/<id>/hostname).
+func mountsHostnameOf(mountinfo io.Reader, id string) bool {
+	want := "/containers/" + id + "/hostname"
+	s := bufio.NewScanner(mountinfo)
+	for s.Scan() {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT …
+		f := strings.Fields(s.Text())
+		if len(f) >= 5 && f[4] == "/etc/hostname" && strings.HasSuffix(f[3], want) {
+			return true
+		}
+	}
+	return false
+}
