@@ -32,7 +32,7 @@ func newSuccession(c *Contender) *succession {
 	}
 	s := &succession{reg: reg, namespace: e.Namespace(), election: e,
 		self: Successor{Identity: e.id, TTL: e.ttl, Token: NewSuccessorToken(), Incarnation: e.incarnation},
-		log: c.Logger.With("namespace", e.Namespace())}
+		log:  c.Logger.With("namespace", e.Namespace())}
 	e.SetSuccessorToken(s.self.Token, c.StopBefore)
 	return s
 }

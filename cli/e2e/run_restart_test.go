@@ -34,7 +34,9 @@ func TestRunRestartedUnderItsIdentityNeverOverlaps(t *testing.T) {
 		env  func(t *testing.T) ([]string, string)
 	}{
 		{"file", fileRunEnv},
-		{"etcd", func(t *testing.T) ([]string, string) { return etcdRunEnv(t, etcdStore(t).env[0][len("SWARM_LEASE_STORE="):]) }},
+		{"etcd", func(t *testing.T) ([]string, string) {
+			return etcdRunEnv(t, etcdStore(t).env[0][len("SWARM_LEASE_STORE="):])
+		}},
 	}
 	for _, store := range stores {
 		for _, ignoreTerm := range []bool{true, false} {

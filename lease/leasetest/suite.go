@@ -198,7 +198,9 @@ type goneWitness struct{}
 
 const goneEvidence = "the suite's witness"
 
-func (goneWitness) Gone(context.Context, lease.Record) (string, time.Duration) { return goneEvidence, 0 }
+func (goneWitness) Gone(context.Context, lease.Record) (string, time.Duration) {
+	return goneEvidence, 0
+}
 
 func testSameHolderOtherTaskWaits(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
