@@ -91,6 +91,12 @@ type runService struct {
 // child has started — and no second one within runSwarmQuiet.
 func deployRunService(t *testing.T) *runService {
 	t.Helper()
+	return deployRunServiceTTL(t, runSwarmTTL)
+}
+
+// deployRunServiceTTL is deployRunService with a lease TTL of ttl.
+func deployRunServiceTTL(t *testing.T, ttl time.Duration) *runService {
+	t.Helper()
 	host := leasetest.SwarmHost(t)
 	image := swarmRunImage(t, host)
 	shared := t.TempDir()
@@ -108,7 +114,7 @@ func deployRunService(t *testing.T) *runService {
 		"--mount", "type=bind,source="+socket+",target=/var/run/docker.sock",
 		"--mount", "type=bind,source="+shared+",target=/shared",
 		"--env", "TESTCHILD_LOG=/shared/events.log",
-		"--env", "SWARM_LEASE_TTL_MS="+strconv.FormatInt(runSwarmTTL.Milliseconds(), 10),
+		"--env", "SWARM_LEASE_TTL_MS="+strconv.FormatInt(ttl.Milliseconds(), 10),
 		"--env", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS="+strconv.FormatInt(runSwarmGrace.Milliseconds(), 10),
 		"--env", "SWARM_LEASE_DEFAULT_POLL_MS="+strconv.FormatInt(runSwarmPoll.Milliseconds(), 10),
 		image, "run", "--", runSwarmChild)
@@ -339,22 +345,29 @@ func TestRunSwarmOneChild(t *testing.T) {
 	s.expectAnchorHeldBy(child, "one child running")
 }
 
-// TestRunSwarmKilledLeader kills the leader's container: another replica's child starts with a
-// higher fence once the lease expires, never alongside the killed one.
+// TestRunSwarmKilledLeader kills the leader's container, again and again, at the default TTL of
+// 30 s: Swarm reports its task failed within a fraction of a second — the container exited,
+// and with it every process of it — and another replica's child starts at once with a higher
+// fence, on that evidence, never alongside the killed one and long before the lease expires.
 func TestRunSwarmKilledLeader(t *testing.T) {
-	s := deployRunService(t)
+	const ttl, kills = 30 * time.Second, 3
+	s := deployRunServiceTTL(t, ttl)
+	killed := map[string]time.Time{}
 	leader := s.waitForOneLiveChild(5*time.Second, nil)
-
-	s.docker("kill", leader.Hostname)
-	killed := map[string]time.Time{leader.childKey(): time.Now()}
-	next := s.waitForChildStart(4*runSwarmTTL, leader.fence(t))
-	if next.Hostname == leader.Hostname {
-		t.Fatalf("the killed container %s started a child again", leader.Hostname)
+	for i := 0; i < kills; i++ {
+		s.waitForContainers(runSwarmReplicas, 30*time.Second) // the last kill's replacement runs
+		s.docker("kill", leader.Hostname)
+		killed[leader.childKey()] = time.Now()
+		next := s.waitForChildStart(3*time.Second, leader.fence(t))
+		if next.Hostname == leader.Hostname {
+			t.Fatalf("the killed container %s started a child again", leader.Hostname)
+		}
+		t.Logf("kill %d: takeover %v after the kill (TTL %v)", i+1, next.time().Sub(killed[leader.childKey()]).Round(time.Millisecond), ttl)
+		s.expectOnlyChild(next, killed)
+		checkOneChildAtATime(t, s.events(), killed)
+		s.expectAnchorHeldBy(next, "after the takeover")
+		leader = next
 	}
-	t.Logf("takeover %v after the kill (TTL %v)", next.time().Sub(killed[leader.childKey()]).Round(time.Millisecond), runSwarmTTL)
-	s.expectOnlyChild(next, killed)
-	checkOneChildAtATime(t, s.events(), killed)
-	s.expectAnchorHeldBy(next, "after the takeover")
 }
 
 // TestRunSwarmRollingRestart forces a rolling update of every replica: each stopped leader stops
@@ -451,7 +464,13 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 	if next.Hostname == old.Hostname {
 		t.Fatalf("the paused container %s started a child", old.Hostname)
 	}
-	t.Logf("takeover %v after the pause (TTL %v)", next.time().Sub(paused).Round(time.Millisecond), runSwarmTTL)
+	took := next.time().Sub(paused)
+	t.Logf("takeover %v after the pause (TTL %v)", took.Round(time.Millisecond), runSwarmTTL)
+	// A paused container is no evidence (its task stays running): the term expires first, a
+	// TTL after the last renewal, which came at most a renew interval before the pause.
+	if took < runSwarmTTL-runSwarmRenew {
+		t.Fatalf("takeover %v after the pause, before the lease could expire (TTL %v, renewals every %v)", took, runSwarmTTL, runSwarmRenew)
+	}
 	// Time passing is what is tested here: the leader stays frozen well past its TTL.
 	time.Sleep(time.Until(paused.Add(pause)))
 
