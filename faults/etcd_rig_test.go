@@ -197,7 +197,7 @@ func (r *etcdRig) terms() []check.Term {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return check.Terms(events)
+	return check.Terms(events, nil)
 }
 
 // waitChild polls the children's log until a child that started after mono runs.

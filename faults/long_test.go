@@ -35,7 +35,7 @@ func TestLongCampaign(t *testing.T) {
 			sc := scenarios[i]
 			scenarioSeed := rng.Uint64()
 			t.Run(fmt.Sprintf("round%d/%s", round, sc.name), func(t *testing.T) {
-				r := newRig(t, scenarioSeed)
+				r := sc.rig(t, scenarioSeed)
 				sc.run(r)
 				total += r.calls
 			})

@@ -22,6 +22,7 @@ import (
 // that a renewal fits beside a write blocked by a Raft election.
 const (
 	faultTTL   = 6 * time.Second
+	faultRenew = faultTTL / 3 // the default renew interval
 	faultGrace = 500 * time.Millisecond
 	faultPoll  = 200 * time.Millisecond
 	faultSkew  = 500 * time.Millisecond
@@ -41,15 +42,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// rig is one scenario's cluster with its contenders: one supervisor per manager, and
-// callersPerManager one-shot callers per manager.
+// rig is one scenario's cluster with its contenders: one supervisor per manager — a process on
+// the host, or the task of a service on that manager (svc) — and callersPerManager one-shot
+// callers per manager.
 type rig struct {
 	t       *testing.T
 	c       *cluster.Cluster
 	log     string
 	bins    contend.Binaries
 	retired []*contend.Supervisor // stopped supervisors that restart replaced
-	sups    []*contend.Supervisor // sups[i] talks to manager i+1
+	sups    []*contend.Supervisor // sups[i] talks to manager i+1; nil with svc
+	svc     *service              // the containerised supervisors, if they are
+	kills   []check.Kill          // children killed with their container
 	callers []*contend.Caller
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -62,7 +66,27 @@ type rig struct {
 	done    bool
 }
 
+// newRig is a rig whose supervisors are processes on the host.
 func newRig(t *testing.T, seed uint64) *rig {
+	t.Helper()
+	return newRigWith(t, seed, func(r *rig) {
+		r.sups = make([]*contend.Supervisor, cluster.Nodes)
+		for n := 1; n <= cluster.Nodes; n++ {
+			r.startSupervisor(n)
+		}
+	})
+}
+
+// newContainerRig is a rig whose supervisors are the tasks of a global Swarm service, `run`
+// each container's init.
+func newContainerRig(t *testing.T, seed uint64) *rig {
+	t.Helper()
+	return newRigWith(t, seed, func(r *rig) { r.svc = deployService(t, r.c, r.bins, r.log) })
+}
+
+// newRigWith starts a cluster, the supervisors (start) and the callers, and waits for the first
+// child.
+func newRigWith(t *testing.T, seed uint64, start func(*rig)) *rig {
 	t.Helper()
 	c := cluster.ForTest(t)
 	bins, err := contend.Build()
@@ -71,10 +95,7 @@ func newRig(t *testing.T, seed uint64) *rig {
 	}
 	r := &rig{t: t, c: c, bins: bins, rng: rand.New(rand.NewPCG(seed, 0)), log: filepath.Join(t.TempDir(), "children.log"), began: check.Monotonic()}
 	t.Cleanup(r.abort)
-	r.sups = make([]*contend.Supervisor, cluster.Nodes)
-	for n := 1; n <= cluster.Nodes; n++ {
-		r.startSupervisor(n)
-	}
+	start(r)
 	for i := range cluster.Nodes * callersPerManager {
 		caller, err := contend.NewCaller(c.Host(i%cluster.Nodes+1), "faults-ops", i, seed)
 		if err != nil {
@@ -126,7 +147,7 @@ func (r *rig) terms() []check.Term {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return check.Terms(events)
+	return check.Terms(events, r.kills)
 }
 
 // waitChild polls the children's log until a child that started after mono runs.
@@ -166,10 +187,16 @@ func (r *rig) holder() (check.Term, int) {
 	return term, r.managerOf(term.Holder)
 }
 
+// managerOf is the manager of holder: a host supervisor's name, or the node ID of a task's.
 func (r *rig) managerOf(holder string) int {
 	for i, s := range r.sups {
 		if s.Config.Holder == holder {
 			return i + 1
+		}
+	}
+	for n := 1; n <= cluster.Nodes && r.svc != nil; n++ {
+		if r.c.NodeID(n) == holder {
+			return n
 		}
 	}
 	r.t.Fatalf("unknown holder %q", holder)
@@ -246,6 +273,9 @@ func (r *rig) finish() {
 		}
 		slowest = max(slowest, time.Since(began).Round(time.Millisecond))
 	}
+	if r.svc != nil {
+		slowest = r.svc.remove(t)
+	}
 	r.figure("slowest supervisor exit after SIGTERM %v", slowest)
 	terms := r.terms()
 	if err := check.Children(terms, r.thaws, thawPrompt); err != nil {
@@ -292,6 +322,9 @@ func (r *rig) dumpIfFailed() {
 			r.t.Logf("supervisor %s (pid %d) output:\n%s", s.Config.Holder, s.PID(), s.Output())
 		}
 	}
+	if r.svc != nil {
+		r.svc.dump(r.t)
+	}
 }
 
 // keepHistory writes a failed run's lease history (JSON lines) to a directory that outlives the
@@ -332,4 +365,7 @@ func (r *rig) abort() {
 		}
 	}
 	r.dumpIfFailed()
+	if r.svc != nil {
+		r.svc.remove(r.t)
+	}
 }

@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,6 +153,7 @@ func partitionedHolderManager(r *rig) {
 	l := r.leader()
 	waitHolderOn(r, other(l))
 	partitionHolder(r)
+	r.finish()
 }
 
 // partitionedLeaderStaleReads cuts the Raft leader off while the holder talks to it: the
@@ -160,10 +162,14 @@ func partitionedHolderManager(r *rig) {
 func partitionedLeaderStaleReads(r *rig) {
 	waitHolderOn(r, r.leader())
 	partitionHolder(r)
+	r.finish()
 }
 
 // partitionHolder partitions the holder's manager for long enough that the majority takes
-// over, then heals it and waits for normal operation.
+// over, then heals it and waits for normal operation. A partition is no evidence that the
+// holder is gone — it lives on, cut off, and stops its child by its deadline — so the takeover
+// comes only once the term has expired: at least a TTL after the holder's last renewal, which
+// came at most a renew interval before the fault.
 func partitionHolder(r *rig) {
 	t := r.t
 	holder, hn := r.holder()
@@ -176,9 +182,13 @@ func partitionHolder(r *rig) {
 	if !ok {
 		t.Fatal("no child on the majority side within 2 minutes of the partition")
 	}
-	r.figure("partition of node%d: fault to new child %v", hn, time.Duration(next.Start-t0).Round(time.Millisecond))
+	took := time.Duration(next.Start - t0)
+	r.figure("partition of node%d: fault to new child %v", hn, took.Round(time.Millisecond))
 	if next.Fence <= holder.Fence || r.managerOf(next.Holder) == hn {
 		t.Errorf("takeover %+v after partitioning the holder %+v's manager", next, holder)
+	}
+	if took < faultTTL-faultRenew {
+		t.Errorf("takeover %v after partitioning the holder's manager, before its term could expire (TTL %v, renewals every %v)", took, faultTTL, faultRenew)
 	}
 	time.Sleep(faultTTL) // the partitioned side keeps trying for a TTL more: time passing is tested
 	t1 := check.Monotonic()
@@ -187,7 +197,9 @@ func partitionHolder(r *rig) {
 	}
 	r.figure("heal to normal %v", r.recovered(t1))
 	time.Sleep(faultTTL) // the disruptive rejoin plays out under load
-	r.finish()
+	if r.svc != nil {
+		r.svc.waitTasks(t, time.Minute)
+	}
 }
 
 // engineRestartUnderHolder restarts (SIGTERM, start) the dockerd the holder talks to.
@@ -231,44 +243,162 @@ func frozenHolder(r *rig) {
 	}
 	r.figure("frozen holder: fault to new child %v", time.Duration(next.Start-t0).Round(time.Millisecond))
 	time.Sleep(faultTTL) // frozen past its deadline: time passing is what is tested
+	thaw := check.Monotonic()
 	if err := r.sups[hn-1].Thaw(); err != nil {
 		t.Fatal(err)
 	}
-	thaw := check.Monotonic()
-	r.thaws = append(r.thaws, check.Thaw{PID: holder.PID, Mono: thaw})
+	r.thawed(holder, thaw)
+	time.Sleep(faultTTL) // the thawed supervisor contends again beside the new holder
+	r.finish()
+}
+
+// thawed records that holder's child was thawed at thaw (when the thaw was asked for: it
+// happens while that call runs), and waits for its stop.
+func (r *rig) thawed(holder check.Term, thaw int64) {
+	r.thaws = append(r.thaws, check.Thaw{Task: holder.Task, PID: holder.PID, Mono: thaw})
 	deadline := time.Now().Add(time.Minute)
 	for {
-		var stopped int64
 		for _, term := range r.terms() {
-			if term.PID == holder.PID {
-				stopped = term.Stop
+			if term.Task == holder.Task && term.PID == holder.PID && term.Stop != 0 {
+				r.figure("thaw to the frozen child's stop %v", time.Duration(term.Stop-thaw).Round(time.Millisecond))
+				return
 			}
 		}
-		if stopped != 0 {
-			r.figure("thaw to the frozen child's stop %v", time.Duration(stopped-thaw).Round(time.Millisecond))
-			break
-		}
 		if time.Now().After(deadline) {
-			t.Fatal("the thawed holder's child still runs a minute after the thaw")
+			r.t.Fatal("the thawed holder's child still runs a minute after the thaw")
 		}
 		time.Sleep(20 * time.Millisecond) // poll the log
 	}
-	time.Sleep(faultTTL) // the thawed supervisor contends again beside the new holder
+}
+
+// killedHolderRun SIGKILLs the holder's `run` (alone) on the host: its guard stops its child
+// within the grace period, and once nothing holds the run's incarnation lock — held by run, the
+// guard and the child for as long as any of them lives — another supervisor on this host takes
+// over on that evidence, long before the term could expire. The killed supervisor is then
+// started again under its identity, as a shell loop or a service manager would.
+func killedHolderRun(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	r.jitter()
+	t0 := check.Monotonic()
+	if err := syscall.Kill(r.sups[hn-1].PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	next, ok := r.waitChild(t0, 2*time.Minute)
+	if !ok {
+		t.Fatal("no takeover within 2 minutes of killing the holder's run")
+	}
+	took := time.Duration(next.Start - t0)
+	r.figure("SIGKILL of the holder's run: fault to new child %v", took.Round(time.Millisecond))
+	if next.Fence <= holder.Fence || took > faultGrace+500*time.Millisecond {
+		t.Errorf("takeover %+v %v after SIGKILL of the holder's run (%+v): want a higher fence within the grace period (%v) + 0.5 s",
+			next, took, holder, faultGrace)
+	}
+	r.restart(hn)
 	r.finish()
+}
+
+// killedHolderContainer kills the holder's container (`docker kill`): Swarm reports its task
+// failed once the container — and with it every process of it — is gone, and a follower takes
+// over on that evidence, long before the term could expire. The killed child logs no stop: its
+// lock tells whether it outlived the takeover.
+func killedHolderContainer(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	id := r.svc.container(t, hn, holder.Task)
+	r.jitter()
+	t0 := check.Monotonic()
+	if _, err := r.c.Docker(t.Context(), hn, "kill", id); err != nil {
+		t.Fatal(err)
+	}
+	if state, err := r.c.Docker(t.Context(), hn, "inspect", "--format", "{{.State.Running}}", id); err != nil || state != "false" {
+		t.Fatalf("container %s after docker kill: running %q (%v)", id, state, err)
+	}
+	r.kills = append(r.kills, check.Kill{Task: holder.Task, PID: holder.PID, Gone: check.Monotonic()})
+	next, ok := r.waitChild(t0, 2*time.Minute)
+	if !ok {
+		t.Fatal("no takeover within 2 minutes of killing the holder's container")
+	}
+	took := time.Duration(next.Start - t0)
+	r.figure("docker kill of the holder's container: fault to new child %v", took.Round(time.Millisecond))
+	if next.Fence <= holder.Fence || took >= faultTTL-faultRenew {
+		t.Errorf("takeover %+v %v after killing the holder's container (%+v): want a higher fence before the term could expire (TTL %v, renewals every %v)",
+			next, took, holder, faultTTL, faultRenew)
+	}
+	r.svc.waitTasks(t, time.Minute) // Swarm's replacement of the killed task
+}
+
+// pausedHolderContainer freezes the holder's container (`docker pause`) for two TTLs: a paused
+// container is no evidence (its task stays running), so the takeover waits for the term to
+// expire; on unpause the supervisor finds its deadline passed and stops its child at once.
+func pausedHolderContainer(r *rig) {
+	t := r.t
+	holder, hn := r.holder()
+	id := r.svc.container(t, hn, holder.Task)
+	r.jitter()
+	t0 := check.Monotonic()
+	if _, err := r.c.Docker(t.Context(), hn, "pause", id); err != nil {
+		t.Fatal(err)
+	}
+	paused := true
+	defer func() {
+		if paused {
+			_, _ = r.c.Docker(t.Context(), hn, "unpause", id)
+		}
+	}()
+	next, ok := r.waitChild(t0, 2*time.Minute)
+	if !ok {
+		t.Fatal("no takeover within 2 minutes of pausing the holder's container")
+	}
+	took := time.Duration(next.Start - t0)
+	r.figure("docker pause of the holder's container: fault to new child %v", took.Round(time.Millisecond))
+	if next.Fence <= holder.Fence || took < faultTTL-faultRenew {
+		t.Errorf("takeover %+v %v after pausing the holder's container (%+v): want a higher fence, and not before the term could expire (TTL %v, renewals every %v)",
+			next, took, holder, faultTTL, faultRenew)
+	}
+	time.Sleep(faultTTL) // paused past its deadline: time passing is what is tested
+	thaw := check.Monotonic()
+	if _, err := r.c.Docker(t.Context(), hn, "unpause", id); err != nil {
+		t.Fatal(err)
+	}
+	paused = false
+	r.thawed(holder, thaw)
+}
+
+// containerFaults is the containerised supervisors' faults in one cluster, one after the other:
+// the holder's container killed, then paused, then its manager partitioned.
+func containerFaults(r *rig) {
+	killedHolderContainer(r)
+	pausedHolderContainer(r)
+	partitionHolder(r)
+	r.finish()
+}
+
+// finished is a scenario of one fault that leaves the checks to the caller, followed by them.
+func finished(fault func(*rig)) func(*rig) {
+	return func(r *rig) {
+		fault(r)
+		r.finish()
+	}
 }
 
 // scenarios are the fault scenarios, in the order docs/reliability.md lists them.
 var scenarios = []struct {
 	name string
+	rig  func(*testing.T, uint64) *rig
 	run  func(*rig)
 }{
-	{"FollowerManagerCrash", followerManagerCrash},
-	{"LeaderManagerCrash", leaderManagerCrash},
-	{"QuorumLoss", quorumLoss},
-	{"PartitionedHolderManager", partitionedHolderManager},
-	{"PartitionedLeaderStaleReads", partitionedLeaderStaleReads},
-	{"EngineRestartUnderHolder", engineRestartUnderHolder},
-	{"FrozenHolder", frozenHolder},
+	{"FollowerManagerCrash", newRig, followerManagerCrash},
+	{"LeaderManagerCrash", newRig, leaderManagerCrash},
+	{"QuorumLoss", newRig, quorumLoss},
+	{"PartitionedHolderManager", newRig, partitionedHolderManager},
+	{"PartitionedLeaderStaleReads", newRig, partitionedLeaderStaleReads},
+	{"EngineRestartUnderHolder", newRig, engineRestartUnderHolder},
+	{"FrozenHolder", newRig, frozenHolder},
+	{"KilledHolderRun", newRig, killedHolderRun},
+	{"KilledHolderContainer", newContainerRig, finished(killedHolderContainer)},
+	{"PausedHolderContainer", newContainerRig, finished(pausedHolderContainer)},
+	{"PartitionedContainerHolder", newContainerRig, finished(partitionHolder)},
 }
 
 // TestFollowerManagerCrash runs the followerManagerCrash scenario once (the CI variant).
@@ -291,3 +421,11 @@ func TestEngineRestartUnderHolder(t *testing.T) { scenarios[5].run(newRig(t, 6))
 
 // TestFrozenHolder runs the frozenHolder scenario once (the CI variant).
 func TestFrozenHolder(t *testing.T) { scenarios[6].run(newRig(t, 7)) }
+
+// TestKilledHolderRun runs the killedHolderRun scenario once (the CI variant).
+func TestKilledHolderRun(t *testing.T) { scenarios[7].run(newRig(t, 9)) }
+
+// TestContainerFaults runs the containerised supervisors' scenarios once, one after the other
+// in one cluster (the CI variant): the holder's container killed, paused, and its manager
+// partitioned.
+func TestContainerFaults(t *testing.T) { containerFaults(newContainerRig(t, 10)) }

@@ -45,6 +45,16 @@ func TestChildrenFindsViolations(t *testing.T) {
 			thaws: []check.Thaw{{PID: 1, Mono: 15 * s}},
 			want:  "stopped 5s after its thaw",
 		},
+		"lock found held": {
+			terms: []check.Term{{Fence: 10, PID: 1, Start: 0, Stop: 5 * s}, {Fence: 11, PID: 2, Start: 6 * s, Stop: 9 * s, Overlap: true}},
+			want:  "found another child's lock held",
+		},
+		"killed child's successor found the lock held": {
+			terms: check.Terms([]check.ChildEvent{{Kind: "start", Fence: 10, PID: 7, Task: "t1"}, {Kind: "overlap", Fence: 11, PID: 7, Mono: 2 * s, Task: "t2"},
+				{Kind: "start", Fence: 11, PID: 7, Mono: 2 * s, Task: "t2"}, {Kind: "stop", Fence: 11, PID: 7, Mono: 9 * s, Task: "t2"}},
+				[]check.Kill{{Task: "t1", PID: 7, Gone: 3 * s}}),
+			want: "found another child's lock held",
+		},
 		"frozen child with the higher fence": {
 			terms: []check.Term{{Fence: 12, PID: 1, Start: 0, Stop: 15 * s}, {Fence: 11, PID: 2, Start: 8 * s, Stop: 30 * s}},
 			thaws: []check.Thaw{{PID: 1, Mono: 15 * s}},
@@ -64,6 +74,36 @@ func TestChildrenFindsViolations(t *testing.T) {
 // lower and it stops promptly after the thaw.
 func TestChildrenAllowsFencedThaw(t *testing.T) {
 	terms := []check.Term{{Fence: 10, PID: 1, Start: 0, Stop: 15*s + s/2}, {Fence: 11, PID: 2, Start: 8 * s, Stop: 30 * s}}
+	if err := check.Children(terms, []check.Thaw{{PID: 1, Mono: 15 * s}}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A child killed with its container logs no stop: it ends when it was seen gone, and a
+// successor that started before that, on the evidence of its death, found the lock free. Two
+// children of different tasks may have one PID (each container counts its own).
+func TestChildrenTakesTheLockForAKilledChild(t *testing.T) {
+	events := []check.ChildEvent{
+		{Kind: "start", Fence: 10, Holder: "n1", PID: 7, Mono: 0, Task: "t1"},
+		{Kind: "start", Fence: 11, Holder: "n2", PID: 7, Mono: 2 * s, Task: "t2"},
+		{Kind: "stop", Fence: 11, Holder: "n2", PID: 7, Mono: 9 * s, Task: "t2"},
+	}
+	terms := check.Terms(events, []check.Kill{{Task: "t1", PID: 7, Gone: 3 * s}})
+	if len(terms) != 2 || !terms[0].Killed || terms[0].Stop != 3*s || terms[1].Stop != 9*s {
+		t.Fatalf("terms %+v", terms)
+	}
+	if err := check.Children(terms, nil, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := check.Children(check.Terms(events, nil), nil, time.Second); err == nil || !strings.Contains(err.Error(), "never logged its stop") {
+		t.Fatalf("a child that was not killed and logged no stop: %v", err)
+	}
+}
+
+// A successor that finds the lock of a frozen child with a lower fence held is the fenced
+// exception too.
+func TestChildrenAllowsTheLockOfAFencedThaw(t *testing.T) {
+	terms := []check.Term{{Fence: 10, PID: 1, Start: 0, Stop: 15*s + s/2}, {Fence: 11, PID: 2, Start: 8 * s, Stop: 30 * s, Overlap: true}}
 	if err := check.Children(terms, []check.Thaw{{PID: 1, Mono: 15 * s}}, time.Second); err != nil {
 		t.Fatal(err)
 	}

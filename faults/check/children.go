@@ -14,11 +14,12 @@ import (
 
 // ChildEvent is one line of a fault child's log (faults/internal/faultchild).
 type ChildEvent struct {
-	Kind   string // "start" or "stop"
+	Kind   string // "start", "stop" or "overlap"
 	Fence  uint64
 	Holder string
 	PID    int
 	Mono   int64 // CLOCK_MONOTONIC, ns
+	Task   string
 }
 
 // ReadChildEvents parses the children's shared log; a missing log is no events.
@@ -35,8 +36,8 @@ func ReadChildEvents(path string) ([]ChildEvent, error) {
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		fields := strings.Fields(sc.Text())
-		if len(fields) != 5 || (fields[0] != "start" && fields[0] != "stop") {
-			return nil, fmt.Errorf("%s line %d: %q is not \"start|stop FENCE HOLDER PID NS\"", path, line, sc.Text())
+		if len(fields) != 6 || !slices.Contains([]string{"start", "stop", "overlap"}, fields[0]) {
+			return nil, fmt.Errorf("%s line %d: %q is not \"start|stop|overlap FENCE HOLDER PID NS TASK\"", path, line, sc.Text())
 		}
 		fence, err1 := strconv.ParseUint(fields[1], 10, 64)
 		pid, err2 := strconv.Atoi(fields[3])
@@ -44,7 +45,7 @@ func ReadChildEvents(path string) ([]ChildEvent, error) {
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
 		}
-		events = append(events, ChildEvent{Kind: fields[0], Fence: fence, Holder: fields[2], PID: pid, Mono: mono})
+		events = append(events, ChildEvent{Kind: fields[0], Fence: fence, Holder: fields[2], PID: pid, Mono: mono, Task: fields[5]})
 	}
 	return events, sc.Err()
 }
@@ -55,53 +56,99 @@ type Term struct {
 	Holder      string
 	PID         int
 	Start, Stop int64
+	// Task is the supervisor's task: with PID, what tells this child from every other.
+	Task string
+	// Overlap: the child found another child's lock held when it started (faultchild).
+	Overlap bool
+	// Killed: the child was killed with its container and could not log its stop; Stop is
+	// when the test saw the container gone, a bound, and the lock stands in for the clock.
+	Killed bool
 }
 
-// Terms pairs the start and stop events by PID, in start order.
-func Terms(events []ChildEvent) []Term {
-	byPID := map[int]int{}
+// child identifies one child.
+type child struct {
+	task string
+	pid  int
+}
+
+func (t Term) child() child { return child{t.Task, t.PID} }
+
+// Kill records a child killed with its container (SIGKILL), which logs no stop: Gone is a
+// monotonic time by which the container was seen gone.
+type Kill struct {
+	Task string
+	PID  int
+	Gone int64
+}
+
+// Terms pairs the start, stop and overlap events by child, in start order; a killed child
+// (kills) that logged no stop ends when it was seen gone.
+func Terms(events []ChildEvent, kills []Kill) []Term {
+	byChild := map[child]int{}
 	var terms []Term
+	overlaps := map[child]bool{}
 	for _, e := range events {
+		c := child{e.Task, e.PID}
 		switch e.Kind {
 		case "start":
-			byPID[e.PID] = len(terms)
-			terms = append(terms, Term{Fence: e.Fence, Holder: e.Holder, PID: e.PID, Start: e.Mono})
+			byChild[c] = len(terms)
+			terms = append(terms, Term{Fence: e.Fence, Holder: e.Holder, PID: e.PID, Start: e.Mono, Task: e.Task, Overlap: overlaps[c]})
 		case "stop":
-			if i, ok := byPID[e.PID]; ok {
+			if i, ok := byChild[c]; ok {
 				terms[i].Stop = e.Mono
 			}
+		case "overlap":
+			overlaps[c] = true
+		}
+	}
+	for _, k := range kills {
+		if i, ok := byChild[child{k.Task, k.PID}]; ok && terms[i].Stop == 0 {
+			terms[i].Stop, terms[i].Killed = k.Gone, true
 		}
 	}
 	slices.SortFunc(terms, func(a, b Term) int { return cmp.Compare(a.Start, b.Start) })
 	return terms
 }
 
-// Thaw records that a child (by PID) was frozen and thawed at Mono: the documented exception to
-// "never two children at once", which fencing covers.
+// Thaw records that a child was frozen and thawed at Mono: the documented exception to "never
+// two children at once", which fencing covers.
 type Thaw struct {
+	Task string
 	PID  int
 	Mono int64
 }
 
 // Children checks the children's terms: every child stopped (all supervisors have been stopped
 // when it is called); fences strictly increase in start order, so none is reused; no two terms
-// overlap — except a term whose child was frozen past its deadline (thaws), which must have a
-// lower fence than every term it overlaps and must stop within prompt of its thaw. The terms
-// may come in any order: a holder that records its term after resigning records it late when
-// the resignation blocks, after a successor's.
+// overlap, by the clock and by the lock (no child found another's lock held) — except a term
+// whose child was frozen past its deadline (thaws), which must have a lower fence than every
+// term it overlaps and must stop within prompt of its thaw. A killed child's end is known only
+// by the lock. The terms may come in any order: a holder that records its term after resigning
+// records it late when the resignation blocks, after a successor's.
 func Children(terms []Term, thaws []Thaw, prompt time.Duration) error {
 	terms = slices.SortedStableFunc(slices.Values(terms), func(a, b Term) int { return cmp.Compare(a.Start, b.Start) })
 	var errs []error
-	thawedAt := map[int]int64{}
+	thawedAt := map[child]int64{}
 	for _, th := range thaws {
-		thawedAt[th.PID] = th.Mono
+		thawedAt[child{th.Task, th.PID}] = th.Mono
+	}
+	// fencedOut reports whether a thawed child with a fence below b's lived when b started.
+	fencedOut := func(b Term) bool {
+		return slices.ContainsFunc(terms, func(a Term) bool {
+			_, frozen := thawedAt[a.child()]
+			return frozen && a.Fence < b.Fence && a.Start < b.Start && (a.Stop == 0 || a.Stop > b.Start)
+		})
 	}
 	for i, a := range terms {
 		if a.Stop == 0 {
-			errs = append(errs, fmt.Errorf("child %d (holder %s, fence %d) never logged its stop", a.PID, a.Holder, a.Fence))
+			errs = append(errs, fmt.Errorf("child %d (holder %s, task %s, fence %d) never logged its stop", a.PID, a.Holder, a.Task, a.Fence))
 			continue
 		}
-		if thaw, ok := thawedAt[a.PID]; ok && a.Stop > thaw+prompt.Nanoseconds() {
+		if a.Overlap && !fencedOut(a) {
+			errs = append(errs, fmt.Errorf("two children at once: child %d (holder %s, task %s, fence %d) found another child's lock held when it started at +%v",
+				a.PID, a.Holder, a.Task, a.Fence, time.Duration(a.Start-terms[0].Start)))
+		}
+		if thaw, ok := thawedAt[a.child()]; ok && a.Stop > thaw+prompt.Nanoseconds() {
 			errs = append(errs, fmt.Errorf("frozen child %d (fence %d) stopped %v after its thaw, later than %v",
 				a.PID, a.Fence, time.Duration(a.Stop-thaw), prompt))
 		}
@@ -110,10 +157,10 @@ func Children(terms []Term, thaws []Thaw, prompt time.Duration) error {
 				errs = append(errs, fmt.Errorf("fence did not increase: child %d (holder %s) started with fence %d after child %d (holder %s) with fence %d",
 					b.PID, b.Holder, b.Fence, a.PID, a.Holder, a.Fence))
 			}
-			if b.Start >= a.Stop {
-				continue
+			if b.Start >= a.Stop || a.Killed {
+				continue // a killed child's end is known by the lock only
 			}
-			if _, frozen := thawedAt[a.PID]; frozen && a.Fence < b.Fence {
+			if _, frozen := thawedAt[a.child()]; frozen && a.Fence < b.Fence {
 				continue // fenced out: the resource rejects the thawed child's lower fence
 			}
 			errs = append(errs, fmt.Errorf("two children at once: child %d (holder %s, fence %d) ran until +%v, child %d (holder %s, fence %d) started at +%v",

@@ -27,7 +27,8 @@ var built struct {
 }
 
 // Build builds lfp-swarm-lease and faultchild into a temporary directory, once per process, and
-// returns their paths; the directory is removed by Cleanup.
+// returns their paths; the directory is removed by Cleanup. Both are static (no cgo), so that
+// they run in a container of no base image as well as on the host.
 func Build() (Binaries, error) {
 	built.once.Do(func() {
 		_, file, _, _ := runtime.Caller(0)
@@ -44,6 +45,7 @@ func Build() (Binaries, error) {
 		} {
 			cmd := exec.Command("go", "build", "-o", out, ".")
 			cmd.Dir = pkg
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if b, err := cmd.CombinedOutput(); err != nil {
 				built.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 				return

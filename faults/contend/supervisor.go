@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +31,8 @@ type SupervisorConfig struct {
 	// TTL, Grace (shutdown_timeout_ms), Poll (default_poll_ms) and Skew (max_clock_skew_ms)
 	// are its lease settings.
 	TTL, Grace, Poll, Skew time.Duration
-	// Log is the children's shared event log.
+	// Log is the children's shared event log. Its directory also keeps the supervisors'
+	// incarnation locks (XDG_RUNTIME_DIR), which the test removes with it.
 	Log string
 }
 
@@ -62,6 +64,7 @@ func StartSupervisor(bins Binaries, cfg SupervisorConfig) (*Supervisor, error) {
 		"SWARM_LEASE_MAX_CLOCK_SKEW_MS=" + ms(cfg.Skew),
 		"SWARM_LEASE_LISTEN=off",
 		"FAULTCHILD_LOG=" + cfg.Log,
+		"XDG_RUNTIME_DIR=" + filepath.Dir(cfg.Log),
 	}
 	cmd.Env = append(cmd.Env, cfg.Env...)
 	s := &Supervisor{Config: cfg, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}

@@ -2,12 +2,21 @@
 // supervisors. It appends a line to the file named by FAULTCHILD_LOG when it starts and when
 // SIGTERM stops it:
 //
-//	start <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns>
-//	stop  <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns>
+//	start   <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns> <task_id>
+//	stop    <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns> <task_id>
+//	overlap <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns> <task_id>
 //
-// Every child of a test runs on one kernel, so the timestamps of all children — and of the test
-// itself — come from one clock that no wall-clock step can move, and two children's terms can be
-// compared to the nanosecond.
+// Every child of a test runs on one kernel — in a Swarm task's container too, whose log is a
+// bind mount of the host's — so the timestamps of all children, and of the test itself, come
+// from one clock that no wall-clock step can move, and two children's terms can be compared to
+// the nanosecond. The task ID tells apart the children of one holder ID (a node's, for every
+// container on it) whose PIDs, counted in each container's own PID namespace, repeat.
+//
+// Every child also locks the file FAULTCHILD_LOG.lock (flock) for as long as it lives: one
+// that finds it locked logs "overlap" before its start — another child still lives — and takes
+// the lock once that one is gone. The kernel drops a lock when its holder dies, however it
+// dies, so this sees the overlap of a child that was killed with its container and could log
+// no stop.
 package main
 
 import (
@@ -23,21 +32,42 @@ import (
 func logLine(event string) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		fmt.Fprintln(os.Stderr, "faultchild:", err)
-		os.Exit(3)
+		fail(err)
 	}
-	line := fmt.Sprintf("%s %s %s %d %d\n", event, os.Getenv("SWARM_LEASE_FENCE"), os.Getenv("SWARM_LEASE_HOLDER_ID"), os.Getpid(), ts.Nano())
+	line := fmt.Sprintf("%s %s %s %d %d %s\n", event, os.Getenv("SWARM_LEASE_FENCE"), os.Getenv("SWARM_LEASE_HOLDER_ID"), os.Getpid(), ts.Nano(),
+		os.Getenv("SWARM_LEASE_TASK_ID"))
 	// One write of one line with O_APPEND: lines of concurrent children never interleave.
 	f, err := os.OpenFile(os.Getenv("FAULTCHILD_LOG"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "faultchild:", err)
-		os.Exit(3)
+		fail(err)
 	}
 	_, err = f.WriteString(line)
 	if err = errors.Join(err, f.Close()); err != nil {
-		fmt.Fprintln(os.Stderr, "faultchild:", err)
-		os.Exit(3)
+		fail(err)
 	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "faultchild:", err)
+	os.Exit(3)
+}
+
+// lockExclusive locks path for the life of the process and reports whether it was free. A raw
+// descriptor, which no finalizer closes, keeps it locked until the process ends; a lock held by
+// another child is waited for in the background, so that this child's start is not delayed.
+func lockExclusive(path string) bool {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		fail(err)
+	}
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+		return true
+	}
+	go func() {
+		for unix.Flock(fd, unix.LOCK_EX) == unix.EINTR {
+		}
+	}()
+	return false
 }
 
 func main() {
@@ -47,6 +77,9 @@ func main() {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	if !lockExclusive(os.Getenv("FAULTCHILD_LOG") + ".lock") {
+		logLine("overlap")
+	}
 	logLine("start")
 	<-sigs
 	logLine("stop")
