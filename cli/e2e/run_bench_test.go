@@ -74,10 +74,30 @@ func BenchmarkRunFailoverFile(b *testing.B) {
 }
 
 // BenchmarkRunFailoverSwarm measures crash failover on the real Swarm: a service of three `run`
-// replicas; each iteration `docker kill`s the leader's container (the child event's hostname) and
-// measures the kill request → the next child's start event (goal ≤ TTL + 0.5 s).
+// replicas; each iteration crashes the leader's container (the child event's hostname) and
+// measures the crash → the next child's start event. The crashes:
+//
+//   - kill=docker: `docker kill` (SIGKILL to the container's init, run): the container ends, and
+//     Swarm reports its task failed — evidence that every process of it is gone (goal: p50 ≤
+//     1.5 s, p99 ≤ 3 s at the default TTL of 30 s);
+//   - kill=oom-child: the child allocates past the container's memory limit (64 MiB): the kernel's
+//     OOM killer kills the largest process of the container, the child, and run sees its
+//     command die;
+//   - kill=oom-init: the same, with run made the OOM killer's first choice (its oom_score_adj
+//     1000, as if it were the largest): the kernel kills the container's init, and the container
+//     ends as with docker kill.
+//
+// Each at ttl=3s (the test timings, runSwarm*) and ttl=30s (the default TTL and poll interval).
 func BenchmarkRunFailoverSwarm(b *testing.B) {
-	benchFailover(b, newSwarmBenchCluster(b))
+	for _, ttl := range []time.Duration{runSwarmTTL, 30 * time.Second} {
+		for _, crash := range []string{"docker", "oom-child", "oom-init"} {
+			b.Run(fmt.Sprintf("ttl=%v/kill=%s", ttl, crash), func(b *testing.B) {
+				c := newSwarmBenchCluster(b, ttl, crash)
+				c.crash = crash
+				benchFailover(b, c)
+			})
+		}
+	}
 }
 
 // BenchmarkRunHandoverFile measures graceful handover on the file store: each iteration SIGTERMs
@@ -91,7 +111,7 @@ func BenchmarkRunHandoverFile(b *testing.B) {
 // SIGTERM to the leader's container (`docker kill -s TERM`), whose supervisor stops its child,
 // releases and exits; Swarm then restarts the task (goal p50 ≤ 300 ms, p99 ≤ 1 s).
 func BenchmarkRunHandoverSwarm(b *testing.B) {
-	benchHandover(b, newSwarmBenchCluster(b))
+	benchHandover(b, newSwarmBenchCluster(b, runSwarmTTL, "docker"))
 }
 
 // benchCluster is one election with benchContenders `run` contenders whose children share one
@@ -117,6 +137,7 @@ type benchCluster interface {
 func benchFailover(b *testing.B, c benchCluster) {
 	killed := map[string]time.Time{}
 	var took []time.Duration
+	same := 0 // next children of the crashed leader's own contender (its container, restarting its command)
 	for b.Loop() {
 		b.StopTimer()
 		leader, starts := benchPrepare(b, c, killed)
@@ -130,8 +151,12 @@ func benchFailover(b *testing.B, c benchCluster) {
 			b.Fatalf("after killing %s (fence %s) the next child is %s (fence %s)", leader.childKey(), leader.Fence, next.childKey(), next.Fence)
 		}
 		took = append(took, next.time().Sub(sent))
+		if next.Hostname == leader.Hostname && next.HolderID == leader.HolderID {
+			same++
+		}
 	}
 	benchReportLatencies(b, took, "")
+	b.ReportMetric(float64(same), "same-contender")
 	b.ReportMetric(float64(c.ttl().Milliseconds()), "ttl-ms")
 	benchReportOverlap(b, readChildEvents(b, c.logPath()), killed)
 }
@@ -379,11 +404,14 @@ func (c *fileBenchCluster) settle(tb testing.TB) {
 	time.Sleep(benchFollowerWarmup) // the new contender starts and reads the election
 }
 
-// swarmBenchCluster is a service of runSwarmReplicas `run -- /testchild` replicas with
-// run_swarm_test.go's timings (runSwarmTTL, runSwarmGrace, runSwarmPoll), discovering their
-// election from their task's labels like deployRunService's.
+// swarmBenchCluster is a service of runSwarmReplicas `run -- /testchild` replicas with a TTL of
+// ttl — at runSwarmTTL, run_swarm_test.go's timings (runSwarmGrace, runSwarmPoll); else the
+// grace and the poll interval of the defaults — discovering their election from their task's
+// labels like deployRunService's.
 type swarmBenchCluster struct {
 	host, name, log string
+	ttlOf           time.Duration
+	crash           string       // how kill crashes the leader (BenchmarkRunFailoverSwarm)
 	engine          *http.Client // straight to the engine's socket, for the timed signals
 	stopped         []string     // containers signalled, not yet seen to exit
 	termed          map[string]bool
@@ -391,8 +419,8 @@ type swarmBenchCluster struct {
 
 // newSwarmBenchCluster deploys the service and waits for its first child and all its replicas.
 // The image holds only the static lfp-swarm-lease (the image recipe's, imagestest.Image); the
-// static testchild is bind-mounted beside it.
-func newSwarmBenchCluster(b *testing.B) *swarmBenchCluster {
+// static testchild is bind-mounted beside it. An OOM crash gives every replica a memory limit.
+func newSwarmBenchCluster(b *testing.B, ttl time.Duration, crash string) *swarmBenchCluster {
 	host := leasetest.SwarmHost(b)
 	dir := b.TempDir()
 	static := filepath.Join(dir, "lfp-swarm-lease")
@@ -410,20 +438,25 @@ func newSwarmBenchCluster(b *testing.B) *swarmBenchCluster {
 	socket := strings.TrimPrefix(host, "unix://")
 	c := &swarmBenchCluster{
 		host: host, name: "runbench-" + leasetest.Namespace(b), log: filepath.Join(shared, "events.log"),
-		engine: benchUnixClient(socket), termed: map[string]bool{},
+		ttlOf: ttl, engine: benchUnixClient(socket), termed: map[string]bool{},
 	}
-	leasetest.Docker(b, host, "service", "create", "-d", "--no-resolve-image", "--name", c.name,
+	args := []string{"service", "create", "-d", "--no-resolve-image", "--name", c.name,
 		"--replicas", strconv.Itoa(runSwarmReplicas),
 		"--stop-grace-period", "5s",
 		"--restart-delay", "0s", // replace a stopped replica at once: shorter iterations
-		"--mount", "type=bind,source="+socket+",target=/var/run/docker.sock",
-		"--mount", "type=bind,source="+shared+",target=/shared",
-		"--mount", "type=bind,source="+benchTestChild(b)+",target=/testchild,readonly",
+		"--mount", "type=bind,source=" + socket + ",target=/var/run/docker.sock",
+		"--mount", "type=bind,source=" + shared + ",target=/shared",
+		"--mount", "type=bind,source=" + benchTestChild(b) + ",target=/testchild,readonly",
 		"--env", "TESTCHILD_LOG=/shared/events.log",
-		"--env", "SWARM_LEASE_TTL_MS="+strconv.FormatInt(runSwarmTTL.Milliseconds(), 10),
-		"--env", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS="+strconv.FormatInt(runSwarmGrace.Milliseconds(), 10),
-		"--env", "SWARM_LEASE_DEFAULT_POLL_MS="+strconv.FormatInt(runSwarmPoll.Milliseconds(), 10),
-		image, "run", "--", "/testchild")
+		"--env", "SWARM_LEASE_TTL_MS=" + strconv.FormatInt(ttl.Milliseconds(), 10)}
+	if ttl == runSwarmTTL {
+		args = append(args, "--env", "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS="+strconv.FormatInt(runSwarmGrace.Milliseconds(), 10),
+			"--env", "SWARM_LEASE_DEFAULT_POLL_MS="+strconv.FormatInt(runSwarmPoll.Milliseconds(), 10))
+	}
+	if strings.HasPrefix(crash, "oom-") {
+		args = append(args, "--limit-memory", "64m")
+	}
+	leasetest.Docker(b, host, append(args, image, "run", "--", "/testchild")...)
 	b.Cleanup(c.remove)
 	waitForEvents(b, c.log, 60*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
 	c.settle(b)
@@ -433,8 +466,8 @@ func newSwarmBenchCluster(b *testing.B) *swarmBenchCluster {
 // logPath, ttl, renew, kill, terminate and settle implement benchCluster.
 
 func (c *swarmBenchCluster) logPath() string      { return c.log }
-func (c *swarmBenchCluster) ttl() time.Duration   { return runSwarmTTL }
-func (c *swarmBenchCluster) renew() time.Duration { return runSwarmRenew }
+func (c *swarmBenchCluster) ttl() time.Duration   { return c.ttlOf }
+func (c *swarmBenchCluster) renew() time.Duration { return c.ttlOf / 3 }
 
 // signal sends sig to the container of leader's child through the engine's API (what `docker
 // kill [-s TERM]` does); for SIGKILL the engine answers once the container is dead.
@@ -454,13 +487,56 @@ func (c *swarmBenchCluster) signal(tb testing.TB, leader childEvent, sig string)
 }
 
 func (c *swarmBenchCluster) kill(tb testing.TB, leader childEvent) (sent, dead time.Time) {
-	return c.signal(tb, leader, "KILL")
+	if c.crash == "docker" {
+		return c.signal(tb, leader, "KILL")
+	}
+	// The container's init (run) and the child, as this host sees them.
+	init, err := strconv.Atoi(leasetest.Docker(tb, c.host, "inspect", "--format", "{{.State.Pid}}", leader.Hostname))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pid := childIn(tb, init)
+	if c.crash == "oom-init" {
+		if err := os.WriteFile("/proc/"+strconv.Itoa(init)+"/oom_score_adj", []byte("1000"), 0); err != nil {
+			tb.Fatal(err)
+		}
+		c.stopped = append(c.stopped, leader.Hostname) // the container ends; Swarm replaces it
+	}
+	sent = time.Now()
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		tb.Fatal(err)
+	}
+	for !processGone(pid) {
+		time.Sleep(time.Millisecond) // poll for the OOM kill
+	}
+	return sent, time.Now()
 }
 
 func (c *swarmBenchCluster) terminate(tb testing.TB, leader childEvent) time.Time {
 	c.termed[leader.Hostname] = true
 	sent, _ := c.signal(tb, leader, "TERM")
 	return sent
+}
+
+// childIn returns the host PID of the live /testchild in the PID namespace of init.
+func childIn(tb testing.TB, init int) int {
+	ns, err := os.Readlink("/proc/" + strconv.Itoa(init) + "/ns/pid")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); l == ns && strings.HasPrefix(string(cmdline), "/testchild\x00") && !processGone(pid) {
+			return pid
+		}
+	}
+	tb.Fatalf("no /testchild in the PID namespace of %d", init)
+	return 0
 }
 
 // containers returns the short IDs (= hostnames) of the service's running containers.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,25 @@ type childEvent struct {
 
 func (e childEvent) time() time.Time { return time.Unix(0, e.UnixNano) }
 
-// ends reports whether the event ends the child's life.
-func (e childEvent) ends() bool { return e.Event == "stop" || e.Event == "exit" }
+// ends reports whether the event ends the child's life: its stop or exit line, or its last
+// heartbeat when it logged neither — it was killed (contenders.freeze).
+func (e childEvent) ends() bool {
+	return e.Event == "stop" || e.Event == "exit" || e.Event == "last-beat"
+}
+
+// lastBeat is the time of the last heartbeat of child (TESTCHILD_HEARTBEAT_DIR dir): the last
+// time it ran.
+func lastBeat(dir string, child childEvent) (time.Time, error) {
+	b, err := os.ReadFile(filepath.Join(dir, child.Fence+"-"+strconv.Itoa(child.PID)))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the heartbeat of child %d: %w", child.PID, err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the heartbeat of child %d: %w", child.PID, err)
+	}
+	return time.Unix(0, ns), nil
+}
 
 // readChildEvents reads the log in time order; a log not yet written is no events.
 func readChildEvents(path string) ([]childEvent, error) {

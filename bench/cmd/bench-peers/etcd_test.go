@@ -37,7 +37,7 @@ func TestEtcdBenchmarksShort(t *testing.T) {
 		testchild: build("testchild", "../../../cli", "./internal/testchild"),
 		etcdRun:   build("etcd-run", "..", "./etcd-run"),
 		etcd:      etcd, etcdMembers: 3, serveReplicas: 2,
-		rounds: 1, clients: 8, handovers: 1, failovers: 1,
+		rounds: 1, clients: 8, handovers: 1, failovers: 1, stops: 1,
 		scaleRooms: []int{200, 400}, scaleSample: 50,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -71,13 +71,16 @@ func TestEtcdBenchmarksShort(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Log(r.report())
-		if len(r.fromStop) != 1 || len(r.failover) != 1 || r.overlap.children != 3 || len(r.overlap.problems) != 0 {
-			t.Fatalf("%s: %d handovers, %d failovers, overlap check %+v", r.kind, len(r.fromStop), len(r.failover), r.overlap)
+		if len(r.fromStop) != 1 || len(r.failover) != 1 || len(r.stops) != 1 || r.overlap.children != 4 {
+			t.Fatalf("%s: %d handovers, %d failovers, %d stops, overlap check %+v", r.kind, len(r.fromStop), len(r.failover), len(r.stops), r.overlap)
 		}
-		// A failover waits for the dead leader's lease: at least TTL − renew interval, and no
-		// more than a TTL and a poll on an idle machine (a second of margin for CI's load).
-		if f := r.failover[0]; f < handoverTTL-handoverRenew || f > handoverTTL+time.Second {
-			t.Errorf("%s: failover took %v with a TTL of %v", r.kind, f, handoverTTL)
+		checkCrashes(t, r, c.leaseTTL(), c.renew())
+		if r.kind != "etcd-run" && len(r.overlap.problems) != 0 {
+			t.Errorf("%s: %v", r.kind, r.overlap.problems)
+		}
+		// No more than a TTL and a poll on an idle machine (a second of margin for CI's load).
+		if f := r.failover[0]; f > c.leaseTTL()+time.Second {
+			t.Errorf("%s: failover took %v with a TTL of %v", r.kind, f, c.leaseTTL())
 		}
 	}
 }

@@ -21,22 +21,38 @@ import (
 //
 //   - handover: SIGTERM of the leader's supervisor, which stops its child and gives the election
 //     up; the old child's stop → the next child's start, and SIGTERM sent → the next start;
-//   - failover: SIGKILL of the leader's supervisor, whose child the kernel then stops; SIGKILL
-//     sent → the next child's start, once the dead leader's lease has expired.
+//   - failover: SIGKILL of the leader's supervisor, whose child its guard (ours) or the kernel's
+//     parent-death signal (etcd-run) then stops; SIGKILL sent → the next child's start — once
+//     the dead leader's lease has expired, or, for ours, once nothing holds the dead run's
+//     incarnation lock (its guard and child are gone: evidence on this host);
+//   - stop (-stops): SIGSTOP of the leader's supervisor alone, which renews no more; SIGSTOP sent
+//     → the next child's start, once its lease has expired, and whether the stopped leader's
+//     child still ran then (its last heartbeat came after that start): ours is stopped by its
+//     guard at the deadline, etcd-run's runs on for as long as etcd-run stays stopped.
 //
 // The children are cli/internal/testchild, which log start and stop with their own wall-clock
 // times; a stopped contender is replaced by a new one.
 
-// Timings of both kinds: those of cli/e2e's run benchmarks (run_test.go's fileRunEnv).
+// Timings of both kinds: those of cli/e2e's run benchmarks (run_test.go's fileRunEnv), the TTL
+// unless -ttl says otherwise.
 const (
-	handoverTTL   = 2 * time.Second
+	defaultTTL    = 2 * time.Second
 	handoverGrace = 300 * time.Millisecond
 	handoverPoll  = 100 * time.Millisecond
 	handoverSkew  = 100 * time.Millisecond
-	// handoverRenew is both kinds' renew interval: our default TTL/3, and the interval at
-	// which etcd's client keeps a session's lease alive (TTL/3).
-	handoverRenew = handoverTTL / 3
 )
+
+// leaseTTL is both kinds' lease TTL (-ttl, defaultTTL when unset).
+func (c config) leaseTTL() time.Duration {
+	if c.ttl == 0 {
+		return defaultTTL
+	}
+	return c.ttl
+}
+
+// renew is both kinds' renew interval: our default TTL/3, and the interval at which etcd's
+// client keeps a session's lease alive (TTL/3).
+func (c config) renew() time.Duration { return c.leaseTTL() / 3 }
 
 // handoverContenders is how many supervisors contend at once.
 const handoverContenders = 3
@@ -95,14 +111,15 @@ func runElection(c config, dir, childLog, store string, closeStore func() error)
 	env := []string{
 		"SWARM_LEASE_STORE=" + store,
 		"SWARM_LEASE_NAMESPACE=bench-handover",
-		"SWARM_LEASE_TTL_MS=" + strconv.FormatInt(handoverTTL.Milliseconds(), 10),
+		"SWARM_LEASE_TTL_MS=" + strconv.FormatInt(c.leaseTTL().Milliseconds(), 10),
 		"SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=" + strconv.FormatInt(handoverGrace.Milliseconds(), 10),
 		"SWARM_LEASE_DEFAULT_POLL_MS=" + strconv.FormatInt(handoverPoll.Milliseconds(), 10),
 		"SWARM_LEASE_MAX_CLOCK_SKEW_MS=" + strconv.FormatInt(handoverSkew.Milliseconds(), 10),
 		"SWARM_LEASE_LISTEN=127.0.0.1:0", // each process serves its API on a port of its own
 		"HOSTNAME=bench-peers",           // no container: the identity comes from the environment
-		"TESTCHILD_LOG=" + childLog,
+		"XDG_RUNTIME_DIR=" + dir,         // the incarnation locks, removed with the run
 	}
+	env = append(env, childEnv(c, dir, childLog)...)
 	return &election{
 		contender: func(holder string) (*proc, error) {
 			return startProc(c, dir, false, c.serve, []string{"run", "--", c.testchild}, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...))
@@ -124,9 +141,9 @@ func openEtcdElection(ctx context.Context, c config, dir, childLog string) (*ele
 		contender: func(holder string) (*proc, error) {
 			return startProc(c, dir, false, c.etcdRun, []string{
 				"-endpoints", strings.Join(endpoints, ","), "-election", "/bench/handover", "-value", holder,
-				"-ttl", strconv.Itoa(int(handoverTTL / time.Second)), "-grace", handoverGrace.String(),
+				"-ttl", strconv.Itoa(int(c.leaseTTL() / time.Second)), "-grace", handoverGrace.String(),
 				"-fence-env", "SWARM_LEASE_FENCE", "--", c.testchild,
-			}, []string{"SWARM_LEASE_HOLDER_ID=" + holder, "TESTCHILD_LOG=" + childLog})
+			}, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, childEnv(c, dir, childLog)...))
 		},
 		close: func() error {
 			stopAll(members)
@@ -135,24 +152,40 @@ func openEtcdElection(ctx context.Context, c config, dir, childLog string) (*ele
 	}, nil
 }
 
+// childEnv is the child's environment: its log, and its heartbeats when stops are measured.
+func childEnv(c config, dir, childLog string) []string {
+	env := []string{"TESTCHILD_LOG=" + childLog}
+	if c.stops > 0 {
+		env = append(env, "TESTCHILD_HEARTBEAT_DIR="+beatsDir(dir))
+	}
+	return env
+}
+
+// beatsDir is where the children of the run in dir write their heartbeats.
+func beatsDir(dir string) string { return filepath.Join(dir, "beats") }
+
 // handoverRun is what one run of one kind measured.
 type handoverRun struct {
 	kind  string
 	round int
 	load  string // the host's 1-minute load average when the run began and ended
-	// fromStop, fromSignal and failover are the latencies in the order measured.
-	fromStop, fromSignal, failover []time.Duration
-	overlap                        overlapCheck
+	// fromStop, fromSignal, failover and stops are the latencies in the order measured.
+	fromStop, fromSignal, failover, stops []time.Duration
+	// ranOn is how many stopped leaders' children still ran when the next child started.
+	ranOn   int
+	overlap overlapCheck
 }
 
 // contenders is one run's supervisors.
 type contenders struct {
 	e       *election
+	ttl     time.Duration
 	dir     string // the run's temporary directory
 	log     string
 	procs   map[string]*proc // running, by holder
 	stopped []*proc          // signalled, not yet seen to exit
 	termed  map[*proc]bool   // the stopped ones that got SIGTERM (must exit 0)
+	killed  []childEvent     // the last heartbeats of children killed without a word
 	started int              // contenders started so far (names the next holder)
 }
 
@@ -225,7 +258,7 @@ func measureHandovers(ctx context.Context, c config, group []supervisor) (runs [
 			return nil, fmt.Errorf("%s: %w", m.s.name, err)
 		}
 	}
-	for i := range max(c.handovers, c.failovers) {
+	for i := range max(c.handovers, c.failovers, c.stops) {
 		for k := range ms {
 			m := ms[(k+i)%len(ms)]
 			if i < c.handovers {
@@ -242,6 +275,16 @@ func measureHandovers(ctx context.Context, c config, group []supervisor) (runs [
 				}
 				m.run.failover = append(m.run.failover, took)
 			}
+			if i < c.stops {
+				took, ranOn, err := m.cs.freeze(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("%s: stop %d: %w", m.s.name, i+1, err)
+				}
+				m.run.stops = append(m.run.stops, took)
+				if ranOn {
+					m.run.ranOn++
+				}
+			}
 		}
 	}
 	for _, m := range ms {
@@ -249,7 +292,7 @@ func measureHandovers(ctx context.Context, c config, group []supervisor) (runs [
 		if err != nil {
 			return nil, err
 		}
-		m.run.overlap = checkOverlap(events, time.Now())
+		m.run.overlap = checkOverlap(append(events, m.cs.killed...), time.Now())
 		m.run.load = load + "–" + loadAverage()
 		runs = append(runs, m.run)
 	}
@@ -262,7 +305,13 @@ func openContenders(ctx context.Context, c config, s supervisor) (*contenders, e
 	if err != nil {
 		return nil, err
 	}
-	cs := &contenders{dir: dir, log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}}
+	cs := &contenders{ttl: c.leaseTTL(), dir: dir, log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}}
+	if c.stops > 0 {
+		if err := os.Mkdir(beatsDir(dir), 0o755); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
 	if cs.e, err = s.open(ctx, c, dir, cs.log); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -290,7 +339,7 @@ func (cs *contenders) handover(ctx context.Context) (fromStop, fromSignal time.D
 	if err := syscall.Kill(p.pid, syscall.SIGTERM); err != nil {
 		return 0, 0, err
 	}
-	next, err := cs.nextStart(ctx, starts, 4*handoverTTL+10*time.Second, "a new child after SIGTERM")
+	next, err := cs.nextStart(ctx, starts, 4*cs.ttl+10*time.Second, "a new child after SIGTERM")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -318,7 +367,7 @@ func (cs *contenders) failover(ctx context.Context) (time.Duration, error) {
 	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
 		return 0, err
 	}
-	next, err := cs.nextStart(ctx, starts, 4*handoverTTL+10*time.Second, "a new child after SIGKILL")
+	next, err := cs.nextStart(ctx, starts, 4*cs.ttl+10*time.Second, "a new child after SIGKILL")
 	if err != nil {
 		return 0, err
 	}
@@ -326,6 +375,48 @@ func (cs *contenders) failover(ctx context.Context) (time.Duration, error) {
 		return 0, fmt.Errorf("after SIGKILL of %s's supervisor its child %d started again", leader.HolderID, leader.PID)
 	}
 	return next.time().Sub(sent), nil
+}
+
+// freeze SIGSTOPs the leader's supervisor (only it: its child runs on) and returns SIGSTOP sent
+// → the next child's start, and whether the stopped leader's child still ran then (its last
+// heartbeat came later). It then resumes and terminates the stopped supervisor.
+func (cs *contenders) freeze(ctx context.Context) (took time.Duration, ranOn bool, err error) {
+	leader, starts, err := cs.prepare(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	p := cs.take(leader)
+	sent := time.Now()
+	if err := syscall.Kill(p.pid, syscall.SIGSTOP); err != nil {
+		return 0, false, err
+	}
+	next, err := cs.nextStart(ctx, starts, 4*cs.ttl+10*time.Second, "a new child after SIGSTOP")
+	// Stopped a little longer: ten of the children's heartbeats tell whether the stopped
+	// leader's child still runs.
+	_ = sleep(ctx, 100*time.Millisecond)
+	_ = syscall.Kill(p.pid, syscall.SIGCONT)
+	_ = syscall.Kill(p.pid, syscall.SIGTERM)
+	if err != nil {
+		return 0, false, err
+	}
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		return 0, false, fmt.Errorf("%s did not exit within 10 s of SIGCONT and SIGTERM:\n%s", filepath.Base(p.cmd.Path), p.out.String())
+	}
+	beat, err := lastBeat(beatsDir(cs.dir), leader)
+	if err != nil {
+		return 0, false, err
+	}
+	events, err := readChildEvents(cs.log)
+	if err != nil {
+		return 0, false, err
+	}
+	if !slices.ContainsFunc(events, func(e childEvent) bool { return e.ends() && e.PID == leader.PID }) {
+		// Killed (etcd-run's lost session): it logged no end, and its last heartbeat is it.
+		cs.killed = append(cs.killed, childEvent{Event: "last-beat", Fence: leader.Fence, HolderID: leader.HolderID, PID: leader.PID, UnixNano: beat.UnixNano()})
+	}
+	return next.time().Sub(sent), beat.After(next.time()), nil
 }
 
 // prepare settles the contenders, finds the one live child and waits a random part of a renew
@@ -339,12 +430,12 @@ func (cs *contenders) prepare(ctx context.Context) (leader childEvent, starts in
 	if err != nil {
 		return leader, 0, err
 	}
-	live := liveChildren(events)
+	live := liveChildren(append(events, cs.killed...))
 	if len(live) != 1 {
 		return leader, 0, fmt.Errorf("%d live children, want 1:\n%s", len(live), describeEvents(events))
 	}
 	// The stop's phase against the leader's renewals, not synchronisation.
-	if err := sleep(ctx, rand.N(handoverRenew)); err != nil {
+	if err := sleep(ctx, rand.N(cs.ttl/3)); err != nil {
 		return leader, 0, err
 	}
 	return live[0], len(startsOf(events)), nil
@@ -446,8 +537,10 @@ func (r handoverRun) report() string {
 	s50, s99 := sortedMs(r.fromStop)
 	g50, g99 := sortedMs(r.fromSignal)
 	f50, f99 := sortedMs(r.failover)
-	return fmt.Sprintf("round %d %-8s handover stop→start p50 %.1f p99 %.1f ms, SIGTERM→start p50 %.1f p99 %.1f ms; failover p50 %.0f p99 %.0f ms; overlap %.1f ms over %d children; load %s\n"+
-		"  stop→start ms: %s\n  SIGTERM→start ms: %s\n  failover ms: %s\n",
-		r.round, r.kind, s50, s99, g50, g99, f50, f99, ms(r.overlap.worst), r.overlap.children, r.load,
-		inOrder(r.fromStop), inOrder(r.fromSignal), inOrder(r.failover))
+	z50, z99 := sortedMs(r.stops)
+	return fmt.Sprintf("round %d %-8s handover stop→start p50 %.1f p99 %.1f ms, SIGTERM→start p50 %.1f p99 %.1f ms; failover p50 %.0f p99 %.0f ms; "+
+		"SIGSTOP→start p50 %.0f p99 %.0f ms, the stopped leader's child ran on %d of %d times; overlap %.1f ms over %d children; load %s\n"+
+		"  stop→start ms: %s\n  SIGTERM→start ms: %s\n  failover ms: %s\n  SIGSTOP→start ms: %s\n",
+		r.round, r.kind, s50, s99, g50, g99, f50, f99, z50, z99, r.ranOn, len(r.stops), ms(r.overlap.worst), r.overlap.children, r.load,
+		inOrder(r.fromStop), inOrder(r.fromSignal), inOrder(r.failover), inOrder(r.stops))
 }

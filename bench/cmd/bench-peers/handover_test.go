@@ -11,9 +11,10 @@ import (
 	"github.com/regbo/lfp-swarm-lease/bench/internal/needetcd"
 )
 
-// TestMeasureHandover runs one handover and one failover of each kind through the benchmark's
-// own code, one kind at a time and both side by side (-interleave), with real processes: `lfp-swarm-lease run` on a file store (built from cli/), and
-// etcd-run on a real etcd, which it skips when Debian's etcd-server is not installed.
+// TestMeasureHandover runs one handover, one failover and one stop of each kind through the
+// benchmark's own code, one kind at a time and both side by side (-interleave), with real
+// processes: `lfp-swarm-lease run` on a file store (built from cli/), and etcd-run on a real
+// etcd, which it skips when Debian's etcd-server is not installed.
 func TestMeasureHandover(t *testing.T) {
 	needetcd.Long(t, "builds lfp-swarm-lease and runs real supervisors")
 	bin := t.TempDir()
@@ -33,7 +34,9 @@ func TestMeasureHandover(t *testing.T) {
 		etcdRun:   build("etcd-run", "..", "./etcd-run"),
 		handovers: 1,
 		failovers: 1,
+		stops:     1,
 	}
+	ttl, renew := c.leaseTTL(), c.renew()
 	groups := map[string][]supervisor{"interleaved": supervisors}
 	for _, s := range supervisors {
 		groups[s.name] = []supervisor{s}
@@ -57,22 +60,45 @@ func TestMeasureHandover(t *testing.T) {
 				if r.kind != group[i].name {
 					t.Fatalf("run %d is of %s, want %s", i, r.kind, group[i].name)
 				}
-				if len(r.fromStop) != 1 || len(r.fromSignal) != 1 || len(r.failover) != 1 {
-					t.Fatalf("measured %d, %d and %d values, want one of each", len(r.fromStop), len(r.fromSignal), len(r.failover))
+				if len(r.fromStop) != 1 || len(r.fromSignal) != 1 || len(r.failover) != 1 || len(r.stops) != 1 {
+					t.Fatalf("measured %d, %d, %d and %d values, want one of each", len(r.fromStop), len(r.fromSignal), len(r.failover), len(r.stops))
 				}
-				// The first child plus one per iteration; none overlapping, fences growing.
-				if r.overlap.children != 3 || len(r.overlap.problems) != 0 {
-					t.Fatalf("overlap check: %+v, want 3 children one at a time", r.overlap)
+				if r.fromSignal[0] <= 0 || r.fromSignal[0] >= ttl {
+					t.Fatalf("handover took %v, want less than the TTL %v (the leader gave the election up)", r.fromSignal[0], ttl)
 				}
-				if r.fromSignal[0] <= 0 || r.fromSignal[0] >= handoverTTL {
-					t.Fatalf("handover took %v, want less than the TTL %v (the leader gave the election up)", r.fromSignal[0], handoverTTL)
-				}
-				// The dead leader renewed at most one renew interval before the kill, so its
-				// lease expires ⅔ TTL later at the earliest.
-				if r.failover[0] < handoverTTL-handoverRenew {
-					t.Fatalf("failover took %v, want at least %v (the dead leader's lease must expire first)", r.failover[0], handoverTTL-handoverRenew)
+				checkCrashes(t, r, ttl, renew)
+				// The first child plus one per iteration; fences growing; none overlapping, but
+				// the child of a stopped etcd-run, which runs on.
+				if want := map[bool]int{true: 1, false: 0}[r.kind == "etcd-run"]; r.overlap.children != 4 || len(r.overlap.problems) != want {
+					t.Fatalf("overlap check: %+v, want 4 children, %d overlapping", r.overlap, want)
 				}
 			}
 		})
+	}
+}
+
+// checkCrashes checks a run's failovers and stops against the lease's TTL and renew interval.
+// A dead `run`'s successor on this host takes over on the evidence that its guard and child are
+// gone, before the lease could expire: sooner than TTL − renew interval, the earliest a lease
+// renewed on time expires. A dead etcd-run's successor waits for its lease, which expires TTL
+// after the last keepalive: TTL − renew interval after the kill, or sooner when the keepalives
+// came late on a loaded machine — never sooner than a renew interval, which would take a
+// keepalive two intervals late. A stopped leader is taken over only once its lease has
+// expired; a stopped run's child is stopped by its guard at the deadline, a stopped etcd-run's
+// runs on.
+func checkCrashes(t *testing.T, r handoverRun, ttl, renew time.Duration) {
+	t.Helper()
+	for _, f := range r.failover {
+		if ours := r.kind != "etcd-run"; (ours && f >= ttl-renew) || (!ours && f < renew) {
+			t.Errorf("%s: failover took %v, with a TTL of %v renewed every %v", r.kind, f, ttl, renew)
+		}
+	}
+	for _, s := range r.stops {
+		if s < renew {
+			t.Errorf("%s: the stopped leader's successor started %v after SIGSTOP, before its lease could expire (TTL %v, renewed every %v)", r.kind, s, ttl, renew)
+		}
+	}
+	if want := map[bool]int{true: len(r.stops), false: 0}[r.kind == "etcd-run"]; r.ranOn != want {
+		t.Errorf("%s: the stopped leader's child ran on %d of %d times, want %d", r.kind, r.ranOn, len(r.stops), want)
 	}
 }

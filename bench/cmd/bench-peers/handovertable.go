@@ -17,6 +17,7 @@ var handoverFigures = []handoverFigure{
 	{"handover: old child's stop → next child's start", func(r handoverRun) []time.Duration { return r.fromStop }},
 	{"handover: SIGTERM sent → next child's start", func(r handoverRun) []time.Duration { return r.fromSignal }},
 	{"failover: SIGKILL sent → next child's start", func(r handoverRun) []time.Duration { return r.failover }},
+	{"SIGSTOP of the supervisor: sent → next child's start", func(r handoverRun) []time.Duration { return r.stops }},
 }
 
 // handoverSummary is the medians over the rounds of one figure of one kind, and the extremes
@@ -54,8 +55,8 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 		}
 		return fmt.Sprintf("%.2f×", a/b)
 	}
-	fmt.Fprintf(w, "\n%d supervisors on one election, TTL %v, renew every %v, grace %v; medians of %d rounds of %d handovers and %d failovers each (ms)\n\n",
-		handoverContenders, handoverTTL, handoverRenew.Round(time.Millisecond), handoverGrace, c.rounds, c.handovers, c.failovers)
+	fmt.Fprintf(w, "\n%d supervisors on one election, TTL %v, renew every %v, grace %v; medians of %d rounds of %d handovers, %d failovers and %d stops each (ms)\n\n",
+		handoverContenders, c.leaseTTL(), c.renew().Round(time.Millisecond), handoverGrace, c.rounds, c.handovers, c.failovers, c.stops)
 	for _, kind := range []string{"run", "run-etcd"} {
 		if !slices.ContainsFunc(runs, func(r handoverRun) bool { return r.kind == kind }) {
 			continue
@@ -72,6 +73,9 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 				ours.fastest, ours.slowest, etcd.fastest, etcd.slowest)
 		}
 		fmt.Fprintf(w, "| overlap of two children: worst over all runs | %s | %s | | | | | | |\n", overlapCell(runs, kind), overlapCell(runs, "etcd-run"))
+		if c.stops > 0 {
+			fmt.Fprintf(w, "| SIGSTOP: the stopped leader's child still ran at the next start | %s | %s | | | | | | |\n", ranOnCell(runs, kind), ranOnCell(runs, "etcd-run"))
+		}
 	}
 	for _, r := range runs {
 		for _, p := range r.overlap.problems {
@@ -79,6 +83,17 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// ranOnCell is how many of kind's stopped leaders' children still ran at the next start.
+func ranOnCell(runs []handoverRun, kind string) string {
+	ranOn, stops := 0, 0
+	for _, r := range runs {
+		if r.kind == kind {
+			ranOn, stops = ranOn+r.ranOn, stops+len(r.stops)
+		}
+	}
+	return fmt.Sprintf("%d of %d", ranOn, stops)
 }
 
 // overlapCell is the worst overlap of kind's runs and how many children they checked.

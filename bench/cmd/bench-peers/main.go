@@ -36,9 +36,12 @@ type config struct {
 	etcdRun string
 	// testchild is the supervised child of the handover benchmark (cli/internal/testchild).
 	testchild string
-	// handovers and failovers are the iterations of one handover run.
+	// handovers, failovers and stops are the iterations of one handover run.
 	handovers int
 	failovers int
+	stops     int
+	// ttl is the supervisors' lease TTL (0: defaultTTL).
+	ttl time.Duration
 	// interleave runs the handover kinds of a round side by side, alternating iterations.
 	interleave bool
 	etcd       string
@@ -99,6 +102,8 @@ func main() {
 	flag.StringVar(&c.testchild, "testchild", "", "the supervised child of the handover benchmark (cli/internal/testchild)")
 	flag.IntVar(&c.handovers, "handovers", 10, "graceful handovers of a handover run")
 	flag.IntVar(&c.failovers, "failovers", 5, "crash failovers of a handover run")
+	flag.IntVar(&c.stops, "stops", 0, "SIGSTOPs of the leader's supervisor in a handover run")
+	flag.DurationVar(&c.ttl, "ttl", defaultTTL, "the supervisors' lease TTL, whole seconds (etcd's unit)")
 	flag.BoolVar(&c.interleave, "interleave", false, "run the handover kinds side by side, alternating their iterations, instead of one after the other")
 	flag.Parse()
 	if err := c.check(); err != nil {
@@ -139,8 +144,10 @@ func (c config) check() error {
 		return errors.New("-serve: name the lfp-swarm-lease binary (scripts/bench-peers.sh builds it)")
 	case c.rounds < 1 || c.clients < 1 || c.ops < c.clients || c.countOps < c.clients:
 		return errors.New("-rounds and -clients must be positive, -ops and -count-ops at least -clients")
-	case c.handovers < 0 || c.failovers < 0 || c.handovers+c.failovers == 0:
-		return errors.New("-handovers and -failovers must not be negative, and not both 0")
+	case c.handovers < 0 || c.failovers < 0 || c.stops < 0 || c.handovers+c.failovers+c.stops == 0:
+		return errors.New("-handovers, -failovers and -stops must not be negative, and not all 0")
+	case c.ttl < time.Second || c.ttl%time.Second != 0:
+		return fmt.Errorf("-ttl %v: want whole seconds, at least 1 s (etcd's leases count in seconds)", c.ttl)
 	case c.selected(supervisorNames()...) && (c.etcdRun == "" || c.testchild == ""):
 		return errors.New("-etcd-run and -testchild: name the etcd-run and testchild binaries (scripts/bench-peers.sh builds them), or leave run and etcd-run out of -only")
 	}

@@ -21,6 +21,9 @@
 //	                         however it dies, so this sees every instant two children overlap.
 //	TESTCHILD_HEARTBEAT_DIR  write the time (Unix ns) every 10 ms to DIR/<fence>-<pid>
 //	TESTCHILD_FILL_STDERR    write this many bytes to stderr at start (a pipe nobody reads fills)
+//	SIGUSR1                  log "alloc", then allocate and touch memory without end: under a
+//	                         memory limit, until the kernel's OOM killer kills the process it
+//	                         picks
 //	SWARM_LEASE_FENCE, _HOLDER_ID, _TASK_ID, _NODE_ID, _NAMESPACE: logged with every event
 package main
 
@@ -90,6 +93,8 @@ func main() {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	alloc := make(chan os.Signal, 1)
+	signal.Notify(alloc, syscall.SIGUSR1)
 	if path := os.Getenv("TESTCHILD_EXCLUSIVE"); path != "" {
 		lockExclusive(path)
 	}
@@ -127,6 +132,10 @@ func main() {
 			}
 			logEvent("stop", 0)
 			os.Exit(0)
+		case <-alloc:
+			alloc = nil // once
+			logEvent("alloc", 0)
+			go allocate()
 		case <-exitAfter:
 			code, _ := strconv.Atoi(os.Getenv("TESTCHILD_EXIT_CODE"))
 			logEvent("exit", 0)
@@ -152,6 +161,20 @@ func lockExclusive(path string) {
 		if err := syscall.Flock(fd, syscall.LOCK_EX); err != syscall.EINTR {
 			return
 		}
+	}
+}
+
+// hoard keeps what allocate allocated.
+var hoard [][]byte
+
+// allocate allocates memory 1 MiB at a time, touching every page, and keeps it.
+func allocate() {
+	for {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		hoard = append(hoard, b)
 	}
 }
 
