@@ -18,11 +18,16 @@ import (
 	"github.com/regbo/lfp-swarm-lease/faults/contend"
 )
 
-// Lease settings of the CI variant: short enough that a takeover takes seconds, long enough
-// that a renewal fits beside a write blocked by a Raft election.
-const (
+// The lease's TTL and its renew interval (the default, a third of it): short enough that a
+// takeover takes seconds, long enough that a renewal fits beside a write blocked by a Raft
+// election. -ttl sets another TTL, to measure a scenario at it.
+var (
 	faultTTL   = 6 * time.Second
-	faultRenew = faultTTL / 3 // the default renew interval
+	faultRenew = faultTTL / 3
+)
+
+// The other lease settings of the campaign.
+const (
 	faultGrace = 500 * time.Millisecond
 	faultPoll  = 200 * time.Millisecond
 	faultSkew  = 500 * time.Millisecond
@@ -36,7 +41,9 @@ const (
 var long = flag.Bool("long", false, "run the long fault campaign (≥ 10,000 lease operations, randomized fault timing; FAULTS_SEED replays one)")
 
 func TestMain(m *testing.M) {
+	flag.DurationVar(&faultTTL, "ttl", faultTTL, "the supervisors' lease TTL (the scenarios' waits follow it)")
 	flag.Parse()
+	faultRenew = faultTTL / 3
 	code := m.Run()
 	contend.Cleanup()
 	os.Exit(code)
