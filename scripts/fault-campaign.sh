@@ -8,6 +8,7 @@
 #   scripts/fault-campaign.sh -long      # ≥ 10,000 lease operations, randomized fault timing
 #   FAULTS_SEED=N scripts/fault-campaign.sh -long   # replay a long run's seed
 #   scripts/fault-campaign.sh -run TestFrozenHolder # one scenario
+#   scripts/fault-campaign.sh -run TestContainerFaults -ttl 30s   # at another lease TTL
 #   scripts/fault-campaign.sh -etcd      # the etcd campaign's scenarios (root, ip, nsenter, etcd)
 #   scripts/fault-campaign.sh -etcd -long   # the etcd campaign, ≥ 10,000 lease operations
 set -euo pipefail

@@ -44,6 +44,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
@@ -82,7 +83,8 @@ func BenchmarkRunFailoverFile(b *testing.B) {
 //     1.5 s, p99 ≤ 3 s at the default TTL of 30 s);
 //   - kill=oom-child: the child allocates past the container's memory limit (64 MiB): the kernel's
 //     OOM killer kills the largest process of the container, the child, and run sees its
-//     command die;
+//     command die — once the child has run runloop.DefaultHealthyRun, so that its death is one
+//     crash, not one of a crash loop that run backs off from;
 //   - kill=oom-init: the same, with run made the OOM killer's first choice (its oom_score_adj
 //     1000, as if it were the largest): the kernel kills the container's init, and the container
 //     ends as with docker kill.
@@ -124,7 +126,7 @@ type benchCluster interface {
 	renew() time.Duration
 	// kill crashes the supervisor of leader's child. sent is taken just before the kill; dead,
 	// when not zero, is a time by which the child was certainly gone without a chance to log its
-	// end (a killed container).
+	// end (a killed container, an OOM kill); the benchmark reports it too (dead-p50-ms).
 	kill(tb testing.TB, leader childEvent) (sent, dead time.Time)
 	// terminate sends SIGTERM to the supervisor of leader's child and returns when it was sent.
 	terminate(tb testing.TB, leader childEvent) (sent time.Time)
@@ -136,7 +138,7 @@ type benchCluster interface {
 // benchFailover runs one crash failover per iteration and reports its percentiles.
 func benchFailover(b *testing.B, c benchCluster) {
 	killed := map[string]time.Time{}
-	var took []time.Duration
+	var took, died []time.Duration
 	same := 0 // next children of the crashed leader's own contender (its container, restarting its command)
 	for b.Loop() {
 		b.StopTimer()
@@ -145,6 +147,7 @@ func benchFailover(b *testing.B, c benchCluster) {
 		sent, dead := c.kill(b, leader)
 		if !dead.IsZero() {
 			killed[leader.childKey()] = dead
+			died = append(died, dead.Sub(sent))
 		}
 		next := benchNextStart(b, c, starts, 4*c.ttl()+10*time.Second, "a new child after the kill")
 		if next.childKey() == leader.childKey() || next.fence(b) <= leader.fence(b) {
@@ -156,6 +159,7 @@ func benchFailover(b *testing.B, c benchCluster) {
 		}
 	}
 	benchReportLatencies(b, took, "")
+	benchReportLatencies(b, died, "dead-")
 	b.ReportMetric(float64(same), "same-contender")
 	b.ReportMetric(float64(c.ttl().Milliseconds()), "ttl-ms")
 	benchReportOverlap(b, readChildEvents(b, c.logPath()), killed)
@@ -496,6 +500,9 @@ func (c *swarmBenchCluster) kill(tb testing.TB, leader childEvent) (sent, dead t
 		tb.Fatal(err)
 	}
 	pid := childIn(tb, init)
+	if c.crash == "oom-child" {
+		time.Sleep(time.Until(leader.time().Add(runloop.DefaultHealthyRun))) // one crash, not a crash loop
+	}
 	if c.crash == "oom-init" {
 		if err := os.WriteFile("/proc/"+strconv.Itoa(init)+"/oom_score_adj", []byte("1000"), 0); err != nil {
 			tb.Fatal(err)
