@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -178,18 +179,11 @@ func partitionHolder(r *rig) {
 	if err := r.c.Partition(hn); err != nil {
 		t.Fatal(err)
 	}
-	next, ok := r.waitChild(t0, 2*time.Minute)
-	if !ok {
-		t.Fatal("no child on the majority side within 2 minutes of the partition")
-	}
-	took := time.Duration(next.Start - t0)
-	r.figure("partition of node%d: fault to new child %v", hn, took.Round(time.Millisecond))
+	next, took := r.takeover(t0, fmt.Sprintf("partition of node%d", hn))
 	if next.Fence <= holder.Fence || r.managerOf(next.Holder) == hn {
 		t.Errorf("takeover %+v after partitioning the holder %+v's manager", next, holder)
 	}
-	if took < faultTTL-faultRenew {
-		t.Errorf("takeover %v after partitioning the holder's manager, before its term could expire (TTL %v, renewals every %v)", took, faultTTL, faultRenew)
-	}
+	r.onlyAtExpiry(took, "partitioning the holder's manager")
 	time.Sleep(faultTTL) // the partitioned side keeps trying for a TTL more: time passing is tested
 	t1 := check.Monotonic()
 	if err := r.c.Heal(hn); err != nil {
@@ -284,12 +278,7 @@ func killedHolderRun(r *rig) {
 	if err := syscall.Kill(r.sups[hn-1].PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	next, ok := r.waitChild(t0, 2*time.Minute)
-	if !ok {
-		t.Fatal("no takeover within 2 minutes of killing the holder's run")
-	}
-	took := time.Duration(next.Start - t0)
-	r.figure("SIGKILL of the holder's run: fault to new child %v", took.Round(time.Millisecond))
+	next, took := r.takeover(t0, "SIGKILL of the holder's run")
 	if next.Fence <= holder.Fence || took > faultGrace+500*time.Millisecond {
 		t.Errorf("takeover %+v %v after SIGKILL of the holder's run (%+v): want a higher fence within the grace period (%v) + 0.5 s",
 			next, took, holder, faultGrace)
@@ -304,23 +293,12 @@ func killedHolderRun(r *rig) {
 // lock tells whether it outlived the takeover.
 func killedHolderContainer(r *rig) {
 	t := r.t
-	holder, hn := r.holder()
-	id := r.svc.container(t, hn, holder.Task)
-	r.jitter()
-	t0 := check.Monotonic()
-	if _, err := r.c.Docker(t.Context(), hn, "kill", id); err != nil {
-		t.Fatal(err)
-	}
+	holder, hn, id, t0 := r.dockerHolder("kill")
 	if state, err := r.c.Docker(t.Context(), hn, "inspect", "--format", "{{.State.Running}}", id); err != nil || state != "false" {
 		t.Fatalf("container %s after docker kill: running %q (%v)", id, state, err)
 	}
 	r.kills = append(r.kills, check.Kill{Task: holder.Task, PID: holder.PID, Gone: check.Monotonic()})
-	next, ok := r.waitChild(t0, 2*time.Minute)
-	if !ok {
-		t.Fatal("no takeover within 2 minutes of killing the holder's container")
-	}
-	took := time.Duration(next.Start - t0)
-	r.figure("docker kill of the holder's container: fault to new child %v", took.Round(time.Millisecond))
+	next, took := r.takeover(t0, "docker kill of the holder's container")
 	if next.Fence <= holder.Fence || took >= faultTTL-faultRenew {
 		t.Errorf("takeover %+v %v after killing the holder's container (%+v): want a higher fence before the term could expire (TTL %v, renewals every %v)",
 			next, took, holder, faultTTL, faultRenew)
@@ -333,29 +311,18 @@ func killedHolderContainer(r *rig) {
 // expire; on unpause the supervisor finds its deadline passed and stops its child at once.
 func pausedHolderContainer(r *rig) {
 	t := r.t
-	holder, hn := r.holder()
-	id := r.svc.container(t, hn, holder.Task)
-	r.jitter()
-	t0 := check.Monotonic()
-	if _, err := r.c.Docker(t.Context(), hn, "pause", id); err != nil {
-		t.Fatal(err)
-	}
+	holder, hn, id, t0 := r.dockerHolder("pause")
 	paused := true
 	defer func() {
 		if paused {
 			_, _ = r.c.Docker(t.Context(), hn, "unpause", id)
 		}
 	}()
-	next, ok := r.waitChild(t0, 2*time.Minute)
-	if !ok {
-		t.Fatal("no takeover within 2 minutes of pausing the holder's container")
+	next, took := r.takeover(t0, "docker pause of the holder's container")
+	if next.Fence <= holder.Fence {
+		t.Errorf("takeover %+v after pausing the holder's container (%+v): want a higher fence", next, holder)
 	}
-	took := time.Duration(next.Start - t0)
-	r.figure("docker pause of the holder's container: fault to new child %v", took.Round(time.Millisecond))
-	if next.Fence <= holder.Fence || took < faultTTL-faultRenew {
-		t.Errorf("takeover %+v %v after pausing the holder's container (%+v): want a higher fence, and not before the term could expire (TTL %v, renewals every %v)",
-			next, took, holder, faultTTL, faultRenew)
-	}
+	r.onlyAtExpiry(took, "pausing the holder's container")
 	time.Sleep(faultTTL) // paused past its deadline: time passing is what is tested
 	thaw := check.Monotonic()
 	if _, err := r.c.Docker(t.Context(), hn, "unpause", id); err != nil {
@@ -363,6 +330,40 @@ func pausedHolderContainer(r *rig) {
 	}
 	paused = false
 	r.thawed(holder, thaw)
+}
+
+// dockerHolder runs `docker verb` on the holder's container, after the jitter, and returns the
+// holder, its manager, its container and when the fault began.
+func (r *rig) dockerHolder(verb string) (holder check.Term, hn int, id string, t0 int64) {
+	holder, hn = r.holder()
+	id = r.svc.container(r.t, hn, holder.Task)
+	r.jitter()
+	t0 = check.Monotonic()
+	if _, err := r.c.Docker(r.t.Context(), hn, verb, id); err != nil {
+		r.t.Fatal(err)
+	}
+	return holder, hn, id, t0
+}
+
+// takeover waits for the first child started after the fault at t0, records how long it took
+// as a figure, and returns it.
+func (r *rig) takeover(t0 int64, fault string) (check.Term, time.Duration) {
+	r.t.Helper()
+	next, ok := r.waitChild(t0, 2*time.Minute)
+	if !ok {
+		r.t.Fatalf("no new child within 2 minutes of the %s", fault)
+	}
+	took := time.Duration(next.Start - t0)
+	r.figure("%s: fault to new child %v", fault, took.Round(time.Millisecond))
+	return next, took
+}
+
+// onlyAtExpiry fails the test if a takeover took less than the holder's term can have left: it
+// renewed at most a renew interval before the fault, which was no evidence of its end.
+func (r *rig) onlyAtExpiry(took time.Duration, fault string) {
+	if took < faultTTL-faultRenew {
+		r.t.Errorf("takeover %v after %s, before the holder's term could expire (TTL %v, renewals every %v)", took, fault, faultTTL, faultRenew)
+	}
 }
 
 // containerFaults is the containerised supervisors' faults in one cluster, one after the other:
