@@ -161,6 +161,7 @@ func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireResult, error) {
 	var result TryAcquireResult
 	var evidence string
+	var live bool // the decision took over a live term of another incarnation
 	err := e.mutate(ctx, "try-acquire", mode, func(cur Record, ver Version, now time.Time) (Record, error) {
 		if g, ok := e.handedOver(cur, ver); ok {
 			result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(cur, ver)}
@@ -170,8 +171,8 @@ func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireRe
 		// one handed to this contender but not taken as handed (handedOver) is its own to take
 		// with a write.
 		_, toAnother := e.handedTo(cur)
-		evidence = ""
-		if cur.Held() && (!e.ownTerm(cur) || toAnother) && !e.expired(cur, ver) {
+		evidence, live = "", cur.Held() && (!e.ownTerm(cur) || toAnother)
+		if live && !e.expired(cur, ver) {
 			if evidence = e.gone(ctx, cur); evidence == "" {
 				result.Current = e.snapshot(cur, ver)
 				return Record{}, errHeld
@@ -186,6 +187,9 @@ func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireRe
 		return next, nil
 	}, func(g Grant) {
 		result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(g.Record, g.Version), Evidence: evidence}
+		if live {
+			e.recorder.TookOver(evidence)
+		}
 	})
 	switch {
 	case errors.Is(err, errHandedOver):
