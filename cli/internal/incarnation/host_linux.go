@@ -42,7 +42,7 @@ func (Host) Gone(_ context.Context, rec lease.Record) (string, time.Duration) {
 		return "", 0
 	}
 	if inc.Lock.Path != "" {
-		switch held, ok := lockHeld(inc.Lock); {
+		switch held, ok := lockHeld(inc.Lock, inc.ID); {
 		case !ok:
 			return "", 0
 		case held:
@@ -59,9 +59,11 @@ func (Host) Gone(_ context.Context, rec lease.Record) (string, time.Duration) {
 	return "", 0
 }
 
-// lockHeld reports whether the file id names is locked by anyone; ok is false when that cannot
-// be told: the file is gone, or the path names another file now.
-func lockHeld(id lease.FileID) (held, ok bool) {
+// lockHeld reports whether the lock file id names, of incarnation inc, is locked by anyone; ok
+// is false when that cannot be told: the file is gone, or the path names another file now —
+// another device or inode, or (an inode reused after the file was removed) another content
+// than the incarnation's ID, which its run wrote into it.
+func lockHeld(id lease.FileID, inc string) (held, ok bool) {
 	f, err := os.Open(id.Path)
 	if err != nil {
 		return false, false
@@ -69,6 +71,10 @@ func lockHeld(id lease.FileID) (held, ok bool) {
 	defer f.Close()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || uint64(st.Dev) != id.Dev || st.Ino != id.Ino {
+		return false, false
+	}
+	content := make([]byte, len(inc)+1)
+	if n, _ := io.ReadFull(f, content); n != len(inc) || string(content[:n]) != inc {
 		return false, false
 	}
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -93,13 +99,26 @@ func unheld(path string) bool {
 }
 
 // createLock creates dir (0755: other users' processes may read the lock, never replace it) and
-// in it the incarnation's lock file, locked.
+// in it the incarnation's lock file, holding the incarnation's ID, open read-only — the command
+// inherits it, and has no business writing to it — and locked. Nothing names the file yet, so
+// the instant between its creation and its lock proves nothing to anyone.
 func createLock(dir, id string) (*os.File, lease.FileID, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, lease.FileID{}, err
 	}
 	path := filepath.Join(dir, id+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, lease.FileID{}, err
+	}
+	_, err = w.WriteString(id)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, lease.FileID{}, err
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, lease.FileID{}, err
 	}
