@@ -39,8 +39,10 @@ func NewCmdTryAcquire(f *cmdutil.Factory, runF func(context.Context, *TryAcquire
 		Short: "Try to become the holder; exit 75 if another contender holds the election",
 		Long: `Try once, without waiting, to become the holder. On success print the new term's fence and
 exit 0. When another contender holds a live lease, print who and until when another contender may
-take over (its expiry plus max_clock_skew_ms), and exit 75. When this identity already holds the
-lease, a new term starts with a new fence.
+take over (its expiry plus max_clock_skew_ms), and exit 75. When this caller (try-acquire's
+parent process: a script acquiring again) already holds the lease, a new term starts with a new
+fence. A live term of another caller under this identity — a restarted script's predecessor —
+is taken over once that caller has exited (seen on this host), else once the term expires.
 
 With --wait DURATION, keep trying until the lease is won or DURATION has passed (then exit 75);
 a release or expiry wakes the waiter at once.`,
