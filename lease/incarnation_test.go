@@ -17,14 +17,14 @@ func TestAnIncarnationReadsBackAsWritten(t *testing.T) {
 		{},
 		{ID: "a"},
 		{ID: "b", Boot: "0b6e", Lock: lease.FileID{Dev: 66306, Ino: 12, Path: "/run/x y/z:1.lock"}, Container: "4f1c"},
-		{ID: "c", Boot: "0b6e", PID: 4242, PIDStart: 123456, PIDNS: 4026531836},
+		{ID: "c", Boot: "0b6e", PID: 4242, PIDStart: 123456, PIDNS: 4026531836, PIDGroup: 4200},
 	} {
 		got, err := lease.ParseIncarnation(inc.String())
 		if err != nil || got != inc {
 			t.Errorf("%q read back as %+v, %v; want %+v", inc.String(), got, err, inc)
 		}
 	}
-	for _, bad := range []string{"%zz", "boot=x", "id=a&lock=1:2", "id=a&lock=x:2:/p", "id=a&pid=1:2", "id=a&pid=-1:2:3"} {
+	for _, bad := range []string{"%zz", "boot=x", "id=a&lock=1:2", "id=a&lock=x:2:/p", "id=a&pid=1:2:3", "id=a&pid=-1:2:3:4", "id=a&pid=1:2:3:0"} {
 		if got, err := lease.ParseIncarnation(bad); err == nil {
 			t.Errorf("%q read as %+v, want an error", bad, got)
 		}

@@ -23,7 +23,7 @@ import (
 //   - a lock (a run's): the very file (device and inode) the incarnation holds locked for as long
 //     as run, its guard or its command lives, now locked by nobody;
 //   - a process (a one-shot command's caller), in this PID namespace: gone, or its PID reused (a
-//     later start time), or a zombie.
+//     later start time), or a zombie — and nothing left in its process group.
 //
 // Anything else — another host, a file that cannot be opened or is another file, a process in
 // another PID namespace — proves nothing, and the term ends by expiry.
@@ -51,10 +51,16 @@ func (Host) Gone(_ context.Context, rec lease.Record) (string, time.Duration) {
 		return fmt.Sprintf("the processes of incarnation %s on this host have ended: nothing holds its lock %s", inc.ID, inc.Lock.Path), 0
 	}
 	if inc.PID != 0 && inc.PIDNS == pidNamespace() {
-		if start, ok := processStart(inc.PID); ok && start == inc.PIDStart {
+		if start, _, ok := processStart(inc.PID); ok && start == inc.PIDStart {
 			return "", recheckHost
 		}
-		return fmt.Sprintf("process %d, which acquired the term (incarnation %s), has exited on this host", inc.PID, inc.ID), 0
+		// kill(-group, 0) finds any process of the group (ESRCH: none); a group whose id was
+		// taken again by a new group reads as alive, which proves nothing either way.
+		if err := syscall.Kill(-inc.PIDGroup, 0); !errors.Is(err, syscall.ESRCH) {
+			return "", recheckHost
+		}
+		return fmt.Sprintf("process %d, which acquired the term (incarnation %s), has exited on this host, and nothing is left in its process group %d",
+			inc.PID, inc.ID, inc.PIDGroup), 0
 	}
 	return "", 0
 }
@@ -153,23 +159,25 @@ func pidNamespace() uint64 {
 }
 
 // processStart is the start time of process pid (clock ticks after boot, /proc/PID/stat's 22nd
-// field); ok is false when there is no such process, or it is a zombie (it has exited).
-func processStart(pid int) (uint64, bool) {
+// field) and its process group (the 5th); ok is false when there is no such process, or it is
+// a zombie (it has exited).
+func processStart(pid int) (start uint64, group int, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	// The command name, field 2, is in parentheses and may hold anything: count from its end.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	fields := strings.Fields(string(b[i+1:]))
 	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
-		return 0, false
+		return 0, 0, false
 	}
-	start, err := strconv.ParseUint(fields[19], 10, 64)
-	return start, err == nil
+	start, err1 := strconv.ParseUint(fields[19], 10, 64)
+	group, err2 := strconv.Atoi(fields[2])
+	return start, group, err1 == nil && err2 == nil && group > 0
 }
 
 // InitOf reports whether this process is the init process (PID 1) of container id: of its PID

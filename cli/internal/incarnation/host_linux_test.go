@@ -2,6 +2,7 @@ package incarnation
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -78,37 +79,52 @@ func TestALockProvesARunGoneOnceNothingHoldsIt(t *testing.T) {
 	}
 }
 
-// TestACallerProvesItsTermGoneOnceItHasExited: a one-shot's incarnation is its caller; the
-// caller alive proves nothing, the caller exited does, and a PID in another PID namespace
-// proves nothing.
-func TestACallerProvesItsTermGoneOnceItHasExited(t *testing.T) {
-	caller := exec.Command("sleep", "300")
+// TestACallerProvesItsTermGoneOnceItAndItsGroupHaveExited: a one-shot's incarnation is its
+// caller; the caller alive proves nothing, nor does its exit while something it started runs on
+// in its process group; once that has ended too, the term's work is provably gone. A PID in
+// another PID namespace proves nothing.
+func TestACallerProvesItsTermGoneOnceItAndItsGroupHaveExited(t *testing.T) {
+	// The caller is a shell that leads a group of its own, and leaves a child behind in it.
+	caller := exec.Command("/bin/sh", "-c", "sleep 300 & echo $!; exec sleep 300")
+	caller.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := caller.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := caller.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = caller.Process.Kill(); _ = caller.Wait() }()
-	start, ok := processStart(caller.Process.Pid)
-	if !ok {
-		t.Fatal("no start time for a live process")
+	defer func() { _ = syscall.Kill(-caller.Process.Pid, syscall.SIGKILL); _ = caller.Wait() }()
+	var left int
+	if _, err := fmt.Fscan(out, &left); err != nil {
+		t.Fatal(err)
 	}
-	inc := lease.Incarnation{ID: "x", Boot: bootID(), PID: caller.Process.Pid, PIDStart: start, PIDNS: pidNamespace()}
+	start, group, ok := processStart(caller.Process.Pid)
+	if !ok || group != caller.Process.Pid {
+		t.Fatalf("caller %d: start %d, group %d, ok %v", caller.Process.Pid, start, group, ok)
+	}
+	inc := lease.Incarnation{ID: "x", Boot: bootID(), PID: caller.Process.Pid, PIDStart: start, PIDNS: pidNamespace(), PIDGroup: group}
 	if ev, recheck := (Host{}).Gone(context.Background(), record(inc)); ev != "" || recheck <= 0 {
 		t.Fatalf("with the caller alive: %q, recheck %v", ev, recheck)
 	}
-	elsewhere := inc
-	elsewhere.PIDNS++
 	_ = caller.Process.Signal(syscall.SIGKILL)
 	_ = caller.Wait()
-	if ev, _ := (Host{}).Gone(context.Background(), record(inc)); ev == "" {
-		t.Fatal("with the caller exited: no evidence")
+	if ev, _ := (Host{}).Gone(context.Background(), record(inc)); ev != "" {
+		t.Fatalf("with the caller exited but its child running in its group: %q, want no evidence", ev)
 	}
+	_ = syscall.Kill(left, syscall.SIGKILL)
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(-group, 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the caller's group still has a process 5 s after its last was killed")
+		}
+	}
+	if ev, _ := (Host{}).Gone(context.Background(), record(inc)); !strings.Contains(ev, "has exited") {
+		t.Fatalf("with the caller and its group gone: %q, want evidence", ev)
+	}
+	elsewhere := inc
+	elsewhere.PIDNS++
 	if ev, _ := (Host{}).Gone(context.Background(), record(elsewhere)); ev != "" {
 		t.Fatalf("a caller of another PID namespace: %q, want no evidence", ev)
-	}
-	reused := inc
-	reused.PID, reused.PIDStart = os.Getpid(), 1 // a live PID with another start time: reused
-	if ev, _ := (Host{}).Gone(context.Background(), record(reused)); ev == "" {
-		t.Fatal("a reused PID: no evidence")
 	}
 }
 
@@ -116,7 +132,7 @@ func TestACallerProvesItsTermGoneOnceItHasExited(t *testing.T) {
 // are one incarnation; the test binary's own parent is another caller.
 func TestOneShotsOfOneCallerAreOneIncarnation(t *testing.T) {
 	a, b := OneShot(), OneShot()
-	if a != b || a.ID == "" || a.PID != os.Getppid() {
+	if a != b || a.ID == "" || a.PID != os.Getppid() || a.PIDGroup <= 0 {
 		t.Fatalf("two one-shots of one caller: %+v and %+v", a, b)
 	}
 }

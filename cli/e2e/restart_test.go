@@ -149,3 +149,43 @@ func startShell(t *testing.T, env []string, script string) *shellProc {
 // stop kills the loop and the runs it started (its process group); their guards stop their
 // commands as they would after any run's death.
 func (s *shellProc) stop() { _ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) }
+
+// TestTryAcquireByARestartedScript: a script that takes the lease with try-acquire is the
+// incarnation of its terms (the caller). Acquiring again from the same script starts a new term
+// at once, as before; another script under the same holder id waits (exit 75) while the first —
+// or anything it left running in its process group — lives; once the first is killed with its
+// group, its restarted successor acquires at once, long before the TTL of a minute.
+func TestTryAcquireByARestartedScript(t *testing.T) {
+	leasetest.Long(t, "runs scripts that call try-acquire")
+	env, _ := fileRunEnv(t)
+	env = append(env, "SWARM_LEASE_HOLDER_ID=script", "SWARM_LEASE_TTL_MS=60000")
+	dir := t.TempDir()
+	// The script acquires twice, says so, and works on.
+	script := fmt.Sprintf(`%q try-acquire >%s/$$.1 && %q try-acquire >%s/$$.2 && echo ok >%s/$$.done; exec sleep 300`,
+		binary, dir, binary, dir, dir)
+	first := startShell(t, env, script)
+	done := filepath.Join(dir, strconv.Itoa(first.cmd.Process.Pid)+".done")
+	waitUntil(t, 10*time.Second, "the first script to acquire twice", func() (bool, string) {
+		_, err := os.Stat(done)
+		return err == nil, fmt.Sprint(err)
+	})
+	r := cli(t, env, "try-acquire")
+	expectCode(t, r, 75, "try-acquire by another caller while the first script lives")
+	killed := time.Now()
+	first.stop()
+	_ = first.cmd.Wait()
+	second := startShell(t, env, fmt.Sprintf(`%q try-acquire --json >%s/second.json; echo $? >%s/second.code; exec sleep 300`, binary, dir, dir))
+	defer second.stop()
+	waitUntil(t, 10*time.Second, "the restarted script's try-acquire", func() (bool, string) {
+		b, err := os.ReadFile(filepath.Join(dir, "second.code"))
+		return err == nil && strings.TrimSpace(string(b)) != "", fmt.Sprint(err)
+	})
+	code, _ := os.ReadFile(filepath.Join(dir, "second.code"))
+	out, _ := os.ReadFile(filepath.Join(dir, "second.json"))
+	if strings.TrimSpace(string(code)) != "0" {
+		t.Fatalf("the restarted script's try-acquire exited %s, want 0 (its predecessor is gone): %s", code, out)
+	}
+	if took := time.Since(killed); took > 10*time.Second {
+		t.Fatalf("the restarted script acquired %v after its predecessor was killed", took)
+	}
+}
