@@ -274,12 +274,10 @@ func TestRunFileStepsDownWhenLeaseIsTaken(t *testing.T) {
 	startRun(t, env, "a")
 	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
 	child := startsOf(events)[0]
-	// A second process with the same identity (a restarted controller, an operator's
-	// try-acquire) starts a new term: the supervisor must notice the changed fence promptly.
-	other := append([]string{"SWARM_LEASE_HOLDER_ID=a"}, env...)
+	// An operator ends the term (release, with its fence): the supervisor must notice promptly
+	// that its term is over, and stop its child.
 	taken := time.Now()
-	r := cli(t, other, "try-acquire", "--json")
-	expectCode(t, r, 0, "try-acquire by the same identity")
+	endTerm(t, env, "a", child.Fence)
 	events = waitForEvents(t, childLog, 5*time.Second, "the child to stop", func(ev []childEvent) bool { return countEvents(ev, "stop") == 1 })
 	stop, _ := lastEvent(events, "stop")
 	t.Logf("lease taken → child stopped in %v", stop.time().Sub(taken))
@@ -289,6 +287,14 @@ func TestRunFileStepsDownWhenLeaseIsTaken(t *testing.T) {
 	if stop.PID != child.PID {
 		t.Fatalf("unexpected stop event %+v", stop)
 	}
+}
+
+// endTerm ends holder's live term fence from another process, as an operator would: a release
+// with the term's fence, its capability whichever process sends it. (A live term of another
+// process is never taken over but on evidence or expiry.)
+func endTerm(t *testing.T, env []string, holder, fence string) {
+	t.Helper()
+	expectCode(t, cli(t, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...), "release", fence), 0, "release of the supervisor's term")
 }
 
 func TestRunFileStepsDownByDeadlineWhenStoreFails(t *testing.T) {
