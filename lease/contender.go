@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
@@ -196,7 +195,7 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 				c.Logger.Warn("store error", "namespace", e.Namespace(), "err", err)
 				lastErr = err.Error()
 			}
-			_ = ctxsleep.Sleep(ctx, c.PollInterval)
+			_ = timing.Sleep(ctx, c.PollInterval)
 			continue
 		case res.Acquired:
 			lastErr = ""
@@ -209,7 +208,7 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 			if steppedDown {
 				// The leader ended its term itself (its work exited): give the others one poll
 				// interval to take over, and never spin acquire/release with a crashing child.
-				_ = ctxsleep.Sleep(ctx, c.PollInterval)
+				_ = timing.Sleep(ctx, c.PollInterval)
 			}
 			continue
 		}
@@ -269,7 +268,7 @@ func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify
 	case <-t.C:
 	case <-notify:
 		if d := wakes.delay(c.Election.clock.Monotonic()); d > 0 {
-			_ = ctxsleep.Sleep(ctx, d)
+			_ = timing.Sleep(ctx, d)
 		}
 	}
 }

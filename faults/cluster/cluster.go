@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Root is the directory that holds every run's state, one run-<pid> directory per run. It is
@@ -311,7 +311,7 @@ func (c *Cluster) WaitManagers(ctx context.Context, via int, timeout time.Durati
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("cluster: the managers are not all reachable via node%d after %v: %v (%v)", via, timeout, status, err)
 		}
-		if err := ctxwait.Sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 	"github.com/regbo/lfp-swarm-lease/faults/internal/netns"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // EtcdBinaryEnv names the etcd server binary when it is not `etcd` on PATH (as
@@ -257,7 +257,7 @@ func (e *Etcd) WaitReady(ctx context.Context, n int, timeout time.Duration) erro
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cluster: etcd m%d not ready within %v: %v; its log ends:\n%s", n, timeout, err, e.logTail(n))
 		}
-		if err := ctxwait.Sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -426,7 +426,7 @@ func (e *Etcd) WaitHealthy(ctx context.Context, timeout time.Duration) error {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("cluster: the etcd members do not agree on a leader after %v: %v %v", timeout, seen, errors.Join(errs...))
 		}
-		if err := ctxwait.Sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}

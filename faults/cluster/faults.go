@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // StartNode starts manager n's dockerd (again) and waits until its API answers. It is a no-op
@@ -119,7 +119,7 @@ func waitPing(ctx context.Context, socket string, done <-chan struct{}, timeout 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no answer on %s within %v", socket, timeout)
 		}
-		if err := ctxwait.Sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
