@@ -7,12 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/deploy"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/remove"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // NewCmdRoot returns the deployer command with its subcommands.
@@ -26,9 +26,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Set so that cobra adds --version; the template prints the whole version line.
-		Version: buildinfo.Resolved(),
+		Version: buildinfo.Get().Version,
 	}
-	cmd.SetVersionTemplate(version.Line() + "\n")
+	cmd.SetVersionTemplate(buildinfo.Get().Line("deployer") + "\n")
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)

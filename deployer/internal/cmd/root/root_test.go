@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -57,7 +57,7 @@ func TestVersionFlagPrintsTheVersionLine(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		if got, want := out.String(), version.Line()+"\n"; got != want {
+		if got, want := out.String(), buildinfo.Get().Line("deployer")+"\n"; got != want {
 			t.Errorf("%v printed %q, want %q", args, got, want)
 		}
 	}
