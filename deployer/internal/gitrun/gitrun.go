@@ -10,6 +10,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/bounded"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/childenv"
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 // maxStdout and maxStderr bound what is kept of git's output.
@@ -45,7 +46,7 @@ func (r Exec) Git(ctx context.Context, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	if stdout.Truncated() {
-		return "", fmt.Errorf("git %s: the output is larger than %s, more than the deployer reads", strings.Join(args, " "), bounded.Size(maxStdout))
+		return "", fmt.Errorf("git %s: the output is larger than %s, more than the deployer reads", strings.Join(args, " "), settings.Size(maxStdout))
 	}
 	return strings.TrimRight(stdout.Kept(), "\n"), nil
 }
