@@ -36,7 +36,8 @@ type Exec struct {
 func (r Exec) Git(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Dir
-	// git runs hooks, credential helpers and aliases: none of them gets the deployer's secrets.
+	// git runs hooks, credential helpers and aliases: none of them gets the deployer's secrets
+	// (release, which runs it too, has none).
 	cmd.Env = childenv.Environ()
 	// Bounded: the commands run here answer in a line or a few, and a message needs git's
 	// first words of explanation, not all of them.
@@ -46,7 +47,7 @@ func (r Exec) Git(ctx context.Context, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	if stdout.Truncated() {
-		return "", fmt.Errorf("git %s: the output is larger than %s, more than the deployer reads", strings.Join(args, " "), settings.Size(maxStdout))
+		return "", fmt.Errorf("git %s: the output is larger than %s, more than is read", strings.Join(args, " "), settings.Size(maxStdout))
 	}
 	return strings.TrimRight(stdout.Kept(), "\n"), nil
 }
