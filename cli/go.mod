@@ -7,6 +7,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
 	github.com/regbo/lfp-swarm-lease/clients/go v0.1.0
+	github.com/regbo/lfp-swarm-lease/faults v0.1.0
 	github.com/regbo/lfp-swarm-lease/images v0.1.0
 	github.com/regbo/lfp-swarm-lease/lease v0.1.0
 	github.com/regbo/lfp-swarm-lease/server v0.1.0

@@ -11,7 +11,7 @@
 #
 # The fast lane (--fast) is gofmt, the module hygiene, every module's unit tests with
 # `go test -short` (no race detector) and the Python client's tests: under 3 minutes on two
-# cores. -short skips what leasetest.Long marks (bench/needetcd and images have the same rule):
+# cores. -short skips what leasetest.Long marks (images has the same rule):
 # the tests that need a Docker engine or the Swarm (the fault campaign starts engines of its
 # own), a browser or etcd processes, and those that take long — builds of whole programs (the
 # release pipeline's goreleaser release, go install from a module proxy, npm publish, the image

@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/bench/internal/needetcd"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // TestMeasureHandover runs one handover and one failover of each kind through the benchmark's
 // own code, one kind at a time and both side by side (-interleave), with real processes: `lfp-swarm-lease run` on a file store (built from cli/), and
 // etcd-run on a real etcd, which it skips when Debian's etcd-server is not installed.
 func TestMeasureHandover(t *testing.T) {
-	needetcd.Long(t, "builds lfp-swarm-lease and runs real supervisors")
+	leasetest.Long(t, "builds lfp-swarm-lease and runs real supervisors")
 	bin := t.TempDir()
 	build := func(name, dir, pkg string) string {
 		out := filepath.Join(bin, name)
@@ -41,7 +42,7 @@ func TestMeasureHandover(t *testing.T) {
 	for name, group := range groups {
 		t.Run(name, func(t *testing.T) {
 			if name != "run" {
-				c.etcd = needetcd.Binary(t)
+				c.etcd = etcdtest.Binary(t)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -61,7 +62,7 @@ func TestMeasureHandover(t *testing.T) {
 					t.Fatalf("measured %d, %d and %d values, want one of each", len(r.fromStop), len(r.fromSignal), len(r.failover))
 				}
 				// The first child plus one per iteration; none overlapping, fences growing.
-				if r.overlap.children != 3 || len(r.overlap.problems) != 0 {
+				if r.overlap.children != 3 || r.overlap.err != nil {
 					t.Fatalf("overlap check: %+v, want 3 children one at a time", r.overlap)
 				}
 				if r.fromSignal[0] <= 0 || r.fromSignal[0] >= handoverTTL {
