@@ -59,10 +59,23 @@ type Cluster struct {
 	closed  bool
 }
 
-// node is one manager's dockerd while it runs.
+// node is a cluster's process while it runs: a manager's dockerd, an etcd member.
 type node struct {
 	pid  int
 	done chan struct{} // closed when the process has exited and was reaped
+}
+
+// end sends sig to the process — SIGCONT first: a frozen one would never act on it — and waits
+// up to grace for it to exit, then SIGKILLs it.
+func (nd *node) end(sig syscall.Signal, grace time.Duration) {
+	_ = syscall.Kill(nd.pid, syscall.SIGCONT)
+	_ = syscall.Kill(nd.pid, sig)
+	select {
+	case <-nd.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
+		<-nd.done
+	}
 }
 
 // Options configures Start.

@@ -17,13 +17,10 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/faults/internal/netns"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
-
-// EtcdBinaryEnv names the etcd server binary when it is not `etcd` on PATH (as
-// etcdtest.BinaryEnv).
-const EtcdBinaryEnv = "LFP_ETCD_BIN"
 
 // The ports of every member, on its own address: each member has a namespace of its own.
 const (
@@ -72,20 +69,13 @@ func EtcdPrerequisites() error {
 			missing = append(missing, tool)
 		}
 	}
-	if _, err := etcdBinary(); err != nil {
-		missing = append(missing, "etcd (apt-get install etcd-server, or set "+EtcdBinaryEnv+")")
+	if _, err := etcdtest.LookBinary(); err != nil {
+		missing = append(missing, "etcd (apt-get install etcd-server, or set "+etcdtest.BinaryEnv+")")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("an etcd fault-test cluster needs %s", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-func etcdBinary() (string, error) {
-	if bin := os.Getenv(EtcdBinaryEnv); bin != "" {
-		return bin, nil
-	}
-	return exec.LookPath("etcd")
 }
 
 // StartEtcd sweeps the leftovers of dead runs, builds the namespaces and starts the three
@@ -102,7 +92,7 @@ func StartEtcd(ctx context.Context, opts Options) (e *Etcd, err error) {
 	if err := Sweep(logf); err != nil {
 		return nil, err
 	}
-	bin, _ := etcdBinary()
+	bin, _ := etcdtest.LookBinary()
 	id := strconv.Itoa(os.Getpid())
 	e = &Etcd{Dir: filepath.Join(Root, "run-"+id), id: id, bin: bin, log: logf,
 		token: fmt.Sprintf("lfpf-%s-%d", id, time.Now().UnixNano())}
@@ -309,14 +299,7 @@ func (e *Etcd) stopMember(n int, sig syscall.Signal, grace time.Duration) error 
 	if nd == nil {
 		return nil
 	}
-	_ = syscall.Kill(nd.pid, syscall.SIGCONT) // a frozen member would never act on SIGTERM
-	_ = syscall.Kill(nd.pid, sig)
-	select {
-	case <-nd.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
-		<-nd.done
-	}
+	nd.end(sig, grace)
 	return nil
 }
 

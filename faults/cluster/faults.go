@@ -150,14 +150,7 @@ func (c *Cluster) stop(n int, sig syscall.Signal, grace time.Duration) error {
 	if nd == nil {
 		return nil
 	}
-	_ = syscall.Kill(nd.pid, syscall.SIGCONT) // a frozen dockerd would never act on SIGTERM
-	_ = syscall.Kill(nd.pid, sig)
-	select {
-	case <-nd.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
-		<-nd.done
-	}
+	nd.end(sig, grace)
 	// containerd is dockerd's child with a parent-death signal; make sure anyway.
 	dir := c.nodeDir(n)
 	if pid, ok := readPID(filepath.Join(dir, "exec", "containerd", "containerd.pid")); ok && ownedBy(pid, dir) {
