@@ -87,19 +87,46 @@ type Options struct {
 // Prerequisites reports what this machine lacks to build a cluster: root, dockerd, docker, ip,
 // nsenter, unshare. nil means a cluster can be started.
 func Prerequisites() error {
+	if missing := lacking("network namespaces and dockerd need it", "dockerd", "docker", "ip", "nsenter", "unshare", "mount", "umount"); len(missing) > 0 {
+		return fmt.Errorf("a fault-test cluster needs %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// lacking lists what this machine lacks of root (why: what needs it) and of the tools.
+func lacking(why string, tools ...string) []string {
 	var missing []string
 	if os.Geteuid() != 0 {
-		missing = append(missing, "root (network namespaces and dockerd need it)")
+		missing = append(missing, "root ("+why+")")
 	}
-	for _, tool := range []string{"dockerd", "docker", "ip", "nsenter", "unshare", "mount", "umount"} {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("a fault-test cluster needs %s", strings.Join(missing, ", "))
+	return missing
+}
+
+// startRun sweeps the leftovers of dead runs and makes this process's run directory: a process
+// runs one cluster (of either kind) at a time. It returns the directory, the run id and
+// opts.Logf (nil: discard).
+func startRun(opts Options) (dir, id string, logf func(string, ...any), err error) {
+	logf = opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
 	}
-	return nil
+	if err := Sweep(logf); err != nil {
+		return "", "", nil, err
+	}
+	id = strconv.Itoa(os.Getpid())
+	dir = filepath.Join(Root, "run-"+id)
+	if _, err := os.Stat(dir); err == nil {
+		return "", "", nil, fmt.Errorf("cluster: %s already exists: this process runs a cluster already", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", nil, fmt.Errorf("cluster: %w", err)
+	}
+	return dir, id, logf, nil
 }
 
 // Start sweeps the leftovers of dead runs, then builds the namespaces, starts the three
@@ -108,21 +135,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := Prerequisites(); err != nil {
 		return nil, err
 	}
-	logf := opts.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	if err := Sweep(logf); err != nil {
+	dir, id, logf, err := startRun(opts)
+	if err != nil {
 		return nil, err
 	}
-	id := strconv.Itoa(os.Getpid())
-	c = &Cluster{Dir: filepath.Join(Root, "run-"+id), id: id, log: logf}
-	if _, err := os.Stat(c.Dir); err == nil {
-		return nil, fmt.Errorf("cluster: %s already exists: this process runs a cluster already", c.Dir)
-	}
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
+	c = &Cluster{Dir: dir, id: id, log: logf}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Close())

@@ -60,15 +60,7 @@ type Etcd struct {
 // EtcdPrerequisites reports what this machine lacks to build an etcd cluster: root, ip,
 // nsenter, sysctl and the etcd server binary. nil means one can be started.
 func EtcdPrerequisites() error {
-	var missing []string
-	if os.Geteuid() != 0 {
-		missing = append(missing, "root (network namespaces need it)")
-	}
-	for _, tool := range []string{"ip", "nsenter", "sysctl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, tool)
-		}
-	}
+	missing := lacking("network namespaces need it", "ip", "nsenter", "sysctl")
 	if _, err := etcdtest.LookBinary(); err != nil {
 		missing = append(missing, "etcd (apt-get install etcd-server, or set "+etcdtest.BinaryEnv+")")
 	}
@@ -85,23 +77,12 @@ func StartEtcd(ctx context.Context, opts Options) (e *Etcd, err error) {
 	if err := EtcdPrerequisites(); err != nil {
 		return nil, err
 	}
-	logf := opts.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	if err := Sweep(logf); err != nil {
+	dir, id, logf, err := startRun(opts)
+	if err != nil {
 		return nil, err
 	}
 	bin, _ := etcdtest.LookBinary()
-	id := strconv.Itoa(os.Getpid())
-	e = &Etcd{Dir: filepath.Join(Root, "run-"+id), id: id, bin: bin, log: logf,
-		token: fmt.Sprintf("lfpf-%s-%d", id, time.Now().UnixNano())}
-	if _, err := os.Stat(e.Dir); err == nil {
-		return nil, fmt.Errorf("cluster: %s already exists: this process runs a cluster already", e.Dir)
-	}
-	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
+	e = &Etcd{Dir: dir, id: id, bin: bin, log: logf, token: fmt.Sprintf("lfpf-%s-%d", id, time.Now().UnixNano())}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.Close())
