@@ -12,13 +12,11 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/faults/internal/netns"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
-	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
@@ -429,35 +427,4 @@ func (e *Etcd) DumpLogs(logf func(format string, args ...any)) {
 			}
 		}
 	}
-}
-
-// EtcdForTest starts an etcd cluster for t and closes it when t ends. Without the
-// prerequisites the test is skipped — except under CI=true, where it fails. An interrupt
-// (SIGINT, SIGTERM) closes the cluster before the process exits.
-func EtcdForTest(t testing.TB) *Etcd {
-	t.Helper()
-	leasetest.Long(t, "starts a three-member etcd cluster in network namespaces")
-	if err := EtcdPrerequisites(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v, and CI=true: the fault tests must run in CI", err)
-		}
-		t.Skipf("%v: skipping a fault test", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	e, err := StartEtcd(ctx, Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	register(e)
-	t.Cleanup(func() {
-		unregister(e)
-		if t.Failed() {
-			e.DumpLogs(t.Logf)
-		}
-		if err := e.Close(); err != nil {
-			t.Errorf("closing the etcd cluster: %v", err)
-		}
-	})
-	return e
 }
