@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
@@ -75,5 +77,25 @@ func TestMeasureHandover(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckOverlap: the run's verdict on its children — a child still running lives until the
+// check, and a fence that is not a number or does not grow is a problem.
+func TestCheckOverlap(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int64, event string, pid int, fence string) check.ChildEvent {
+		return check.ChildEvent{Event: event, PID: pid, Fence: fence, At: t0.Add(time.Duration(ms) * time.Millisecond).UnixNano()}
+	}
+	now := t0.Add(10 * time.Second)
+	if r := checkOverlap([]check.ChildEvent{at(0, "start", 1, "5"), at(100, "stop", 1, "5"), at(110, "start", 2, "6"), at(500, "exit", 2, "6"), at(900, "start", 3, "9")}, now); r.worst != 0 || r.err != nil || r.children != 3 {
+		t.Errorf("one child at a time: %+v, want 3 children and no problem", r)
+	}
+	if r := checkOverlap([]check.ChildEvent{at(0, "start", 1, "5"), at(1000, "start", 2, "6")}, now); r.worst != 9*time.Second || r.err == nil {
+		t.Errorf("a child that never logged its end: %+v, want an overlap of 9s (child 2's start until now)", r)
+	}
+	r := checkOverlap([]check.ChildEvent{at(0, "start", 1, "5"), at(100, "stop", 1, "5"), at(200, "start", 2, "5"), at(300, "stop", 2, "5"), at(400, "start", 3, "x")}, now)
+	if r.err == nil || !strings.Contains(r.err.Error(), "numeric fence") || !strings.Contains(r.err.Error(), "fence did not increase") {
+		t.Errorf("fences 5, 5, x: %v, want a missing fence and one that did not grow", r.err)
 	}
 }
