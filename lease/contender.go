@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
@@ -200,7 +199,7 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 				c.Logger.Warn("store error", "namespace", e.Namespace(), "err", err)
 				lastErr = err.Error()
 			}
-			_ = ctxsleep.Sleep(ctx, c.PollInterval)
+			_ = timing.Sleep(ctx, c.PollInterval)
 			continue
 		case res.Acquired:
 			lastErr = ""
@@ -215,7 +214,7 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 			if steppedDown {
 				// The leader ended its term itself (its work exited): give the others one poll
 				// interval to take over, and never spin acquire/release with a crashing child.
-				_ = ctxsleep.Sleep(ctx, c.PollInterval)
+				_ = timing.Sleep(ctx, c.PollInterval)
 			}
 			continue
 		}
@@ -278,7 +277,7 @@ func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify
 	case <-c.Election.goneLater(wctx, held):
 	case <-notify:
 		if d := wakes.delay(c.Election.clock.Monotonic()); d > 0 {
-			_ = ctxsleep.Sleep(ctx, d)
+			_ = timing.Sleep(ctx, d)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -72,9 +73,9 @@ func restartLoop(t *testing.T, env []string, childLog string, ignoreTerm bool) {
 	var killedAt []time.Time
 	for i := 0; i < restartTries; i++ {
 		events := waitForEvents(t, childLog, 20*time.Second, fmt.Sprintf("command %d", i+1),
-			func(ev []childEvent) bool { return countEvents(ev, "start") >= i+1 })
+			func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= i+1 })
 		if i > 0 {
-			start := startsOf(events)[i].time()
+			start := startsOf(events)[i].Time()
 			if took := start.Sub(killedAt[i-1]); took > grace+500*time.Millisecond {
 				t.Errorf("restart %d: the command started %v after its predecessor's run was killed, want ≤ %v (grace + 0.5 s); the TTL is 5 s",
 					i, took.Round(time.Millisecond), grace+500*time.Millisecond)
@@ -88,19 +89,19 @@ func restartLoop(t *testing.T, env []string, childLog string, ignoreTerm bool) {
 		waitGone(t, pid, 5*time.Second, "the killed run")
 	}
 	events := waitForEvents(t, childLog, 20*time.Second, "the last command",
-		func(ev []childEvent) bool { return countEvents(ev, "start") >= restartTries+1 })
+		func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= restartTries+1 })
 	if n := countEvents(events, "overlap"); n > 0 {
-		t.Fatalf("%d commands started while another still ran:\n%s", n, describeEvents(events))
+		t.Fatalf("%d commands started while another still ran:\n%s", n, check.DescribeEvents(events))
 	}
 	starts := startsOf(events)
 	for i := 1; i < len(starts); i++ {
-		if starts[i].fence(t) <= starts[i-1].fence(t) {
-			t.Fatalf("fence %s after %s:\n%s", starts[i].Fence, starts[i-1].Fence, describeEvents(events))
+		if fenceOf(t, starts[i]) <= fenceOf(t, starts[i-1]) {
+			t.Fatalf("fence %s after %s:\n%s", starts[i].Fence, starts[i-1].Fence, check.DescribeEvents(events))
 		}
 	}
 	var worst time.Duration
 	for i := 1; i < len(starts) && i <= len(killedAt); i++ {
-		worst = max(worst, starts[i].time().Sub(killedAt[i-1]))
+		worst = max(worst, starts[i].Time().Sub(killedAt[i-1]))
 	}
 	t.Logf("%d restarts, 0 overlaps; kill → next command start at worst %v (grace %v)", restartTries, worst.Round(time.Millisecond), grace)
 }

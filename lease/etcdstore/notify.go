@@ -7,6 +7,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Notify implements lease.Notifier with an etcd watch of the election's key. The watch is in
@@ -116,12 +117,7 @@ func (s *Store) watch(ctx context.Context, key string, prefix bool, onEvent func
 				return
 			}
 			lease.Signal(ch)
-			t := time.NewTimer(pause) // a back-off between watches, not a synchronisation
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
+			_ = timing.Sleep(ctx, pause) // a back-off between watches, not a synchronisation
 			pause = min(2*pause, 2*time.Second)
 		}
 	}()

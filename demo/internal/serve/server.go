@@ -156,7 +156,7 @@ func Run(ctx context.Context, o Options) error {
 // workers of lost terms one each until they stop.
 const writeConnections = 64
 
-// connectionBudget divides what the descriptor limit leaves (server.ConnectionCapacity: the
+// connectionBudget divides what the descriptor limit leaves (connlimit.Capacity: the
 // limit less a reserve for the ledger and the process) between the write address and the
 // page's: the page's connections get half of the rest, since each one may hold a second
 // descriptor, the proxy's connection to a controller for its event stream. A flood of the
