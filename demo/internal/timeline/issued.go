@@ -37,7 +37,7 @@ func (t *Timeline) Issued(ctx context.Context, fence uint64) (uint64, error) {
 		t.mu.Lock()
 		issued, readAt, changed := t.issued, t.readAt, t.changed
 		t.mu.Unlock()
-		if fence <= issued || readAt.Sub(came) >= t.viewAge {
+		if fence <= issued || readAt.Sub(came) >= viewAge {
 			return issued, nil
 		}
 		select {

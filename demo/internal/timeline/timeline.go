@@ -67,13 +67,11 @@ type Timeline struct {
 	changed chan struct{}
 	// hurry asks the follower for a read of the state now (Issued waits for one).
 	hurry chan struct{}
-	// viewAge bounds how old a controller's view of the election may be (see Issued).
-	viewAge time.Duration
 }
 
 // New returns an empty Timeline.
 func New() *Timeline {
-	return &Timeline{now: time.Now, changed: make(chan struct{}), hurry: make(chan struct{}, 1), viewAge: viewAge}
+	return &Timeline{now: time.Now, changed: make(chan struct{}), hurry: make(chan struct{}, 1)}
 }
 
 // Observe records s if it starts a transition: a live holder with another fence or holder than
