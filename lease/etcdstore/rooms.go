@@ -77,16 +77,6 @@ type shardView struct {
 	Rooms     map[string]json.RawMessage `json:"rooms"`
 }
 
-func canonicalJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic("etcd store: encode: " + err.Error())
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
 // shardKVs is what is stored of one shard.
 type shardKVs struct {
 	head    []byte
@@ -130,7 +120,7 @@ func (sh *shardKVs) document(where string) ([]byte, error) {
 		return nil, &lease.CorruptError{Where: where, Reason: fmt.Sprintf("not a rooms shard head (%v)", err)}
 	}
 	v.Rooms = sh.rooms
-	return canonicalJSON(v), nil
+	return rooms.CanonicalJSON(v), nil
 }
 
 // LoadShard implements rooms.Store: the shard's head and rooms as one document, at the highest
@@ -219,7 +209,7 @@ func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur *shardKVs) ([]cli
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		entry := canonicalJSON(v.Rooms[id]) // compacted as the document's own encoding has it
+		entry := rooms.CanonicalJSON(v.Rooms[id]) // compacted as the document's own encoding has it
 		size := rooms.RoomBytes(id, entry)
 		total += size
 		old, stored := cur.rooms[id]
@@ -249,7 +239,7 @@ func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur *shardKVs) ([]cli
 		}
 	}
 	h := rooms.ShardHead{Schema: v.Schema, Namespace: v.Namespace, Index: v.Index, Shards: v.Shards, Floor: v.Floor, Bytes: total}
-	return append(ops, clientv3.OpPut(s.headKey(k), string(canonicalJSON(h)))), nil
+	return append(ops, clientv3.OpPut(s.headKey(k), string(rooms.CanonicalJSON(h)))), nil
 }
 
 // ListShards implements rooms.Store. It reads every room of the namespace: for the engine's

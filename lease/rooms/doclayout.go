@@ -70,10 +70,9 @@ func (d *docLayout) begin(key ShardKey, _ []*op) {
 	s.base, s.ver, s.fromMemory = s.cached, s.cachedVer, s.cached != nil
 }
 
-func (d *docLayout) read(ctx context.Context, key ShardKey, _ time.Time) (*shardDoc, error) {
+func (d *docLayout) read(ctx context.Context, key ShardKey, _ time.Time) (_ *shardDoc, err error) {
 	s := &d.byShard[key.Index]
 	if s.base == nil {
-		var err error
 		if s.base, s.ver, err = d.loadShard(ctx, key); err != nil {
 			return nil, err
 		}

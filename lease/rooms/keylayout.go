@@ -107,33 +107,34 @@ func (k *keyLayout) read(ctx context.Context, key ShardKey, now time.Time) (doc 
 
 // decide decides under the Manager's decision lock when the batch may activate a room, against
 // the active rooms the store counts, and registers its activations as in flight before it lets
-// the lock go. A decision on remembered rooms stands only if every op changed its room and the
-// write checks what it used: the head, unless the batch renews alone.
+// the lock go. A decision on remembered rooms stands only if every op changed its room — a
+// refusal is only ever decided on what the store holds now — and the write checks what the
+// decision used: a renewal depends on its room alone, and whatever else uses the head (an
+// activation the floor, a removal its bytes) writes it, conditional on the version remembered.
 func (k *keyLayout) decide(ctx context.Context, key ShardKey, batch []*op, doc *shardDoc, now time.Time) (bool, error) {
 	s := &k.byShard[key.Index]
 	changed, err := k.decideCounted(ctx, s, batch, doc, now)
-	switch {
-	case err != nil:
+	if err != nil {
 		return false, err
-	case s.fromMemory && !every(batch, func(o *op) bool { return o.out.changed }):
-		// A refusal is only ever decided on what the store holds now.
-		return false, k.decideOnRead(s)
+	}
+	again := s.fromMemory && !every(batch, func(o *op) bool { return o.out.changed })
+	if changed && !again {
+		touched := make(map[string]bool, len(batch))
+		for _, o := range batch {
+			touched[o.room] = touched[o.room] || o.out.changed
+		}
+		s.w = k.roomsWrite(key, doc, s.got, touched)
+		again = s.fromMemory && s.w.Head == nil && !every(batch, func(o *op) bool { return o.kind == opRenew })
+	}
+	switch {
+	case again: // its activations, never written, leave the count
+		k.count.end(s.counted, false)
+		s.fromMemory = false
+		return false, errDecideOnRead
 	case !changed:
 		s.rooms.learn(s.ids, s.got.read, &k.seen) // a read: not from memory here
-		return false, nil
 	}
-	touched := make(map[string]bool, len(batch))
-	for _, o := range batch {
-		touched[o.room] = touched[o.room] || o.out.changed
-	}
-	s.w = k.roomsWrite(key, doc, s.got, touched)
-	if s.fromMemory && s.w.Head == nil && !every(batch, func(o *op) bool { return o.kind == opRenew }) {
-		// A renewal depends on its room alone. Whatever else uses the head — an activation
-		// (the floor), a removal — writes it, conditional on the version remembered; a
-		// decision from memory that would leave it unchecked is taken again on a read.
-		return false, k.decideOnRead(s)
-	}
-	return true, nil
+	return changed, nil
 }
 
 // decideCounted decides every op of batch on the partial document, counting the active rooms
@@ -156,14 +157,6 @@ func (k *keyLayout) decideCounted(ctx context.Context, s *keyShard, batch []*op,
 	k.count.begin(won)
 	s.counted = won
 	return changed, nil
-}
-
-// decideOnRead drops a decision on remembered rooms: its activations, never written, leave the
-// count, and the next attempt reads.
-func (k *keyLayout) decideOnRead(s *keyShard) error {
-	k.count.end(s.counted, false)
-	s.fromMemory = false
-	return errDecideOnRead
 }
 
 func (k *keyLayout) write(ctx context.Context, key ShardKey, _ *shardDoc) (bool, error) {
@@ -196,10 +189,10 @@ func (k *keyLayout) end(key ShardKey) {
 // and id's new entry.
 func (d *shardDoc) partialBytes(id string, e *roomEntry) int {
 	around := shardDoc{Schema: d.Schema, Namespace: d.Namespace, Index: d.Index, Shards: d.Shards, Floor: math.MaxUint64}
-	n := len(around.encode()) + d.others + RoomBytes(id, canonicalJSON(*e))
+	n := len(around.encode()) + d.others + RoomBytes(id, CanonicalJSON(*e))
 	for _, r := range d.Rooms.slots {
 		if r.id != id {
-			n += RoomBytes(r.id, canonicalJSON(r.entry))
+			n += RoomBytes(r.id, CanonicalJSON(r.entry))
 		}
 	}
 	return n
@@ -274,7 +267,7 @@ func (k *keyLayout) roomsWrite(key ShardKey, doc *shardDoc, got roomsLoaded, tou
 	var w RoomsWrite
 	bytesNow := doc.others
 	for _, r := range doc.Rooms.slots {
-		data := canonicalJSON(r.entry)
+		data := CanonicalJSON(r.entry)
 		size := RoomBytes(r.id, data)
 		bytesNow += size
 		old, stored := got.stored[r.id]

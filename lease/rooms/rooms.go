@@ -83,10 +83,7 @@ type Manager struct {
 	maxCASRetries int
 	countMaxAge   time.Duration
 	clock         lease.Clock
-
-	// budgetSet tells that WithMaxShardBytes was given: on a RoomStore there is no byte budget
-	// by default.
-	budgetSet bool
+	budgetSet     bool // WithMaxShardBytes was given: on a RoomStore there is no budget by default
 
 	// layout is how the store keeps the shards (layout.go); maxBatch bounds the ops it writes
 	// at once.

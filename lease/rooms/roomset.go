@@ -87,7 +87,7 @@ func (s roomSet) MarshalJSON() ([]byte, error) {
 	for _, r := range s.slots {
 		m[r.id] = r.entry
 	}
-	return canonicalJSON(m), nil
+	return CanonicalJSON(m), nil
 }
 
 // UnmarshalJSON decodes the rooms as encoding/json decodes a map of them (null is none; of a

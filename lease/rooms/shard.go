@@ -133,12 +133,14 @@ func (d *shardDoc) encode() []byte {
 	if b, ok := appendShard(make([]byte, 0, 128+224*d.Rooms.len()), d); ok { // shardjson.go
 		return b
 	}
-	return canonicalJSON(d)
+	return CanonicalJSON(d)
 }
 
-// canonicalJSON is encoding/json's encoding of v with HTML escaping off and no trailing
-// newline, as shard documents hold it. v holds only strings and numbers: it cannot fail.
-func canonicalJSON(v any) []byte {
+// CanonicalJSON is the encoding of shard documents and their parts: encoding/json's, with HTML
+// escaping off and no trailing newline. A store that presents its data as shard documents
+// encodes them with it, so that they are byte for byte what a Manager writes. It panics if v
+// cannot be encoded: shard documents hold only strings and numbers.
+func CanonicalJSON(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -154,7 +156,7 @@ func entrySize(id string, e roomEntry) int {
 	if b, ok := appendEntry(scratch[:0], id, e, true); ok { // shardjson.go
 		return len(b) + 1 // the comma
 	}
-	return len(canonicalJSON(id)) + len(canonicalJSON(e)) + 2 // the colon and the comma
+	return len(CanonicalJSON(id)) + len(CanonicalJSON(e)) + 2 // the colon and the comma
 }
 
 // decodeShard parses and checks a stored shard. Anything wrong is a *lease.CorruptError (its
