@@ -82,19 +82,20 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 // refuseWrite answers a write sent to the page's address.
 func refuseWrite(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusForbidden, WriteAnswer{Error: "writes are not accepted on the page's address: the workers write to the ledger's " +
-		"write address (DEMO_WRITE_LISTEN), on the stack's internal network"})
+		"write address (DEMO_WRITE_LISTEN), on the stack's internal network", Code: "write_address_only"})
 }
 
 // Run opens the ledger and serves until ctx ends, then shuts down gracefully. The page is
 // served first: Swarm gives a task a DNS name only once its healthcheck (the page's /healthz)
 // passes, and the write address may be a name that waits for it.
 func Run(ctx context.Context, o Options) error {
-	l, err := ledger.Open(o.DataDir)
+	// The timeline follows the election, and tells the ledger which fences it issued.
+	tl := timeline.New()
+	l, err := ledger.Open(o.DataDir, tl)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	tl := timeline.New()
 	// One way to the controllers for the proxy and the timeline: a replica found stalled by one
 	// is tried last by both.
 	transport := controllers.NewTransport(nil)
