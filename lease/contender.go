@@ -305,10 +305,12 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 		successors = succ.watchCandidates(termCtx)
 	}
 	var wg sync.WaitGroup
+	last := g // the last confirmed write's grant, a renewal confirmed after the term's end included
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		c.keepRenewed(termCtx, g, notify, clash, log, func(next Grant) {
+			last = next
 			if deadline.Stop() { // not yet fired: move it
 				deadline.Reset(stopIn(next))
 				term.renew(next)
@@ -327,7 +329,7 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 	// (shutdown). Neither waits past the term's deadline: the followers take the lease at its
 	// expiry soon after, and a write still on its way would only hold up the step-down. A term
 	// lost to another holder, or past its deadline, has nothing to hand over.
-	left := term.Remaining()
+	left := e.Remaining(last)
 	if left <= 0 {
 		return steppedDown, leadErr
 	}

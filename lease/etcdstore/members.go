@@ -58,7 +58,6 @@ func stallBound(ctx context.Context) time.Duration {
 // member is one member of the cluster, reached through a connection of its own (made with the
 // client's settings: TLS, credentials, dialer, interceptors).
 type member struct {
-	ep      string
 	conn    *grpc.ClientConn
 	kv      clientv3.KV
 	lease   pb.LeaseClient
@@ -163,10 +162,10 @@ func (ms *members) do(ctx context.Context, op clientv3.Op, write bool) (clientv3
 	})
 }
 
-// send sends a request — call sends it to one member — to the members as the package comment
-// says, and returns the first answer that settles it: a success, or an error other than one
-// that another member might not give. When ctx ends first, it returns the last member's error
-// that said it could not serve the request, else ctx's error.
+// send sends a request — call sends it to one member — to the members as the comment at the
+// top of this file says, and returns the first answer that settles it: a success, or an error
+// other than one that another member might not give. When ctx ends first, it returns the last
+// member's error that said it could not serve the request, else ctx's error.
 //
 // Each copy goes to the next member, in order, that has no copy of the request outstanding and
 // has not said since the last stall that it cannot serve it — a member that answers nothing
