@@ -67,8 +67,10 @@ func (s *Store) Watched(namespace string) (lease.Record, lease.Version, bool) {
 
 // watch returns a channel signalled for every change of key (of every key under it when
 // prefix) until ctx ends, when it is closed. It returns once etcd has created the watch, or
-// after the request timeout (the watch then keeps trying). A watch that ends early — its member
-// lost the leader (the watch asks for one), the connection dropped — is opened again from the
+// after the request timeout (the watch then keeps trying). The watch is opened on the member a
+// request would go to first (members.go). A watch that ends early — its member lost the leader
+// (the watch asks for one), the connection dropped, or its member failed a request, as a
+// frozen member does, whose watches stay open but deliver nothing — is opened again from the
 // next revision it had not seen, after a short pause, with a signal, since changes may have been
 // missed if that revision was compacted meanwhile: the notifications are hints, and their
 // consumers poll as well.
@@ -88,8 +90,17 @@ func (s *Store) watch(ctx context.Context, key string, prefix bool, onEvent func
 			if next > 0 {
 				opts = append(opts, clientv3.WithRev(next))
 			}
+			m := s.members.order()[0]
 			wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-			for resp := range s.cli.Watch(wctx, key, opts...) {
+			failed := m.nextFailure()
+			go func() {
+				select {
+				case <-failed:
+					cancel()
+				case <-wctx.Done():
+				}
+			}()
+			for resp := range m.watcher.Watch(wctx, key, opts...) {
 				if resp.Created && first {
 					close(created)
 					first = false

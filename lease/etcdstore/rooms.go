@@ -101,10 +101,11 @@ func (s *Store) readShard(ctx context.Context, k rooms.ShardKey) (*shardKVs, err
 	ctx, cancel := s.request(ctx)
 	defer cancel()
 	head := s.headKey(k)
-	resp, err := s.cli.Get(ctx, head, clientv3.WithPrefix())
+	got, _, err := s.members.do(ctx, clientv3.OpGet(head, clientv3.WithPrefix()), false)
 	if err != nil {
 		return nil, classify("load shard", head, err, false)
 	}
+	resp := got.Get()
 	out := newShardKVs()
 	for _, kv := range resp.Kvs {
 		id, isRoom := strings.CutPrefix(string(kv.Key), head+"/")
@@ -147,14 +148,15 @@ func (s *Store) CreateShard(ctx context.Context, k rooms.ShardKey, data []byte) 
 	head := s.headKey(k)
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(head).WithPrefix(), "=", 0)).Then(ops...).Commit()
+	resp, unsettled, err := s.members.do(ctx, clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(head).WithPrefix(), "=", 0)}, ops, nil), true)
 	if err != nil {
-		return 0, classify("create shard", head, err, true)
+		return 0, classify("create shard", head, err, unsettled)
 	}
-	if !resp.Succeeded {
-		return 0, fmt.Errorf("etcd store: create shard %q: %w", head, lease.ErrExists)
+	txn := resp.Txn()
+	if !txn.Succeeded {
+		return 0, refused("create shard", head, unsettled, fmt.Errorf("etcd store: create shard %q: %w", head, lease.ErrExists))
 	}
-	return lease.Version(resp.Header.Revision), nil
+	return lease.Version(txn.Header.Revision), nil
 }
 
 // UpdateShard implements rooms.Store: the rooms and head that differ from what is stored, if
@@ -178,20 +180,21 @@ func (s *Store) UpdateShard(ctx context.Context, k rooms.ShardKey, data []byte, 
 	}
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(
+	resp, unsettled, err := s.members.do(ctx, clientv3.OpTxn([]clientv3.Cmp{
 		clientv3.Compare(clientv3.Version(head), ">", 0),
 		clientv3.Compare(clientv3.ModRevision(head).WithPrefix(), "<", int64(expected)+1),
-	).Then(ops...).Else(clientv3.OpGet(head, clientv3.WithKeysOnly())).Commit()
+	}, ops, []clientv3.Op{clientv3.OpGet(head, clientv3.WithKeysOnly())}), true)
 	if err != nil {
-		return 0, classify("update shard", head, err, true)
+		return 0, classify("update shard", head, err, unsettled)
 	}
-	if !resp.Succeeded {
-		if len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
-			return 0, fmt.Errorf("etcd store: update shard %q: %w", head, lease.ErrNotFound)
-		}
-		return 0, fmt.Errorf("etcd store: update shard %q: version %d changed: %w", head, expected, lease.ErrConflict)
+	txn := resp.Txn()
+	switch {
+	case txn.Succeeded:
+		return lease.Version(txn.Header.Revision), nil
+	case len(txn.Responses[0].GetResponseRange().Kvs) == 0:
+		return 0, refused("update shard", head, unsettled, fmt.Errorf("etcd store: update shard %q: %w", head, lease.ErrNotFound))
 	}
-	return lease.Version(resp.Header.Revision), nil
+	return 0, refused("update shard", head, unsettled, fmt.Errorf("etcd store: update shard %q: version %d changed: %w", head, expected, lease.ErrConflict))
 }
 
 // documentOps are the operations that turn the stored shard cur into document data: the head,
@@ -248,10 +251,11 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 	p := s.roomsPrefix(namespace) + "s/"
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Get(rctx, p, clientv3.WithPrefix())
+	got, _, err := s.members.do(rctx, clientv3.OpGet(p, clientv3.WithPrefix()), false)
 	if err != nil {
 		return nil, classify("list shards", p, err, false)
 	}
+	resp := got.Get()
 	byIndex := map[int]*shardKVs{}
 	for _, kv := range resp.Kvs {
 		num, id, isRoom := strings.Cut(strings.TrimPrefix(string(kv.Key), p), "/")
@@ -283,8 +287,8 @@ func (s *Store) DeleteShards(ctx context.Context, namespace string) error {
 	p := s.roomsPrefix(namespace)
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	_, err := s.cli.Delete(ctx, p, clientv3.WithPrefix())
-	return classify("delete shards", p, err, true)
+	_, unsettled, err := s.members.do(ctx, clientv3.OpDelete(p, clientv3.WithPrefix()), true)
+	return classify("delete shards", p, err, unsettled)
 }
 
 // NotifyShard implements rooms.ShardNotifier with a watch of the shard's keys.
@@ -404,10 +408,10 @@ func (s *Store) WriteRooms(ctx context.Context, k rooms.ShardKey, w rooms.RoomsW
 	defer cancel()
 	resp, err := s.writes.do(ctx, cmps, ops, nil)
 	if err != nil {
-		return 0, classify("write rooms", head, err, true)
+		return 0, classify("write rooms", head, err, resp.Unsettled)
 	}
 	if !resp.Succeeded {
-		return 0, fmt.Errorf("etcd store: write rooms of %q: %w", head, lease.ErrConflict)
+		return 0, refused("write rooms of", head, resp.Unsettled, fmt.Errorf("etcd store: write rooms of %q: %w", head, lease.ErrConflict))
 	}
 	return lease.Version(resp.Revision), nil
 }
