@@ -11,8 +11,10 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import urllib.request
 import uuid
+import venv
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,6 +218,25 @@ async def run_controller_snippet(python: str, script: Path, env: dict[str, str],
     assert (after["state"], after["fence"]) == ("vacant", int(m.group(1))), "it released"
     await cli(store, "consul-controllers", "manager-b", "try-acquire")
     assert await example() == "held by manager-b"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without the binary override and the lease's settings: what
+    runs sees only the installed package."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "LFP_SWARM_LEASE_BIN" and not k.startswith("SWARM_LEASE_")}
+    return {**env, **extra}
+
+
+def install(dist: Path, pattern: str, where: Path) -> Path:
+    """A fresh virtual environment at ``where`` with the one wheel of ``dist`` that matches
+    ``pattern``, installed offline; returns its bin directory."""
+    found = sorted(dist.glob(pattern))
+    assert len(found) == 1, f"want one wheel {pattern} in {dist}, found {found}"
+    venv.EnvBuilder(with_pip=True).create(where)
+    subprocess.run([str(where / "bin" / "pip"), "install", "--quiet", "--no-index",
+                    str(found[0])], check=True, env=clean_env())
+    return where / "bin"
 
 
 async def http_get(url: str) -> tuple[int, str]:

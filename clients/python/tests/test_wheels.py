@@ -12,13 +12,12 @@ import os
 import re
 import signal
 import subprocess
-import venv
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from support import namespace, poll_until, run_controller_snippet
+from support import clean_env, install, namespace, poll_until, run_controller_snippet
 from test_readme import controller_snippet
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
@@ -31,25 +30,6 @@ def pyproject_version() -> str:
 
 
 VERSION = pyproject_version()
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without the binary override and the lease's settings: what
-    runs sees only the installed package."""
-    env = {k: v for k, v in os.environ.items()
-           if k != "LFP_SWARM_LEASE_BIN" and not k.startswith("SWARM_LEASE_")}
-    return {**env, **extra}
-
-
-def install(dist: Path, pattern: str, where: Path) -> Path:
-    """A fresh virtual environment at ``where`` with the one wheel of ``dist`` that matches
-    ``pattern``, installed offline; returns its bin directory."""
-    found = sorted(dist.glob(pattern))
-    assert len(found) == 1, f"want one wheel {pattern} in {dist}, found {found}"
-    venv.EnvBuilder(with_pip=True).create(where)
-    subprocess.run([str(where / "bin" / "pip"), "install", "--quiet", "--no-index",
-                    str(found[0])], check=True, env=clean_env())
-    return where / "bin"
 
 
 @pytest.fixture(scope="module")
