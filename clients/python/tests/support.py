@@ -46,6 +46,16 @@ async def poll_until(timeout: float, what: str, cond: Callable[[], bool | Awaita
         await asyncio.sleep(0.02)  # the poll interval, not a synchronisation
 
 
+async def sleep_until_cancelled(cancelled_at: list[float], bound: float = 30) -> None:
+    """A held term's work: sleeps ``bound`` seconds, which a test that expects the term to
+    cancel it never sees pass, and notes when it was cancelled."""
+    try:
+        await asyncio.sleep(bound)
+    except asyncio.CancelledError:
+        cancelled_at.append(asyncio.get_running_loop().time())
+        raise
+
+
 @dataclass
 class ServerProcess:
     """A running server process."""

@@ -19,7 +19,7 @@ from lfp_swarm_lease import (
     SwarmLeaseController,
     safety_margin,
 )
-from support import Etcd, namespace, poll_until
+from support import Etcd, namespace, poll_until, sleep_until_cancelled
 
 #: A body that is never cancelled ends after this long, and the test then fails.
 BOUND = 30
@@ -106,11 +106,7 @@ async def test_the_body_is_cancelled_before_the_deadline_when_the_store_dies(
             held.append(leadership)
             killed_at = loop.time()
             await etcd.kill()
-            try:
-                await asyncio.sleep(BOUND)  # cancelled long before
-            except asyncio.CancelledError:
-                cancelled_at.append(loop.time())
-                raise
+            await sleep_until_cancelled(cancelled_at)
     leadership = held[0]
     assert ended.value.reason == "deadline" and leadership.cause is ended.value
     assert isinstance(ended.value.__cause__, LeaseError), "the last failed renewal"

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from . import _timing
 from ._backoff import Backoff
-from ._errors import BinaryNotFoundError, ControllerError, LeaseError, NotHolderError
+from ._errors import (
+    BinaryNotFoundError,
+    ControllerError,
+    LeaseError,
+    NotHolderError,
+    ProtocolError,
+)
 from ._grant import Grant
 from ._term import Term, TermHold, TermLost
 
@@ -127,13 +133,13 @@ class ControllerHold(TermHold[ControllerLeadership]):
             start = loop.time()
             try:
                 result = await controller.try_acquire(wait=wait)
-            except BinaryNotFoundError:
-                raise
+            except (BinaryNotFoundError, ProtocolError):
+                raise  # no binary, or one of another version: trying again changes nothing
             except ControllerError as e:
                 if not e.temporary:
                     raise
                 failure: LeaseError = e
-            except LeaseError as e:  # no answer in time, or not the binary's JSON: retried
+            except LeaseError as e:  # a command that did not answer in time: retried
                 failure = e
             else:
                 backoff.reset()
