@@ -126,7 +126,11 @@ func (r *rig) terms() []check.Term {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return check.Terms(events)
+	terms, err := check.Terms(events)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return terms
 }
 
 // waitChild polls the children's log until a child that started after mono runs.

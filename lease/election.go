@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
@@ -560,5 +559,5 @@ func (e *Election) snapshot(rec Record, ver Version) Snapshot {
 // pause waits a short, jittered, growing time before a CAS retry so that contenders that
 // collided do not collide again in lockstep.
 func pause(ctx context.Context, attempt int) error {
-	return ctxsleep.Sleep(ctx, time.Duration(rand.Int64N(int64(min(attempt, 8))*int64(2*time.Millisecond))))
+	return timing.Sleep(ctx, time.Duration(rand.Int64N(int64(min(attempt, 8))*int64(2*time.Millisecond))))
 }

@@ -9,9 +9,9 @@
 # Without a Docker engine (and not root to install one) the Swarm tests are skipped with a
 # message; with CI=true they fail instead, so CI can never pass without them.
 #
-# The fast lane (--fast) is gofmt, the module hygiene, every module's unit tests with
+# The fast lane (--fast) is gofmt, the module hygiene and map, every module's unit tests with
 # `go test -short` (no race detector) and the Python client's tests: under 3 minutes on two
-# cores. -short skips what leasetest.Long marks (bench/needetcd and images have the same rule):
+# cores. -short skips what leasetest.Long marks (images has the same rule):
 # the tests that need a Docker engine or the Swarm (the fault campaign starts engines of its
 # own), a browser or etcd processes, and those that take long — builds of whole programs (the
 # release pipeline's goreleaser release, go install from a module proxy, npm publish, the image
@@ -92,6 +92,9 @@ if [ -n "$split" ]; then
   echo "modules require different versions of:" >&2; echo "$split" >&2; hygiene_failed=1
 fi
 [ "$hygiene_failed" = 0 ] || exit 1
+
+step "the module map (docs/architecture.md) against the imports"
+scripts/check-architecture.sh
 
 if [ "$fast" = 1 ]; then
   step "go test -short (the fast lane)"

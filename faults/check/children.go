@@ -3,6 +3,7 @@ package check
 import (
 	"bufio"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,16 +13,35 @@ import (
 	"time"
 )
 
-// ChildEvent is one line of a fault child's log (faults/internal/faultchild).
+// ChildEvent is one line of a supervised test child's log, one JSON object a line, as the fault
+// campaigns' child (faults/internal/faultchild) and the command's (cli/internal/testchild, of
+// its end-to-end tests and the handover benchmark) append it.
 type ChildEvent struct {
-	Kind   string // "start" or "stop"
-	Fence  uint64
-	Holder string
-	PID    int
-	Mono   int64 // CLOCK_MONOTONIC, ns
+	// Event is "start", or "stop" or "exit", which end a child; testchild logs others too
+	// ("grandchild", "overlap", "term-ignored").
+	Event string `json:"event"`
+	// Fence, HolderID, TaskID and NodeID are what the child's supervisor gave it.
+	Fence    string `json:"fence"`
+	HolderID string `json:"holder_id"`
+	TaskID   string `json:"task_id"`
+	NodeID   string `json:"node_id"`
+	PID      int    `json:"pid"`
+	// Other is another process the event names (testchild's grandchild).
+	Other int `json:"other_pid,omitempty"`
+	// Hostname tells apart children in different containers, whose PIDs repeat.
+	Hostname string `json:"hostname,omitempty"`
+	// At is when, in nanoseconds: testchild's Unix time; faultchild's CLOCK_MONOTONIC, one clock
+	// for every child on one kernel, which no wall-clock step moves.
+	At int64 `json:"t"`
 }
 
-// ReadChildEvents parses the children's shared log; a missing log is no events.
+// Time is At as a time.Time.
+func (e ChildEvent) Time() time.Time { return time.Unix(0, e.At) }
+
+// Child names the child across hosts: HOSTNAME/PID.
+func (e ChildEvent) Child() string { return e.Hostname + "/" + strconv.Itoa(e.PID) }
+
+// ReadChildEvents reads a child log in time order; a log not yet written is no events.
 func ReadChildEvents(path string) ([]ChildEvent, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -34,46 +54,76 @@ func ReadChildEvents(path string) ([]ChildEvent, error) {
 	var events []ChildEvent
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 5 || (fields[0] != "start" && fields[0] != "stop") {
-			return nil, fmt.Errorf("%s line %d: %q is not \"start|stop FENCE HOLDER PID NS\"", path, line, sc.Text())
+		var e ChildEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("child log %s line %d: %q: %w", path, line, sc.Text(), err)
 		}
-		fence, err1 := strconv.ParseUint(fields[1], 10, 64)
-		pid, err2 := strconv.Atoi(fields[3])
-		mono, err3 := strconv.ParseInt(fields[4], 10, 64)
-		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
-		}
-		events = append(events, ChildEvent{Kind: fields[0], Fence: fence, Holder: fields[2], PID: pid, Mono: mono})
+		events = append(events, e)
 	}
-	return events, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("child log %s: %w", path, err)
+	}
+	slices.SortStableFunc(events, func(a, b ChildEvent) int { return cmp.Compare(a.At, b.At) })
+	return events, nil
 }
 
-// Term is one child's life: from its start to its stop (Stop is 0 while it runs).
+// DescribeEvents is a log for a message, an event a line.
+func DescribeEvents(events []ChildEvent) string {
+	var b strings.Builder
+	for _, e := range events {
+		fmt.Fprintf(&b, "  %s %-12s fence=%s holder=%s task=%s child=%s\n", e.Time().UTC().Format("15:04:05.000"), e.Event, e.Fence, e.HolderID, e.TaskID, e.Child())
+	}
+	return b.String()
+}
+
+// Term is one child's life: from its start to its end (Stop is 0 while it runs).
 type Term struct {
-	Fence       uint64
-	Holder      string
+	Fence  uint64
+	Holder string
+	// Host and PID name the child (Child).
+	Host        string
 	PID         int
 	Start, Stop int64
 }
 
-// Terms pairs the start and stop events by PID, in start order.
-func Terms(events []ChildEvent) []Term {
-	byPID := map[int]int{}
+// Child names the term's child as ChildEvent.Child does.
+func (t Term) Child() string { return t.Host + "/" + strconv.Itoa(t.PID) }
+
+// Terms pairs the start and end events by child, in start order. A start whose fence is not a
+// number is an error, and its term has fence 0.
+func Terms(events []ChildEvent) ([]Term, error) {
+	byChild := map[string]int{}
 	var terms []Term
+	var errs []error
 	for _, e := range events {
-		switch e.Kind {
+		switch e.Event {
 		case "start":
-			byPID[e.PID] = len(terms)
-			terms = append(terms, Term{Fence: e.Fence, Holder: e.Holder, PID: e.PID, Start: e.Mono})
-		case "stop":
-			if i, ok := byPID[e.PID]; ok {
-				terms[i].Stop = e.Mono
+			fence, err := strconv.ParseUint(e.Fence, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("child %s started without a numeric fence (%q)", e.Child(), e.Fence))
+			}
+			byChild[e.Child()] = len(terms)
+			terms = append(terms, Term{Fence: fence, Holder: e.HolderID, Host: e.Hostname, PID: e.PID, Start: e.At})
+		case "stop", "exit":
+			if i, ok := byChild[e.Child()]; ok && terms[i].Stop == 0 {
+				terms[i].Stop = e.At
 			}
 		}
 	}
-	slices.SortFunc(terms, func(a, b Term) int { return cmp.Compare(a.Start, b.Start) })
-	return terms
+	slices.SortStableFunc(terms, func(a, b Term) int { return cmp.Compare(a.Start, b.Start) })
+	return terms, errors.Join(errs...)
+}
+
+// Overlap is the longest time two of the terms ran at once, 0 when none did: a figure beside
+// Children's verdict. A term that still runs needs its Stop set to the time of the check.
+func Overlap(terms []Term) time.Duration {
+	var worst int64
+	for i, a := range terms {
+		for _, b := range terms[i+1:] {
+			worst = max(worst, min(a.Stop, b.Stop)-max(a.Start, b.Start))
+		}
+	}
+	return time.Duration(worst)
 }
 
 // Thaw records that a child (by PID) was frozen and thawed at Mono: the documented exception to

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/bench/internal/needetcd"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // TestEtcdBenchmarksShort is the short variant of the etcd benchmarks of BENCHMARKS.md ("Rooms
@@ -19,8 +20,8 @@ import (
 // three-member etcd; the rooms-scale measurement at a few hundred rooms, with a restart of
 // serve; and a handover and a failover of `run` on etcd and of etcd-run, side by side.
 func TestEtcdBenchmarksShort(t *testing.T) {
-	needetcd.Long(t, "builds lfp-swarm-lease and runs etcd clusters")
-	etcd := needetcd.Binary(t)
+	leasetest.Long(t, "builds lfp-swarm-lease and runs etcd clusters")
+	etcd := etcdtest.Binary(t)
 	bin := t.TempDir()
 	build := func(name, dir, pkg string) string {
 		out := filepath.Join(bin, name)
@@ -71,7 +72,7 @@ func TestEtcdBenchmarksShort(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Log(r.report())
-		if len(r.fromStop) != 1 || len(r.failover) != 1 || r.overlap.children != 3 || len(r.overlap.problems) != 0 {
+		if len(r.fromStop) != 1 || len(r.failover) != 1 || r.overlap.children != 3 || r.overlap.err != nil {
 			t.Fatalf("%s: %d handovers, %d failovers, overlap check %+v", r.kind, len(r.fromStop), len(r.failover), r.overlap)
 		}
 		// A failover waits for the dead leader's lease: at least TTL − renew interval, and no

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // The handover benchmark runs a leader-only child under three contending supervisors on one
@@ -245,7 +248,7 @@ func measureHandovers(ctx context.Context, c config, group []supervisor) (runs [
 		}
 	}
 	for _, m := range ms {
-		events, err := readChildEvents(m.cs.log)
+		events, err := check.ReadChildEvents(m.cs.log)
 		if err != nil {
 			return nil, err
 		}
@@ -294,16 +297,16 @@ func (cs *contenders) handover(ctx context.Context) (fromStop, fromSignal time.D
 	if err != nil {
 		return 0, 0, err
 	}
-	events, err := readChildEvents(cs.log)
+	events, terms, err := cs.read()
 	if err != nil {
 		return 0, 0, err
 	}
-	i := slices.IndexFunc(events, func(e childEvent) bool { return e.ends() && e.PID == leader.PID })
+	i := slices.IndexFunc(terms, func(t check.Term) bool { return t.PID == leader.PID && t.Stop != 0 })
 	if i < 0 || next.PID == leader.PID {
 		return 0, 0, fmt.Errorf("SIGTERM of %s's supervisor: no stop of child %d before the next child %d:\n%s",
-			leader.HolderID, leader.PID, next.PID, describeEvents(events))
+			leader.Holder, leader.PID, next.PID, check.DescribeEvents(events))
 	}
-	return next.time().Sub(events[i].time()), next.time().Sub(sent), nil
+	return time.Duration(next.Start - terms[i].Stop), time.Unix(0, next.Start).Sub(sent), nil
 }
 
 // failover SIGKILLs the leader's supervisor (only it: its child is left to the kernel's
@@ -323,37 +326,48 @@ func (cs *contenders) failover(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	if next.PID == leader.PID {
-		return 0, fmt.Errorf("after SIGKILL of %s's supervisor its child %d started again", leader.HolderID, leader.PID)
+		return 0, fmt.Errorf("after SIGKILL of %s's supervisor its child %d started again", leader.Holder, leader.PID)
 	}
-	return next.time().Sub(sent), nil
+	return time.Unix(0, next.Start).Sub(sent), nil
 }
 
 // prepare settles the contenders, finds the one live child and waits a random part of a renew
 // interval, so that stops fall uniformly between two renewals. It returns the leader's child
 // and the number of start events so far.
-func (cs *contenders) prepare(ctx context.Context) (leader childEvent, starts int, err error) {
+func (cs *contenders) prepare(ctx context.Context) (leader check.Term, starts int, err error) {
 	if err := cs.settle(ctx); err != nil {
 		return leader, 0, err
 	}
-	events, err := readChildEvents(cs.log)
+	events, terms, err := cs.read()
 	if err != nil {
 		return leader, 0, err
 	}
-	live := liveChildren(events)
+	live := slices.DeleteFunc(slices.Clone(terms), func(t check.Term) bool { return t.Stop != 0 })
 	if len(live) != 1 {
-		return leader, 0, fmt.Errorf("%d live children, want 1:\n%s", len(live), describeEvents(events))
+		return leader, 0, fmt.Errorf("%d live children, want 1:\n%s", len(live), check.DescribeEvents(events))
 	}
 	// The stop's phase against the leader's renewals, not synchronisation.
-	if err := sleep(ctx, rand.N(handoverRenew)); err != nil {
+	if err := timing.Sleep(ctx, rand.N(handoverRenew)); err != nil {
 		return leader, 0, err
 	}
-	return live[0], len(startsOf(events)), nil
+	return live[0], len(terms), nil
+}
+
+// read reads the run's child log and the children's terms. A fence that is not a number is the
+// overlap check's to report, at the end of the run.
+func (cs *contenders) read() ([]check.ChildEvent, []check.Term, error) {
+	events, err := check.ReadChildEvents(cs.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	terms, _ := check.Terms(events)
+	return events, terms, nil
 }
 
 // take returns the supervisor of leader's child and forgets it as a contender.
-func (cs *contenders) take(leader childEvent) *proc {
-	p := cs.procs[leader.HolderID]
-	delete(cs.procs, leader.HolderID)
+func (cs *contenders) take(leader check.Term) *proc {
+	p := cs.procs[leader.Holder]
+	delete(cs.procs, leader.Holder)
 	cs.stopped = append(cs.stopped, p)
 	return p
 }
@@ -385,25 +399,25 @@ func (cs *contenders) settle(ctx context.Context) error {
 		}
 		cs.procs[holder] = p
 	}
-	return sleep(ctx, handoverWarmup) // the new contender starts and joins the election
+	return timing.Sleep(ctx, handoverWarmup) // the new contender starts and joins the election
 }
 
 // nextStart waits for start event number starts+1 and returns it.
-func (cs *contenders) nextStart(ctx context.Context, starts int, timeout time.Duration, what string) (childEvent, error) {
+func (cs *contenders) nextStart(ctx context.Context, starts int, timeout time.Duration, what string) (check.Term, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		events, err := readChildEvents(cs.log)
+		events, terms, err := cs.read()
 		if err != nil {
-			return childEvent{}, err
+			return check.Term{}, err
 		}
-		if s := startsOf(events); len(s) > starts {
-			return s[starts], nil
+		if len(terms) > starts {
+			return terms[starts], nil
 		}
 		if time.Now().After(deadline) {
-			return childEvent{}, fmt.Errorf("no %s within %v:\n%s", what, timeout, describeEvents(events))
+			return check.Term{}, fmt.Errorf("no %s within %v:\n%s", what, timeout, check.DescribeEvents(events))
 		}
-		if err := sleep(ctx, 5*time.Millisecond); err != nil { // poll interval of the log
-			return childEvent{}, err
+		if err := timing.Sleep(ctx, 5*time.Millisecond); err != nil { // poll interval of the log
+			return check.Term{}, err
 		}
 	}
 }
@@ -420,14 +434,26 @@ func (cs *contenders) stopAll() error {
 	return errors.Join(errs...)
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
+// overlapCheck is what a run's whole log says about one child at a time.
+type overlapCheck struct {
+	children int
+	// worst is the longest time two children lived at once; a child still running counts as
+	// living until the check.
+	worst time.Duration
+	// err is every overlap and every fence that did not grow.
+	err error
+}
+
+// checkOverlap checks that no two children of the log lived at once and that every child's
+// fence is greater than those before it.
+func checkOverlap(events []check.ChildEvent, now time.Time) overlapCheck {
+	terms, err := check.Terms(events)
+	for i := range terms {
+		if terms[i].Stop == 0 {
+			terms[i].Stop = now.UnixNano()
+		}
 	}
+	return overlapCheck{children: len(terms), worst: check.Overlap(terms), err: errors.Join(err, check.Children(terms, nil, 0))}
 }
 
 // report is the run's line on stderr: its percentiles and every latency in order.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -74,8 +75,10 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 		fmt.Fprintf(w, "| overlap of two children: worst over all runs | %s | %s | | | | | | |\n", overlapCell(runs, kind), overlapCell(runs, "etcd-run"))
 	}
 	for _, r := range runs {
-		for _, p := range r.overlap.problems {
-			fmt.Fprintf(w, "\nround %d, %s: %s", r.round, r.kind, p)
+		if r.overlap.err != nil {
+			for _, p := range strings.Split(r.overlap.err.Error(), "\n") {
+				fmt.Fprintf(w, "\nround %d, %s: %s", r.round, r.kind, p)
+			}
 		}
 	}
 	fmt.Fprintln(w)

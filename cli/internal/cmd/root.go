@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/electionscmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/runcmd"
@@ -22,6 +21,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/watchcmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // App is the root command: it wires the commands to one Factory (streams, environment, clock,
@@ -99,7 +99,7 @@ the current Swarm task's container, then defaults.`,
 		SilenceErrors: true,
 		Version:       buildinfo.Get().Version,
 	}
-	root.SetVersionTemplate(version.Line(buildinfo.Get()) + "\n")
+	root.SetVersionTemplate(buildinfo.Get().Line("lfp-swarm-lease") + "\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.EnvPrefix, "env-prefix", config.DefaultEnvPrefix, "prefix of every environment variable")
 	pf.BoolVar(&a.JSON, "json", false, "print one JSON object instead of text")

@@ -1,9 +1,8 @@
 // Command faultchild is the leader-only child of the fault tests' `lfp-swarm-lease run`
 // supervisors. It appends a line to the file named by FAULTCHILD_LOG when it starts and when
-// SIGTERM stops it:
+// SIGTERM stops it, a check.ChildEvent:
 //
-//	start <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns>
-//	stop  <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns>
+//	{"event":"start","fence":"7","holder_id":"node1-a","pid":4242,"t":<CLOCK_MONOTONIC ns>}
 //
 // Every child of a test runs on one kernel, so the timestamps of all children — and of the test
 // itself — come from one clock that no wall-clock step can move, and two children's terms can be
@@ -11,6 +10,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 )
 
 func logLine(event string) {
@@ -26,14 +28,15 @@ func logLine(event string) {
 		fmt.Fprintln(os.Stderr, "faultchild:", err)
 		os.Exit(3)
 	}
-	line := fmt.Sprintf("%s %s %s %d %d\n", event, os.Getenv("SWARM_LEASE_FENCE"), os.Getenv("SWARM_LEASE_HOLDER_ID"), os.Getpid(), ts.Nano())
+	line, _ := json.Marshal(check.ChildEvent{Event: event, Fence: os.Getenv("SWARM_LEASE_FENCE"),
+		HolderID: os.Getenv("SWARM_LEASE_HOLDER_ID"), PID: os.Getpid(), At: ts.Nano()})
 	// One write of one line with O_APPEND: lines of concurrent children never interleave.
 	f, err := os.OpenFile(os.Getenv("FAULTCHILD_LOG"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faultchild:", err)
 		os.Exit(3)
 	}
-	_, err = f.WriteString(line)
+	_, err = f.Write(append(line, '\n'))
 	if err = errors.Join(err, f.Close()); err != nil {
 		fmt.Fprintln(os.Stderr, "faultchild:", err)
 		os.Exit(3)

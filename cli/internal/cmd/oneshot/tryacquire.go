@@ -11,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // defaultWaitPoll bounds each wait of try-acquire --wait between attempts when the store sends
@@ -66,7 +67,7 @@ a release or expiry wakes the waiter at once.`,
 func tryAcquireRun(ctx context.Context, opts *TryAcquireOptions) error {
 	now, sleep, poll := opts.Now, opts.Sleep, opts.Poll
 	if sleep == nil {
-		sleep = cmdutil.Sleep
+		sleep = timing.SleepOrWake
 	}
 	if poll <= 0 {
 		poll = defaultWaitPoll

@@ -11,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // roomEngine wins terms of a room of an elections server through a swarmlease.Contender, and
@@ -74,7 +75,7 @@ func (c *roomEngine) Contend(ctx context.Context, lead func(Term) error) error {
 		if steppedDown {
 			// Give the followers one poll interval to take over, and never spin campaign and
 			// resign with a command that exits at once.
-			_ = cmdutil.Sleep(ctx, c.cfg.DefaultPoll, nil)
+			_ = timing.Sleep(ctx, c.cfg.DefaultPoll)
 		}
 	}
 	return nil

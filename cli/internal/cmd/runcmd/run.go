@@ -18,6 +18,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Options are run's: its streams and environment, the command to supervise, and how run ends.
@@ -225,7 +226,7 @@ func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender
 			return exitWithOutcome(last)
 		case errors.Is(err, errStopContending):
 			// Released: another replica may take over while this one waits.
-			if cmdutil.Sleep(ctx, last.Backoff, nil) == nil {
+			if timing.Sleep(ctx, last.Backoff) == nil {
 				continue
 			}
 		case err != nil:

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // Options are the version command's.
@@ -46,18 +46,12 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	}
 }
 
-// Line is the one-line version the root's --version prints too.
-func Line(info buildinfo.Info) string {
-	return fmt.Sprintf("lfp-swarm-lease %s (commit %s, built %s, %s, %s/%s)", info.Version,
-		cmdutil.Dash(info.Commit), cmdutil.Dash(info.Date), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
-
 // versionRun prints the version.
 func versionRun(opts *Options) error {
 	info := opts.Info()
 	if opts.JSON {
 		return cmdutil.WriteJSON(opts.IO.Out, versionJSON{Info: info, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH})
 	}
-	_, err := fmt.Fprintln(opts.IO.Out, Line(info))
+	_, err := fmt.Fprintln(opts.IO.Out, info.Line("lfp-swarm-lease"))
 	return err
 }

@@ -3,11 +3,20 @@
 package gitrun
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/bounded"
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/childenv"
+	"github.com/regbo/lfp-swarm-lease/settings"
+)
+
+// maxStdout and maxStderr bound what is kept of git's output.
+const (
+	maxStdout = 1 << 20
+	maxStderr = 8 << 10
 )
 
 // Runner runs git with args in a repository and returns its standard output with the trailing
@@ -27,10 +36,18 @@ type Exec struct {
 func (r Exec) Git(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// git runs hooks, credential helpers and aliases: none of them gets the deployer's secrets
+	// (release, which runs it too, has none).
+	cmd.Env = childenv.Environ()
+	// Bounded: the commands run here answer in a line or a few, and a message needs git's
+	// first words of explanation, not all of them.
+	stdout, stderr := &bounded.Buffer{Limit: maxStdout}, &bounded.Buffer{Limit: maxStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	if stdout.Truncated() {
+		return "", fmt.Errorf("git %s: the output is larger than %s, more than is read", strings.Join(args, " "), settings.Size(maxStdout))
+	}
+	return strings.TrimRight(stdout.Kept(), "\n"), nil
 }

@@ -23,10 +23,25 @@ func TestGitGetsNoDeployerSettings(t *testing.T) {
 	}
 }
 
-// TestGitOutputIsBounded has git print more than the deployer keeps.
+// TestGitOutputIsBounded has git print more than is kept.
 func TestGitOutputIsBounded(t *testing.T) {
 	_, err := Exec{Dir: t.TempDir()}.Git(context.Background(), "-c", "alias.flood=!head -c 2000000 /dev/zero", "flood")
 	if err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
 		t.Errorf("error %v, want one naming the 1 MiB limit", err)
+	}
+}
+
+func TestGitReturnsTheOutputWithoutTheNewline(t *testing.T) {
+	dir := t.TempDir()
+	out, err := Exec{Dir: dir}.Git(context.Background(), "-c", "alias.hello=!echo hello", "hello")
+	if err != nil || out != "hello" {
+		t.Fatalf("git hello = %q, %v; want \"hello\"", out, err)
+	}
+}
+
+func TestGitErrorsCarryTheCommandAndGitsExplanation(t *testing.T) {
+	_, err := Exec{Dir: t.TempDir()}.Git(context.Background(), "rev-parse", "--verify", "no-such-ref")
+	if err == nil || !strings.Contains(err.Error(), "git rev-parse --verify no-such-ref") || !strings.Contains(err.Error(), "fatal:") {
+		t.Fatalf("err = %v, want the command and git's fatal: message", err)
 	}
 }

@@ -1,5 +1,6 @@
-// Package cmdutil holds what every deployer command gets from its parent: the I/O streams, the
-// repository's git, the clock.
+// Package cmdutil is the program skeleton of the repository's tools, the deployer and release:
+// what every command gets from its parent (the I/O streams, the repository's git, the clock),
+// the root command's wiring, the exit codes and main (Main).
 package cmdutil
 
 import (
@@ -7,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
+	"github.com/regbo/lfp-swarm-lease/deployer/gitrun"
 )
 
 // IOStreams are a command's input and output: data to Out, progress and warnings to ErrOut.
@@ -21,11 +22,11 @@ type IOStreams struct {
 type Factory struct {
 	// IO is the process's standard streams in the binary and buffers in tests.
 	IO IOStreams
-	// Dir is the repository's work tree; "" when the deployer runs outside one (see RepoErr).
+	// Dir is the repository's work tree; "" when the tool runs outside one (see RepoErr).
 	Dir string
 	// RepoErr says why Dir is empty: no git work tree around the working directory. Only the
 	// commands that need the repository's files or its git fail with it (see NeedRepository);
-	// help, version and remove work anywhere.
+	// help and the others (the deployer's version and remove) work anywhere.
 	RepoErr error
 	// Git runs git in Dir (nil outside a work tree).
 	Git gitrun.Runner
