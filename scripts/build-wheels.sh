@@ -61,8 +61,9 @@ binary() {
     (cd "$release" && grep "  $archive\$" checksums.txt | sha256sum --check --quiet -)
     tar -xzf "$release/$archive" -C "$dir" lfp-swarm-lease
   else
-    # As the release builds it (.goreleaser.yaml): static, trimmed, stamped with the version.
-    local bi=github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo
+    # As the release builds it (.goreleaser.yaml, images/recipe.go's BuildInfoPackage): static,
+    # trimmed, stamped with the version, which check_wheels.py then asks the binary for.
+    local bi=github.com/regbo/lfp-swarm-lease/images/buildinfo
     CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -o "$dir/lfp-swarm-lease" \
       -ldflags "-s -w -X $bi.Version=$version -X $bi.Commit=$(git rev-parse HEAD) -X $bi.Date=$(git log -1 --format=%cI)" \
       ./cli/cmd/lfp-swarm-lease
