@@ -52,6 +52,24 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 	}
 }
 
+// addFlags gives cmd, a one-shot command, its flags: the store's and the election's settings
+// (those of the holder's identity only to the commands that hold the lease), --env-prefix,
+// --json and --timeout; and its page of the docs.
+func addFlags(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) *cobra.Command {
+	keys := append([]string{}, config.StoreKeys...)
+	for _, k := range config.ElectionKeys {
+		if !readOnly || k == config.KeyNamespace || k == config.KeyTTLMillis || k == config.KeyMaxCASRetries || k == config.KeyMaxClockSkewMs {
+			keys = append(keys, k)
+		}
+	}
+	config.RegisterFlags(cmd.Flags(), keys...)
+	f.AddEnvPrefixFlag(cmd.Flags())
+	f.AddJSONFlag(cmd.Flags())
+	f.AddTimeoutFlag(cmd.Flags())
+	cmd.Annotations = map[string]string{cmdutil.DocsAnnotation: "docs/commands.md"}
+	return cmd
+}
+
 // withRunE gives cmd, a command acting on the election, its RunE: the options filled from f
 // when it runs, then runF when a test passed one, else run.
 func withRunE(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool, runF, run func(context.Context, *Options) error) *cobra.Command {
@@ -62,7 +80,7 @@ func withRunE(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool, runF, run f
 		}
 		return run(cmd.Context(), &opts)
 	}
-	return cmd
+	return addFlags(f, cmd, readOnly)
 }
 
 // withFenceRunE is withRunE for the commands that take the FENCE argument (renew, release).
@@ -78,7 +96,7 @@ func withFenceRunE(f *cmdutil.Factory, cmd *cobra.Command, runF, run func(contex
 		}
 		return run(cmd.Context(), &opts)
 	}
-	return cmd
+	return addFlags(f, cmd, false)
 }
 
 // withSession opens the election, runs fn with the timeout bound on ctx, and closes the store.
@@ -99,7 +117,7 @@ func (o *Options) withSession(ctx context.Context, fn func(ctx context.Context, 
 // parseFence parses the FENCE argument.
 func parseFence(args []string) (uint64, error) {
 	if len(args) != 1 {
-		return 0, cmdutil.Usage(fmt.Errorf("want exactly one argument, the fence (got %d)", len(args)))
+		return 0, cmdutil.Usage(fmt.Errorf("want one argument, the fence, got %d: pass the fence that try-acquire printed (renew FENCE, release FENCE)", len(args)))
 	}
 	f, err := strconv.ParseUint(args[0], 10, 64)
 	if err != nil || f == 0 {

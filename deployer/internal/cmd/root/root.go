@@ -3,9 +3,11 @@ package root
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/deploy"
@@ -13,6 +15,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 // NewCmdRoot returns the deployer command with its subcommands.
@@ -33,14 +36,27 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.ErrOut)
 	// Inherited by every command: a flag the command does not have exits 2, as a setting to
-	// fix does.
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	// fix does, answered with the closest flag it has.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: flagError(c, err)} })
 	cmd.AddCommand(
 		deploy.NewCmdDeploy(f, nil),
 		remove.NewCmdRemove(f, nil),
 		version.NewCmdVersion(f, nil),
 	)
 	return cmd
+}
+
+// flagError says what to do about a flag the parser refused: an unknown one is answered with
+// the closest flag the command has (--dryrun: --dry-run), and every refusal points at --help.
+func flagError(cmd *cobra.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if closest := settings.Closest(name, names); closest != "" {
+			return fmt.Errorf("unknown flag --%s: did you mean --%s? (%s --help lists the flags)", name, closest, cmd.CommandPath())
+		}
+	}
+	return fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())
 }
 
 // UsageError is a command line the deployer does not take: an unknown flag, a flag's value of
