@@ -25,7 +25,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
-// The observer end to end (README "Watching from anywhere"): the Go client (clients/go) and the `watch` command against
+// The observer end to end (docs/http-api.md, "Watching from anywhere"): the Go client (clients/go) and the `watch` command against
 // real `serve` processes on the file store, through restarts on the same port and a proxy
 // moving the client between two replicas. Changes are made with try-acquire and release; after
 // every reconnect the next value must be the change made after it, never a replay of the state

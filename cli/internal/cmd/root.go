@@ -121,6 +121,7 @@ then the Swarm task's container labels, then defaults.`,
 	root.InitDefaultCompletionCmd()
 	if completion, _, err := root.Find([]string{"completion"}); err == nil && completion != root {
 		completion.Example = "  source <(lfp-swarm-lease completion bash)"
+		completion.Annotations = map[string]string{cmdutil.DocsAnnotation: "docs/commands.md"}
 		for _, shell := range completion.Commands() {
 			shell.Example = "  lfp-swarm-lease completion " + shell.Name() + " > lfp-swarm-lease.completion"
 		}

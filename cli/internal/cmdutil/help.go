@@ -56,7 +56,7 @@ func Help(cmd *cobra.Command, _ []string) {
 	section(w, "FLAGS", flags)
 	section(w, "INHERITED FLAGS", cmd.InheritedFlags().FlagUsages())
 	section(w, "EXAMPLES", cmd.Example)
-	section(w, "LEARN MORE", "  "+docsPage(cmd)+" ("+repositoryURL+docsPage(cmd)+")")
+	section(w, "LEARN MORE", "  "+DocsPage(cmd)+" ("+repositoryURL+DocsPage(cmd)+")")
 }
 
 // section prints a titled section of help, unless body is empty.
@@ -66,8 +66,8 @@ func section(w io.Writer, title, body string) {
 	}
 }
 
-// docsPage is the page of docs/ about cmd: its own, or its nearest parent's, else the README.
-func docsPage(cmd *cobra.Command) string {
+// DocsPage is the page of docs/ about cmd: its own, or its nearest parent's, else the README.
+func DocsPage(cmd *cobra.Command) string {
 	for c := cmd; c != nil; c = c.Parent() {
 		if page := c.Annotations[DocsAnnotation]; page != "" {
 			return page

@@ -98,9 +98,17 @@ func SetFlagDefault(fs *pflag.FlagSet, key, text string) {
 	}
 }
 
-// flagUsage is a setting's flag help: its help, its variable and its default.
+// flagUsage is a setting's flag help: its help, then its variable and its default — the
+// default's text, else the one the help ends with ("… (default: a third of the TTL)").
 func flagUsage(s Setting, defaultText string) string {
-	help := s.Help + " (" + EnvName(DefaultEnvPrefix, s.Key)
+	help := s.Help
+	if i := strings.LastIndex(help, " (default: "); i >= 0 && strings.HasSuffix(help, ")") {
+		if defaultText == "" {
+			defaultText = help[i+len(" (default: ") : len(help)-1]
+		}
+		help = help[:i]
+	}
+	help += " (" + EnvName(DefaultEnvPrefix, s.Key)
 	if defaultText != "" {
 		help += "; default " + defaultText
 	}
