@@ -303,8 +303,9 @@ func TestConfigurationErrorsNameTheSetting(t *testing.T) {
 func TestDockerUnreachable(t *testing.T) {
 	r := cli(t, []string{"SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "try-acquire")
 	expectCode(t, r, 5, "try-acquire without a Docker engine")
-	if !strings.Contains(r.stderr, "unreachable") || !strings.Contains(r.stderr, "/nonexistent/docker.sock") {
-		t.Fatalf("message %q does not say the store is unreachable and where", r.stderr)
+	if !strings.HasPrefix(r.stderr, "lfp-swarm-lease: cannot reach swarm store at unix:///nonexistent/docker.sock (no such file or directory): ") ||
+		!strings.Contains(r.stderr, "DOCKER_HOST") {
+		t.Fatalf("message %q does not say first that the store cannot be reached, where, and what to do", r.stderr)
 	}
 }
 

@@ -90,7 +90,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 		paths = append(paths, strings.Fields(strings.TrimPrefix(c.CommandPath(), "lfp-swarm-lease")))
 	})
 	for _, path := range paths {
-		name := strings.Join(append([]string{"lfp-swarm-lease"}, path...), "-")
+		name := strings.Join(append([]string{"lfp-swarm-lease"}, path...), "_") // lfp-swarm-lease_elections_create
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			app := &App{&cmdutil.Factory{IOStreams: cmdutil.IOStreams{Out: &out, Err: &errOut}}}

@@ -119,8 +119,6 @@ func Classify(err error) (int, string) {
 		return exit.Code, codeName(exit.Code)
 	case errors.As(err, &usage), errors.Is(err, config.ErrDiscovery), errors.Is(err, swarmlease.ErrInvalidInput):
 		return ExitUsage, "invalid_configuration"
-	case errors.As(err, &unreachable):
-		return ExitUnavailable, "server_unreachable"
 	case errors.Is(err, lease.ErrNotHolder):
 		return ExitNotHolder, "not_holder"
 	case errors.As(err, &corrupt):
@@ -141,6 +139,8 @@ func Classify(err error) (int, string) {
 		return ExitNoQuorum, "no_quorum"
 	case errors.Is(err, lease.ErrTooManyConflicts):
 		return ExitConflict, "too_many_conflicts"
+	case errors.As(err, &unreachable): // a server's; a store's is ErrUnavailable
+		return ExitUnavailable, "server_unreachable"
 	}
 	return ExitFailure, "internal"
 }

@@ -11,11 +11,12 @@ import (
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 )
 
-// UnreachableError is a server the command talks to — an elections server, a controller — that
-// did not answer (exit 5): said as the cause first, then what to do.
+// UnreachableError is a store, or a server the command talks to — an elections server, a
+// controller — that did not answer (exit 5): said as the cause first, then what to do.
 type UnreachableError struct {
-	// What names the server ("the elections server"); URL is where it was asked.
-	What, URL string
+	// What names it and where it is ("the elections server at http://…", "swarm store at
+	// unix:///var/run/docker.sock").
+	What string
 	// Fix says what to do.
 	Fix string
 	// Err is the failure.
@@ -24,7 +25,7 @@ type UnreachableError struct {
 
 // Error is the cause, then the fix.
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cannot reach %s at %s (%s): %s", e.What, e.URL, Cause(e.Err), e.Fix)
+	return fmt.Sprintf("cannot reach %s (%s): %s", e.What, Cause(e.Err), e.Fix)
 }
 
 // Unwrap returns Err.

@@ -119,7 +119,7 @@ func (o *Options) request(ctx context.Context, fn func(context.Context, *swarmle
 // error (cmdutil.Classify).
 func (o *Options) requestError(err error) error {
 	if cmdutil.NoAnswer(err) {
-		return &cmdutil.UnreachableError{What: "the elections server", URL: o.Server, Err: err,
+		return &cmdutil.UnreachableError{What: "the elections server at " + o.Server, Err: err,
 			Fix: "start one (lfp-swarm-lease serve), or point --" + config.FlagName(config.KeyServer) + " at one that runs"}
 	}
 	return err

@@ -111,7 +111,7 @@ func (o *Options) withSession(ctx context.Context, fn func(ctx context.Context, 
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	return fn(ctx, s)
+	return s.Unreachable(fn(ctx, s))
 }
 
 // parseFence parses the FENCE argument.

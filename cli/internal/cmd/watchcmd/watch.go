@@ -172,7 +172,7 @@ func watchFailed(opts *Options, err error) error {
 		if _, _, room := roomOf(opts.URL); room {
 			what = "the elections server"
 		}
-		err = &cmdutil.UnreachableError{What: what, URL: opts.URL, Err: err,
+		err = &cmdutil.UnreachableError{What: what + " at " + opts.URL, Err: err,
 			Fix: fmt.Sprintf("no state within --initial-timeout %v: start it, or give the URL of one that runs", opts.InitialTimeout)}
 	} else {
 		err = fmt.Errorf("watch %s: %w", opts.URL, err)
