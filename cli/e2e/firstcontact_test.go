@@ -31,7 +31,7 @@ func documentedCodes(t *testing.T) map[string]int {
 		t.Fatal(err)
 	}
 	codes := map[string]int{}
-	row := regexp.MustCompile("^\\| (\\d+) \\| ([^|]*) \\|")
+	row := regexp.MustCompile(`^\| (\d+) \| ([^|]*) \|`)
 	for _, line := range strings.Split(string(content), "\n") {
 		if m := row.FindStringSubmatch(line); m != nil {
 			code, _ := strconv.Atoi(m[1])
