@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -59,16 +57,7 @@ func goRun(t *testing.T, env []string, args ...string) result {
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if exitErr, ok := err.(*exec.ExitError); ok {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	return runCommand(t, cmd)
 }
 
 // failure is one way a command fails: its arguments and environment, the --json code whose
@@ -256,11 +245,11 @@ func TestSilenceWhileFailing(t *testing.T) {
 		m := reports.FindAllStringSubmatch(run.out.String(), -1)
 		return len(m) >= 2 && m[1][1] != "1" && strings.Contains(run.out.String(), "connection refused"), run.out.String()
 	})
-	ready := get(t, "http://"+listen+"/readyz")
-	if ready.status != http.StatusServiceUnavailable || !strings.Contains(ready.body, "requests in a row since") || !strings.Contains(ready.body, "connection refused") {
-		t.Errorf("/readyz: %d %s; want 503 with the count and the last cause", ready.status, ready.body)
+	status, ready := get(t, "http://"+listen+"/readyz")
+	if status != http.StatusServiceUnavailable || !strings.Contains(ready, "requests in a row since") || !strings.Contains(ready, "connection refused") {
+		t.Errorf("/readyz: %d %s; want 503 with the count and the last cause", status, ready)
 	}
-	metrics := get(t, "http://"+listen+"/metrics").body
+	_, metrics := get(t, "http://"+listen+"/metrics")
 	if !strings.Contains(metrics, "\nlfp_swarm_lease_ready 0\n") || !regexp.MustCompile(`lfp_swarm_lease_store_request_errors_total\{kind="[a-z]+",op="campaign",store="server"\} [1-9]`).MatchString(metrics) {
 		t.Errorf("/metrics does not say the server fails:\n%s", metrics)
 	}
@@ -268,10 +257,10 @@ func TestSilenceWhileFailing(t *testing.T) {
 	pollUntil(t, 60*time.Second, "run to lead once its server is up", func() (bool, string) {
 		return strings.Contains(run.out.String(), "msg=acquired"), run.out.String()
 	})
-	if ready := get(t, "http://"+listen+"/readyz"); ready.status != http.StatusOK {
-		t.Errorf("/readyz once leading: %d %s", ready.status, ready.body)
+	if status, ready := get(t, "http://"+listen+"/readyz"); status != http.StatusOK {
+		t.Errorf("/readyz once leading: %d %s", status, ready)
 	}
-	if metrics := get(t, "http://"+listen+"/metrics").body; !strings.Contains(metrics, "\nlfp_swarm_lease_ready 1\n") || !strings.Contains(metrics, "\nlfp_swarm_lease_is_leader 1\n") {
+	if _, metrics := get(t, "http://"+listen+"/metrics"); !strings.Contains(metrics, "\nlfp_swarm_lease_ready 1\n") || !strings.Contains(metrics, "\nlfp_swarm_lease_is_leader 1\n") {
 		t.Errorf("/metrics once leading:\n%s", metrics)
 	}
 
@@ -283,30 +272,16 @@ func TestSilenceWhileFailing(t *testing.T) {
 		return len(m) >= 2 && m[0][1] == "1" && m[1][1] != "1", serve.out.String()
 	})
 	addr := listeningPattern.FindStringSubmatch(serve.out.String())[1]
-	if metrics := get(t, "http://"+addr+"/metrics").body; !strings.Contains(metrics, "\nlfp_swarm_lease_ready 0\n") {
+	if _, metrics := get(t, "http://"+addr+"/metrics"); !strings.Contains(metrics, "\nlfp_swarm_lease_ready 0\n") {
 		t.Errorf("serve's /metrics does not say the store is not ready:\n%s", metrics)
 	}
 }
 
-// response is an HTTP answer's status and body.
-type response struct {
-	status int
-	body   string
-}
-
-// get fetches url.
-func get(t *testing.T, url string) response {
+// get fetches url with the HTTP API tests' checks (call): its status and body.
+func get(t *testing.T, url string) (status int, body string) {
 	t.Helper()
-	resp, err := apiClient.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{resp.StatusCode, string(body)}
+	resp, b := call(t, http.MethodGet, url, nil)
+	return resp.StatusCode, string(b)
 }
 
 // Help that reads like gh's: the binary prints for every command the help the golden files
