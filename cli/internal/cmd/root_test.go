@@ -139,8 +139,7 @@ func TestEveryFlagNamesItsVariable(t *testing.T) {
 
 // commandGroups are the names docs/configuration.md uses for groups of commands.
 var commandGroups = map[string][]string{
-	"holding one-shot": {"try-acquire", "renew", "release"},
-	"one-shot":         {"init", "try-acquire", "renew", "release", "inspect", "destroy"},
+	"one-shot": {"init", "try-acquire", "renew", "release", "inspect", "destroy"},
 }
 
 // TestDocsSettingsTableIsTheCode: docs/configuration.md has a row for every setting and for no
@@ -173,7 +172,7 @@ func TestDocsSettingsTableIsTheCode(t *testing.T) {
 		flagCell, commandsCell, variable, label, def := cells[1], cells[2], cells[3], cells[4], cells[5]
 		secret := s.Kind == settings.Secret
 		var want []string
-		for _, group := range []string{"holding one-shot", "one-shot"} {
+		for _, group := range []string{"one-shot"} {
 			if strings.Contains(commandsCell, group) {
 				want = append(want, commandGroups[group]...)
 				commandsCell = strings.Replace(commandsCell, group, "", 1)

@@ -53,16 +53,11 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 }
 
 // addFlags gives cmd, a one-shot command, its flags: the store's and the election's settings
-// (those of the holder's identity only to the commands that hold the lease), --env-prefix,
-// --json and --timeout; and its page of the docs.
-func addFlags(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) *cobra.Command {
-	keys := append([]string{}, config.StoreKeys...)
-	for _, k := range config.ElectionKeys {
-		if !readOnly || k == config.KeyNamespace || k == config.KeyTTLMillis || k == config.KeyMaxCASRetries || k == config.KeyMaxClockSkewMs {
-			keys = append(keys, k)
-		}
-	}
-	config.RegisterFlags(cmd.Flags(), keys...)
+// (the identity's too for the read-only commands, which do not need it but take it, as scripts
+// give every command the same flags), --env-prefix, --json and --timeout; and its page of the
+// docs.
+func addFlags(f *cmdutil.Factory, cmd *cobra.Command) *cobra.Command {
+	config.RegisterFlags(cmd.Flags(), append(config.ElectionKeys, config.StoreKeys...)...)
 	f.AddEnvPrefixFlag(cmd.Flags())
 	f.AddJSONFlag(cmd.Flags())
 	f.AddTimeoutFlag(cmd.Flags())
@@ -80,7 +75,7 @@ func withRunE(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool, runF, run f
 		}
 		return run(cmd.Context(), &opts)
 	}
-	return addFlags(f, cmd, readOnly)
+	return addFlags(f, cmd)
 }
 
 // withFenceRunE is withRunE for the commands that take the FENCE argument (renew, release).
@@ -96,7 +91,7 @@ func withFenceRunE(f *cmdutil.Factory, cmd *cobra.Command, runF, run func(contex
 		}
 		return run(cmd.Context(), &opts)
 	}
-	return addFlags(f, cmd, false)
+	return addFlags(f, cmd)
 }
 
 // withSession opens the election, runs fn with the timeout bound on ctx, and closes the store.
