@@ -47,7 +47,7 @@ func (f *Factory) AddEnvPrefixFlag(fs *pflag.FlagSet) {
 
 // AddJSONFlag adds --json.
 func (f *Factory) AddJSONFlag(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.JSON, "json", false, "print one JSON object instead of text")
+	fs.BoolVar(&f.JSON, "json", false, "print one JSON object instead of text (a failure too)")
 }
 
 // AddTimeoutFlag adds --timeout.

@@ -44,8 +44,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 		Long: `Contend for the election and run CMD only while this replica holds the lease; stop CMD before the
 term can end, and on SIGTERM stop it and release. PREFIX_FENCE tells CMD its term's fence.`,
 		Example: `  lfp-swarm-lease run -- ./reconcile
-  lfp-swarm-lease run --store file:.lease --namespace nightly --listen off --once -- ./report
-  lfp-swarm-lease run --server http://elect:8080 --election nightly-report -- ./report`,
+  lfp-swarm-lease run --store file:.lease --namespace nightly --listen off --once -- ./report`,
 		Annotations: map[string]string{cmdutil.DocsAnnotation: "docs/run.md"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -74,6 +73,7 @@ term can end, and on SIGTERM stop it and release. PREFIX_FENCE tells CMD its ter
 		append(config.ElectionKeys, config.StoreKeys...)...)...)
 	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
 	f.AddEnvPrefixFlag(cmd.Flags())
+	f.AddJSONFlag(cmd.Flags())
 	return cmd
 }
 

@@ -42,8 +42,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the elections API, and with a namespace the election's endpoints, over HTTP",
-		Long: `Serve the elections API (rooms) for processes without Docker access, with /healthz, /readyz,
-/docs and /metrics; with a namespace, also that election's /v1 endpoints, without contending.`,
+		Long:  "Serve the elections API (rooms), /docs and /metrics, and with a namespace an election's /v1 endpoints.",
 		Example: `  lfp-swarm-lease serve --listen 127.0.0.1:8080
   lfp-swarm-lease serve --store etcd://10.0.0.1:2379,10.0.0.2:2379/elections`,
 		Annotations: map[string]string{cmdutil.DocsAnnotation: "docs/http-api.md"},
@@ -71,6 +70,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	config.SetFlagDefault(cmd.Flags(), config.KeyStore, "file: in the data directory, one host only")
 	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
 	f.AddEnvPrefixFlag(cmd.Flags())
+	f.AddJSONFlag(cmd.Flags())
 	return cmd
 }
 
