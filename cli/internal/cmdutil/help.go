@@ -29,7 +29,11 @@ func Help(cmd *cobra.Command, _ []string) {
 		about = cmd.Short
 	}
 	fmt.Fprintln(w, strings.TrimSpace(about))
-	section(w, "USAGE", "  "+cmd.UseLine())
+	usage := cmd.UseLine()
+	if !cmd.Runnable() && cmd.HasAvailableSubCommands() {
+		usage = cmd.CommandPath() + " <command> [flags]"
+	}
+	section(w, "USAGE", "  "+usage)
 	var commands []string
 	for _, c := range cmd.Commands() {
 		if c.IsAvailableCommand() {

@@ -110,27 +110,34 @@ func TestTheWalkthroughRunsInOrder(t *testing.T) {
 	t.Run("run in 60 seconds", func(t *testing.T) {
 		b := of("README.md", "`run` in 60 seconds")
 		run(t, clone, b[0], 5*time.Minute)
-		replicas := map[string]*exec.Cmd{}
+		// replica-a first, leading, then replica-b, following, as the README has them.
+		var leader *exec.Cmd
 		for i, holder := range []string{"replica-a", "replica-b"} {
 			if !strings.Contains(b[1+i], "--holder-id "+holder) {
 				t.Fatalf("block %d does not start %s: %q", 1+i, holder, b[1+i])
 			}
-			replicas[holder] = background(t, clone, asWritten(b[1+i], ports))
+			p := background(t, clone, asWritten(b[1+i], ports))
+			if holder == "replica-a" {
+				leader = p
+				waitHolder(t, ports["8081"], holder)
+			}
 		}
 		watch := startLines(t, clone, asWritten(b[3], ports))
 		held := regexp.MustCompile(`^demo: held by (replica-[ab]) .*, fence (\d+),`)
-		m := watch.until(t, held, time.Minute)
-		// Ctrl-C in the leader's terminal: SIGINT to its process group.
-		leader, fence := m[1], m[2]
-		if err := syscall.Kill(-replicas[leader].Process.Pid, syscall.SIGINT); err != nil {
-			t.Fatal(err)
-		}
-		next := watch.until(t, held, time.Minute)
-		for next[1] == leader { // a renewal is no change; a line of the old leader may still come
-			next = watch.until(t, held, time.Minute)
-		}
-		if a, _ := strconv.ParseUint(fence, 10, 64); func() uint64 { b, _ := strconv.ParseUint(next[2], 10, 64); return b }() <= a {
-			t.Fatalf("%s took over with fence %s, not above %s's %s", next[1], next[2], leader, fence)
+		if m := watch.until(t, held, time.Minute); m[1] != "replica-a" {
+			t.Fatalf("the watch shows %s holding, want replica-a", m[1])
+		} else {
+			// Ctrl-C in replica-a's terminal: SIGINT to its process group.
+			if err := syscall.Kill(-leader.Process.Pid, syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			next := watch.until(t, held, time.Minute)
+			for next[1] == "replica-a" { // a line of the old term may still come
+				next = watch.until(t, held, time.Minute)
+			}
+			if a, b := atoi(m[2]), atoi(next[2]); b <= a {
+				t.Fatalf("replica-b took over with fence %d, not above replica-a's %d", b, a)
+			}
 		}
 	})
 
@@ -192,6 +199,31 @@ func TestTheWalkthroughRunsInOrder(t *testing.T) {
 		w := startLines(t, clone, strings.TrimSpace(steps[0])+" && python3 watch.py")
 		w.until(t, regexp.MustCompile(`^replica-a leads with fence \d+$`), time.Minute)
 	})
+}
+
+// atoi is a fence the watch printed.
+func atoi(s string) uint64 {
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return n
+}
+
+// waitHolder waits until the controller on port says holder holds its election.
+func waitHolder(t *testing.T, port, holder string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if resp, err := http.Get("http://127.0.0.1:" + port + "/v1/state"); err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			if strings.Contains(string(body), `"holder_id":"`+holder+`"`) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not hold the election on port %s within a minute", holder, port)
+		}
+		time.Sleep(100 * time.Millisecond) // polling: the controller has no way to tell
+	}
 }
 
 // goClient runs the Go section's steps for a clone in a module of one's own next to the
