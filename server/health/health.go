@@ -117,14 +117,12 @@ func (c *Checks) check(ctx context.Context) error {
 // ready again. A server that a contender feeds (run) leaves this to the contender's log.
 func (c *Checks) Monitor(ctx context.Context, interval time.Duration) {
 	var failures timing.Failures
-	var t *time.Ticker // started after the first check, so that each check is due for its report
-	for {
+	check := func() {
 		cctx, cancel := context.WithTimeout(ctx, interval)
+		defer cancel()
 		err := c.check(cctx)
-		cancel()
 		switch {
 		case ctx.Err() != nil:
-			return
 		case err != nil:
 			if failures.Fail(time.Now(), err) {
 				c.log.Warn("store not ready: requests that need it fail until it is", "err", err, "failed_checks", failures.Count(),
@@ -135,14 +133,17 @@ func (c *Checks) Monitor(ctx context.Context, interval time.Duration) {
 				c.log.Info("store ready", "failed_checks", n)
 			}
 		}
-		if t == nil {
-			t = time.NewTicker(interval)
-			defer t.Stop()
-		}
+	}
+	check()
+	// Started after the first check, so that each later check is due for its report.
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			check()
 		}
 	}
 }
