@@ -45,6 +45,7 @@ type Metrics struct {
 
 	connections  prometheus.Gauge
 	limitedConns *prometheus.CounterVec
+	ready        prometheus.Gauge
 }
 
 var (
@@ -89,8 +90,10 @@ func NewMetrics() *Metrics {
 	m.limitedConns = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "http_connections_limited_total",
 		Help: "HTTP connections closed by the connection limits: shed (waiting, closed to admit a new one), idle_pressure " +
 			"(idle past the shortened keep-alive under pressure) or refused (new, when every connection was busy)."}, []string{"reason"})
+	m.ready = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "ready",
+		Help: "1 when the last readiness check (/readyz, and serve's own every 5 s) found the store ready — for run --server, the elections server answering — else 0."})
 	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.takeovers, m.storeErrors, m.sseClients, m.sseDropped,
-		m.electionRequests, m.electionWatches, m.storeDamage, m.storeRequests, m.storeRequestErrors, m.connections, m.limitedConns,
+		m.electionRequests, m.electionWatches, m.storeDamage, m.storeRequests, m.storeRequestErrors, m.connections, m.limitedConns, m.ready,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, so rate() and absent() work before the first error.
 	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "store_full", "permission", "canceled", "other"} {
@@ -148,6 +151,15 @@ func (m *Metrics) WatchOpened() { m.electionWatches.Inc() }
 
 // WatchClosed implements roomwatch.Metrics.
 func (m *Metrics) WatchClosed() { m.electionWatches.Dec() }
+
+// Ready implements health.Metrics.
+func (m *Metrics) Ready(ready bool) {
+	if ready {
+		m.ready.Set(1)
+	} else {
+		m.ready.Set(0)
+	}
+}
 
 // StoreDamaged implements health.Metrics.
 func (m *Metrics) StoreDamaged() { m.storeDamage.Inc() }

@@ -552,7 +552,7 @@ func TestRemoteRunOnceAndSettings(t *testing.T) {
 		{"ttl", append(env, "SWARM_LEASE_TTL_MS=2500"), nil, []string{"invalid ttl_ms 2500", "whole seconds", "SWARM_LEASE_TTL_MS"}},
 		{"timing", append(env, "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=3000"), nil, []string{"shutdown_timeout_ms", "renew_interval_ms", "ttl_ms"}},
 		{"candidate", append(env, "SWARM_LEASE_HOLDER_ID=agent/a"), nil, []string{"invalid holder_id", "candidate id"}},
-		{"server", []string{"SWARM_LEASE_SERVER=elect:8080", "SWARM_LEASE_ELECTION=" + room}, nil, []string{"invalid server"}},
+		{"server", []string{"SWARM_LEASE_SERVER=ftp://elect:8080", "SWARM_LEASE_ELECTION=" + room}, nil, []string{"invalid server", "http://HOST:PORT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"run"}, tc.args...), "--", testChild(t))

@@ -164,7 +164,7 @@ func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
 	var (
 		vacant   *vacancyWatch
 		followed Leader
-		lastErr  string
+		failures timing.Failures
 	)
 	defer func() { vacant.stop() }()
 	for {
@@ -193,9 +193,9 @@ func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
 				// so that the clients it refused together do not all come back together.
 				delay = apiErr.RetryAfter + time.Duration(float64(apiErr.RetryAfter/5)*jitter(cfg.jitter))
 			}
-			if err.Error() != lastErr { // one line per distinct failure, not per attempt
-				h.log.Warn("swarmlease: campaign failed; retrying", "err", err, "delay", delay.Round(time.Millisecond))
-				lastErr = err.Error()
+			if failures.Fail(time.Now(), err) { // at a bounded rate, with the count: never silent while failing
+				h.log.Warn("swarmlease: campaign failed; retrying", "err", err, "failures", failures.Count(),
+					"failing_for", time.Since(failures.Since()).Round(time.Second), "delay", delay.Round(time.Millisecond))
 			}
 			if h.c.sleep(ctx, delay) != nil {
 				return nil, ctx.Err()
@@ -203,7 +203,9 @@ func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
 			continue
 		}
 		bo.reset()
-		lastErr = ""
+		if n := failures.Succeed(); n > 1 {
+			h.log.Info("swarmlease: campaign answered again", "failures", n)
+		}
 		if res.IsLeader() {
 			h.won.Store(res.Leader.Term)
 			return h.lead(ctx, start, res), nil

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/regbo/lfp-swarm-lease/deployer/gitrun"
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 // Main runs one of the repository's tools (the deployer, release): the root command newRoot
@@ -58,9 +60,24 @@ func NewRoot(f *Factory, root *cobra.Command, commands ...*cobra.Command) *cobra
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	// Inherited by every command: a flag the command does not have exits 2, answered with the
+	// closest flag it has.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{Err: flagError(c, err)} })
 	root.AddCommand(commands...)
 	return root
+}
+
+// flagError says what to do about a flag the parser refused: an unknown one is answered with
+// the closest flag the command has (--dryrun: --dry-run), and every refusal points at --help.
+func flagError(cmd *cobra.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if closest := settings.Closest(name, names); closest != "" {
+			return fmt.Errorf("unknown flag --%s: did you mean --%s? (%s --help lists the flags)", name, closest, cmd.CommandPath())
+		}
+	}
+	return fmt.Errorf("%w (%s --help lists the flags)", err, cmd.CommandPath())
 }
 
 // UsageError is a command line the tool does not take: an unknown flag, a flag's value of the

@@ -1,7 +1,8 @@
-"""The README's Python examples, taken from the README files themselves so that they cannot
+"""The documentation's Python examples, taken from the pages themselves so that they cannot
 drift, run as written — only the server's URL is the test's — as separate processes: the
-watch against live ``run`` replicas, the package page's hold against a live ``serve``, its
-controller on the file store from the source tree. And the clients' READMEs show one table."""
+watch of docs/clients.md against live ``run`` replicas, the package page's hold against a live
+``serve``, its controller on the file store from the source tree. And the clients' READMEs show
+one table."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from support import Processes, Proxy, namespace, run_controller_snippet
 
 REPO = Path(__file__).resolve().parents[3]
 SRC = Path(__file__).resolve().parents[1] / "src"
-#: The URLs the examples name: the README's watch runs against a `run` on 8081, next to the
+#: The URLs the examples name: docs/clients.md's watch runs against a `run` on 8083, next to the
 #: Quickstart's `serve` on 8080; the package README's hold against that `serve`.
-RUN_URL = "http://127.0.0.1:8081"
+RUN_URL = "http://127.0.0.1:8083"
 SERVE_URL = "http://127.0.0.1:8080"
 
 
@@ -63,7 +64,7 @@ async def line(proc: asyncio.subprocess.Process, timeout: float = 20) -> str:
 
 async def test_the_readme_watch_example_against_run(procs: Processes, store: str,
                                                     tmp_path: Path) -> None:
-    code = snippet(REPO / "README.md", "## From Python", "RemoteLeaseObserver.connect", RUN_URL)
+    code = snippet(REPO / "docs/clients.md", "## From Python", "RemoteLeaseObserver.connect", RUN_URL)
     ns = namespace()
     a = await procs.run(store, ns, "replica-a")
     vip = await Proxy([a]).start()  # the service's VIP: replica-b joins it below

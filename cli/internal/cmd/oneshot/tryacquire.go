@@ -62,7 +62,7 @@ a release or expiry wakes the waiter at once.`,
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "keep trying until the lease is won or this long has passed (e.g. 30s, 5m); 0 tries once")
-	return cmd
+	return addFlags(f, cmd)
 }
 
 // tryAcquireRun tries to win the lease, until opts.Wait has passed.

@@ -31,7 +31,7 @@ type versionJSON struct {
 
 // NewCmdVersion is `version`; runF, when set, replaces versionRun (tests of parsing).
 func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the version, commit and build date",
 		Example: "  lfp-swarm-lease version --json",
@@ -44,6 +44,8 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 			return versionRun(opts)
 		},
 	}
+	f.AddJSONFlag(cmd.Flags())
+	return cmd
 }
 
 // versionRun prints the version.
