@@ -118,13 +118,13 @@ async def test_the_package_readme_controller_runs_on_the_file_store_from_the_sou
 
 def test_the_clients_readmes_show_one_table() -> None:
     tables = {}
-    for readme in ("clients/go/README.md", "clients/typescript/README.md",
+    for readme in ("README.md", "clients/go/README.md", "clients/typescript/README.md",
                    "clients/python/README.md"):
         text = (REPO / readme).read_text()
         assert "## What each client can do" in text, readme
         section = text.split("## What each client can do", 1)[1].split("\n## ", 1)[0]
         tables[readme] = section.strip()
-    assert len(set(tables.values())) == 1, "the clients' READMEs show different tables"
+    assert len(set(tables.values())) == 1, "the READMEs show different tables"
     table = next(iter(tables.values()))
     for capability in ("observe an election", "rooms of the elections API", "hold a room",
                        "hold the Swarm lease"):
