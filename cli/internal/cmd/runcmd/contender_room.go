@@ -53,12 +53,12 @@ func roomRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.L
 	return contend(ctx, opts, cfg, room, nil, log)
 }
 
-// roomEngine wins terms of a room of an elections server through a swarmlease.Contender, and
+// roomEngine wins terms of a room of an elections server through a swarmlease.RoomContender, and
 // logs each term's transitions as a lease.Contender does: acquired, lost, term ended,
 // released.
 type roomEngine struct {
 	cfg       *config.Config
-	contender *swarmlease.Contender
+	contender *swarmlease.RoomContender
 	id        lease.Identity // the candidate id as HolderID, run's node and task ids
 	log       *slog.Logger
 	metrics   *server.Metrics
@@ -66,7 +66,7 @@ type roomEngine struct {
 
 // newRoomEngine checks run's settings for the room and builds its contender, whose requests go
 // through probe; following receives each leader the contender learns of while it follows.
-func newRoomEngine(cfg *config.Config, log *slog.Logger, following func(Term), probe *serverProbe) (*roomEngine, error) {
+func newRoomEngine(cfg *config.Config, log *slog.Logger, following func(wonTerm), probe *serverProbe) (*roomEngine, error) {
 	// The candidate id is the holder ID (by default the hostname, made a valid candidate id by
 	// the configuration), which RequireRemote checks.
 	if err := cfg.RequireRemote(); err != nil {
@@ -79,12 +79,12 @@ func newRoomEngine(cfg *config.Config, log *slog.Logger, following func(Term), p
 		return nil, cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyServer, cfg.Source(config.KeyServer), err))
 	}
 	holdOpts := []swarmlease.HoldOption{swarmlease.WithStopBefore(cfg.ShutdownTimeout), swarmlease.WithFollowing(func(l swarmlease.Leader) {
-		following(Term{Fence: l.Term, Holder: lease.Identity{HolderID: l.CandidateID}, Namespace: cfg.ElectionID})
+		following(wonTerm{Fence: l.Term, Holder: lease.Identity{HolderID: l.CandidateID}, Namespace: cfg.ElectionID})
 	})}
 	if cfg.RenewInterval > 0 {
 		holdOpts = append(holdOpts, swarmlease.WithRenewInterval(cfg.RenewInterval))
 	}
-	contender, err := el.NewContender(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, holdOpts...)
+	contender, err := el.NewRoomContender(cfg.ElectionID, swarmlease.CampaignRequest{CandidateID: candidate, TTL: cfg.TTL}, holdOpts...)
 	if err != nil {
 		return nil, holdError(cfg, err)
 	}
@@ -92,8 +92,8 @@ func newRoomEngine(cfg *config.Config, log *slog.Logger, following func(Term), p
 		id: lease.Identity{HolderID: candidate, NodeID: cfg.Identity.NodeID, TaskID: cfg.Identity.TaskID}}, nil
 }
 
-// Contend implements Contender.
-func (c *roomEngine) Contend(ctx context.Context, lead func(Term) error) error {
+// Contend implements engine.
+func (c *roomEngine) Contend(ctx context.Context, lead func(wonTerm) error) error {
 	for ctx.Err() == nil {
 		l, err := c.contender.Hold(ctx)
 		if err != nil {
@@ -102,7 +102,7 @@ func (c *roomEngine) Contend(ctx context.Context, lead func(Term) error) error {
 			}
 			return holdError(c.cfg, err)
 		}
-		t := Term{Fence: l.Fence(), Holder: c.id, Namespace: c.cfg.ElectionID, Done: l.Done(), Cause: l.Cause,
+		t := wonTerm{Fence: l.Fence(), Holder: c.id, Namespace: c.cfg.ElectionID, Done: l.Done(), Cause: l.Cause,
 			Remaining: func() time.Duration { return time.Until(l.Deadline()) }, Renewed: l.Renewed()}
 		log := c.log.With(t.logAttrs()...)
 		log.Info("acquired", "expires_at", l.Leader().ExpiresAt, "safety_deadline", l.Deadline())

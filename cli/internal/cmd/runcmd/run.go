@@ -80,7 +80,7 @@ term can end, and on SIGTERM stop it and release. PREFIX_FENCE tells CMD its ter
 }
 
 // runRun checks the configuration and the command, then contends in the mode the configuration
-// names: one loop (contend) over the Contender of that mode.
+// names: one loop (contend) over the engine of that mode.
 func runRun(ctx context.Context, opts *Options) error {
 	log, err := opts.Log.Logger(opts.IO.Err)
 	if err != nil {
@@ -155,7 +155,7 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, inc *incar
 // exits, leading every term won with the supervision loop; a command that keeps crashing makes
 // it stop contending for the back-off, the term released meanwhile. inc, when set, is run's
 // incarnation, whose lock every guard and command inherits.
-func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender, inc *incarnation.Run, log *slog.Logger) error {
+func contend(ctx context.Context, opts *Options, cfg *config.Config, c engine, inc *incarnation.Run, log *slog.Logger) error {
 	loop := &runloop.Loop{Argv: opts.Argv, Environ: withoutSecrets(opts.Environ, cfg.EnvPrefix), Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
 		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit, Log: log}
 	led := false
@@ -174,7 +174,7 @@ func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender
 	defer loop.Close()
 	for {
 		var last runloop.Outcome
-		err := c.Contend(ctx, func(t Term) error {
+		err := c.Contend(ctx, func(t wonTerm) error {
 			led = true
 			out, err := loop.Lead(ctx, t.forLoop(cfg.EnvPrefix, log))
 			if err != nil {
