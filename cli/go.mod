@@ -7,10 +7,12 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
 	github.com/regbo/lfp-swarm-lease/clients/go v0.1.0
+	github.com/regbo/lfp-swarm-lease/faults v0.1.0
 	github.com/regbo/lfp-swarm-lease/images v0.1.0
 	github.com/regbo/lfp-swarm-lease/lease v0.1.0
 	github.com/regbo/lfp-swarm-lease/server v0.1.0
 	github.com/regbo/lfp-swarm-lease/settings v0.1.0
+	github.com/regbo/lfp-swarm-lease/timing v0.1.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	go.etcd.io/etcd/api/v3 v3.7.3
@@ -101,7 +103,6 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/regbo/lfp-swarm-lease/timing v0.1.0 // indirect
 	github.com/swaggest/swgui v1.8.5 // indirect
 	github.com/vearutop/statigz v1.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect

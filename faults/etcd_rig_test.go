@@ -21,8 +21,9 @@ import (
 )
 
 // The etcd campaign's settings. The lease is shorter than on Swarm (etcd elects a new leader
-// within about a second); the etcd request timeout is a quarter of it, so that a request stuck
-// on a frozen or cut-off member gives way to another member well before the holder's deadline.
+// within about a second); the etcd request timeout is a quarter of it, so that a request no
+// member answers (the quorum lost) fails well before the holder's deadline. A request to a
+// frozen or cut-off member goes to another one by itself, within a fraction of its time.
 const (
 	etcdTTL       = 4 * time.Second
 	etcdRequestMs = "1000"
@@ -197,7 +198,11 @@ func (r *etcdRig) terms() []check.Term {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return check.Terms(events, nil)
+	terms, err := check.Terms(events)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return terms
 }
 
 // waitChild polls the children's log until a child that started after mono runs.

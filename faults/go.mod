@@ -9,6 +9,7 @@ require (
 	github.com/regbo/lfp-swarm-lease/clients/go v0.1.0
 	github.com/regbo/lfp-swarm-lease/images v0.1.0
 	github.com/regbo/lfp-swarm-lease/lease v0.1.0
+	github.com/regbo/lfp-swarm-lease/timing v0.1.0
 	golang.org/x/sys v0.49.0
 )
 
@@ -30,7 +31,6 @@ require (
 	github.com/moby/moby/api v1.57.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
-	github.com/regbo/lfp-swarm-lease/timing v0.1.0 // indirect
 	github.com/sirupsen/logrus v1.10.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.61.0 // indirect

@@ -60,7 +60,7 @@ type rig struct {
 	retired []*contend.Supervisor // stopped supervisors that restart replaced
 	sups    []*contend.Supervisor // sups[i] talks to manager i+1; nil with svc
 	svc     *service              // the containerised supervisors, if they are
-	kills   []check.Kill          // children killed with their container
+	kills   map[string]int64      // children killed with their container (Term.Child) → when seen gone
 	callers []*contend.Caller
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -100,7 +100,8 @@ func newRigWith(t *testing.T, seed uint64, start func(*rig)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, c: c, bins: bins, rng: rand.New(rand.NewPCG(seed, 0)), log: filepath.Join(t.TempDir(), "children.log"), began: check.Monotonic()}
+	r := &rig{t: t, c: c, bins: bins, rng: rand.New(rand.NewPCG(seed, 0)), log: filepath.Join(t.TempDir(), "children.log"), began: check.Monotonic(),
+		kills: map[string]int64{}}
 	t.Cleanup(r.abort)
 	start(r)
 	for i := range cluster.Nodes * callersPerManager {
@@ -154,7 +155,16 @@ func (r *rig) terms() []check.Term {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return check.Terms(events, r.kills)
+	terms, err := check.Terms(events)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for i := range terms {
+		if gone, ok := r.kills[terms[i].Child()]; ok && terms[i].Stop == 0 {
+			terms[i].Stop, terms[i].Killed = gone, true
+		}
+	}
+	return terms
 }
 
 // waitChild polls the children's log until a child that started after mono runs.

@@ -249,11 +249,11 @@ func frozenHolder(r *rig) {
 // thawed records that holder's child was thawed at thaw (when the thaw was asked for: it
 // happens while that call runs), and waits for its stop.
 func (r *rig) thawed(holder check.Term, thaw int64) {
-	r.thaws = append(r.thaws, check.Thaw{Task: holder.Task, PID: holder.PID, Mono: thaw})
+	r.thaws = append(r.thaws, check.Thaw{Child: holder.Child(), Mono: thaw})
 	deadline := time.Now().Add(time.Minute)
 	for {
 		for _, term := range r.terms() {
-			if term.Task == holder.Task && term.PID == holder.PID && term.Stop != 0 {
+			if term.Child() == holder.Child() && term.Stop != 0 {
 				r.figure("thaw to the frozen child's stop %v", time.Duration(term.Stop-thaw).Round(time.Millisecond))
 				return
 			}
@@ -297,7 +297,7 @@ func killedHolderContainer(r *rig) {
 	if state, err := r.c.Docker(t.Context(), hn, "inspect", "--format", "{{.State.Running}}", id); err != nil || state != "false" {
 		t.Fatalf("container %s after docker kill: running %q (%v)", id, state, err)
 	}
-	r.kills = append(r.kills, check.Kill{Task: holder.Task, PID: holder.PID, Gone: check.Monotonic()})
+	r.kills[holder.Child()] = check.Monotonic()
 	next, took := r.takeover(t0, "docker kill of the holder's container")
 	if next.Fence <= holder.Fence || took >= faultTTL-faultRenew {
 		t.Errorf("takeover %+v %v after killing the holder's container (%+v): want a higher fence before the term could expire (TTL %v, renewals every %v)",
@@ -332,11 +332,12 @@ func pausedHolderContainer(r *rig) {
 	r.thawed(holder, thaw)
 }
 
-// dockerHolder runs `docker verb` on the holder's container, after the jitter, and returns the
-// holder, its manager, its container and when the fault began.
+// dockerHolder runs `docker verb` on the holder's container (its child's hostname: Docker's
+// default, the container's short ID), after the jitter, and returns the holder, its manager,
+// its container and when the fault began.
 func (r *rig) dockerHolder(verb string) (holder check.Term, hn int, id string, t0 int64) {
 	holder, hn = r.holder()
-	id = r.svc.container(r.t, hn, holder.Task)
+	id = holder.Host
 	r.jitter()
 	t0 = check.Monotonic()
 	if _, err := r.c.Docker(r.t.Context(), hn, verb, id); err != nil {

@@ -84,16 +84,6 @@ func deployService(t *testing.T, c *cluster.Cluster, bins contend.Binaries, log 
 	return s
 }
 
-// container returns the ID of the running container of task on manager n ("" if none).
-func (s *service) container(t *testing.T, n int, task string) string {
-	t.Helper()
-	out, err := s.c.Docker(t.Context(), n, "ps", "-q", "--no-trunc", "--filter", "label=com.docker.swarm.task.id="+task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // waitTasks waits until one container of the service runs on every manager.
 func (s *service) waitTasks(t *testing.T, timeout time.Duration) {
 	t.Helper()

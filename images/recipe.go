@@ -22,8 +22,8 @@ const (
 	// DemoPackage is the demo's main package, relative to the repository root.
 	DemoPackage = "./demo/cmd/demo"
 	// BuildInfoPackage holds the variables that -ldflags -X stamps with the release version,
-	// commit and date (Version, Commit, Date), which `lfp-swarm-lease version` shows.
-	BuildInfoPackage = "github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
+	// commit and date (Version, Commit, Date), which `lfp-swarm-lease version` and `deployer version` show.
+	BuildInfoPackage = "github.com/regbo/lfp-swarm-lease/images/buildinfo"
 	// SourceURL is the images' org.opencontainers.image.source label.
 	SourceURL = "https://github.com/regbo/lfp-swarm-lease"
 )

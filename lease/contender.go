@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
@@ -97,6 +96,10 @@ func (t *Term) Cause() error { return context.Cause(t.ctx) }
 // `run --once`); Run returns it.
 var ErrStopContending = errors.New("lease: contending stopped by the leader")
 
+// minCampaignTime is the least time a campaign gets, whatever the poll interval: enough for a
+// write of a store that is busy, not stuck.
+const minCampaignTime = time.Second
+
 // minWakeSpacing bounds how often notifications can make a follower read the store; the first
 // notification after a quiet spell wakes it at once (wakeSpacing).
 const minWakeSpacing = 50 * time.Millisecond
@@ -175,7 +178,11 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 		res, decided := e.handoverWatched()
 		var err error
 		if !decided {
-			res, err = e.tryAcquire(ctx, blind)
+			// A campaign's answer is of use for about a poll interval: one that has none by then
+			// is sent again — to another member, on a store of several.
+			actx, cancel := context.WithTimeout(ctx, max(c.PollInterval, minCampaignTime))
+			res, err = e.tryAcquire(actx, blind)
+			cancel()
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -200,7 +207,9 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 				c.Logger.Warn("store error", "namespace", e.Namespace(), "err", err)
 				lastErr = err.Error()
 			}
-			_ = ctxsleep.Sleep(ctx, c.PollInterval)
+			if !errors.Is(err, context.DeadlineExceeded) { // a campaign out of time has waited already
+				_ = timing.Sleep(ctx, c.PollInterval)
+			}
 			continue
 		case res.Acquired:
 			lastErr = ""
@@ -215,7 +224,7 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 			if steppedDown {
 				// The leader ended its term itself (its work exited): give the others one poll
 				// interval to take over, and never spin acquire/release with a crashing child.
-				_ = ctxsleep.Sleep(ctx, c.PollInterval)
+				_ = timing.Sleep(ctx, c.PollInterval)
 			}
 			continue
 		}
@@ -278,7 +287,7 @@ func (c *Contender) waitFollower(ctx context.Context, wait time.Duration, notify
 	case <-c.Election.goneLater(wctx, held):
 	case <-notify:
 		if d := wakes.delay(c.Election.clock.Monotonic()); d > 0 {
-			_ = ctxsleep.Sleep(ctx, d)
+			_ = timing.Sleep(ctx, d)
 		}
 	}
 }
@@ -305,10 +314,12 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 		successors = succ.watchCandidates(termCtx)
 	}
 	var wg sync.WaitGroup
+	last := g // the last confirmed write's grant, a renewal confirmed after the term's end included
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		c.keepRenewed(termCtx, g, notify, clash, log, func(next Grant) {
+			last = next
 			if deadline.Stop() { // not yet fired: move it
 				deadline.Reset(stopIn(next))
 				term.renew(next)
@@ -324,8 +335,14 @@ func (c *Contender) runTerm(ctx context.Context, g Grant, notify <-chan struct{}
 	log.Info("term ended", "reason", reason(termCtx))
 
 	// Hand over or release on a fresh context: the contender's may already be cancelled
-	// (shutdown). A term lost to another holder has nothing to hand over.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	// (shutdown). Neither waits past the term's deadline: the followers take the lease at its
+	// expiry soon after, and a write still on its way would only hold up the step-down. A term
+	// lost to another holder, or past its deadline, has nothing to hand over.
+	left := e.Remaining(last)
+	if left <= 0 {
+		return steppedDown, leadErr
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), left)
 	defer cancel()
 	if successors != nil && !errors.Is(context.Cause(termCtx), ErrLost) {
 		if to, ok := succ.handOver(rctx, e, g.Fence, successors); ok {
@@ -358,8 +375,10 @@ func (c *Contender) renewDelay(g Grant) time.Duration {
 func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan struct{}, clash *identityClash, log *slog.Logger, moved func(Grant), end context.CancelCauseFunc) {
 	e := c.Election
 	fence, current := g.Fence, g
-	next := time.NewTimer(c.renewDelay(g))
+	first := c.renewDelay(g)
+	next, renewAt := time.NewTimer(first), time.Now().Add(first)
 	defer next.Stop()
+	schedule := func(d time.Duration) { next.Reset(d); renewAt = time.Now().Add(d) }
 	lastRenewed := time.Now()
 	failing := false
 	for {
@@ -367,7 +386,10 @@ func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan stru
 		case <-ctx.Done():
 			return
 		case <-notify:
-			snap, err := e.Inspect(ctx)
+			// The read is of no use past the next renewal, which learns the same.
+			ictx, cancel := context.WithDeadline(ctx, renewAt)
+			snap, err := e.Inspect(ictx)
+			cancel()
 			if err == nil {
 				c.onState(snap)
 			}
@@ -390,7 +412,7 @@ func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan stru
 			failing, lastRenewed, current = false, time.Now(), renewed
 			moved(renewed)
 			c.onState(Snapshot{Record: renewed.Record, Version: renewed.Version, Exists: true, Acquired: true})
-			next.Reset(c.renewDelay(renewed))
+			schedule(c.renewDelay(renewed))
 		case errors.Is(err, ErrNotHolder):
 			// Who holds it now — the record the refusal was decided on, no further read on
 			// the way to the step-down — decides whether it was another process under this
@@ -410,7 +432,7 @@ func (c *Contender) keepRenewed(ctx context.Context, g Grant, notify <-chan stru
 				log.Warn("renewal failed; retrying until the deadline", "err", err, "remaining", e.Remaining(current).Round(time.Millisecond))
 			}
 			failing = true
-			next.Reset(min(c.PollInterval, c.RenewInterval))
+			schedule(min(c.PollInterval, c.RenewInterval))
 		}
 	}
 }

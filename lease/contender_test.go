@@ -500,3 +500,75 @@ func TestContendersSharingAnIdentityBothKnowIt(t *testing.T) {
 		t.Fatalf("no error naming the shared identity:\n%s", logs.String())
 	}
 }
+
+// stuckStore answers nothing while stuck is set: a request then waits for its context to end,
+// and sends how long it had on waits (-1 without a deadline).
+type stuckStore struct {
+	lease.Store
+	stuck atomic.Bool
+	waits chan time.Duration
+}
+
+func (s *stuckStore) wait(ctx context.Context) error {
+	had := time.Duration(-1)
+	if deadline, ok := ctx.Deadline(); ok {
+		had = time.Until(deadline)
+	}
+	s.waits <- had
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *stuckStore) Load(ctx context.Context, ns string) (lease.Record, lease.Version, error) {
+	if s.stuck.Load() {
+		return lease.Record{}, 0, s.wait(ctx)
+	}
+	return s.Store.Load(ctx, ns)
+}
+
+func (s *stuckStore) Update(ctx context.Context, rec lease.Record, v lease.Version) (lease.Version, error) {
+	if s.stuck.Load() {
+		return 0, s.wait(ctx)
+	}
+	return s.Store.Update(ctx, rec, v)
+}
+
+// TestContenderStepDownEndsByTheTermsDeadline: a leader that steps down while its store answers
+// nothing gives up releasing by its term's deadline — the lease is the followers' soon after —
+// and not a fixed while later.
+func TestContenderStepDownEndsByTheTermsDeadline(t *testing.T) {
+	const ttl = 2 * time.Second
+	store := &stuckStore{Store: memstore.New(), waits: make(chan time.Duration, 64)}
+	c := contender(t, store, "a", ttl)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Run(ctx, func(term *lease.Term) error {
+			store.stuck.Store(true)
+			cancel()
+			return nil
+		})
+	}()
+	had := within(t, store.waits, 2*time.Second, "the release")
+	if had < 0 || had > ttl {
+		t.Fatalf("the release after the term had %v to wait, want at most what was left of the %v term", had, ttl)
+	}
+	within(t, done, ttl+time.Second, "the contender to return")
+}
+
+// TestContenderCampaignIsSentAgain: a follower's campaign that the store does not answer is
+// given up after about a poll interval (at least a second) and sent again, not left waiting.
+func TestContenderCampaignIsSentAgain(t *testing.T) {
+	store := &stuckStore{Store: memstore.New(), waits: make(chan time.Duration, 64)}
+	store.stuck.Store(true)
+	c := contender(t, store, "b", time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = c.Run(ctx, func(*lease.Term) error { return nil }) }()
+	for i := range 3 {
+		had := within(t, store.waits, 2*time.Second, "a campaign's read")
+		if had < 0 || had > time.Second {
+			t.Fatalf("campaign %d's read had %v to wait, want at most a second (poll interval %v)", i, had, c.PollInterval)
+		}
+	}
+}

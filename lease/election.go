@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
@@ -161,6 +160,7 @@ func (e *Election) TryAcquire(ctx context.Context) (TryAcquireResult, error) {
 func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireResult, error) {
 	var result TryAcquireResult
 	var evidence string
+	var live bool // the decision took over a live term of another incarnation
 	err := e.mutate(ctx, "try-acquire", mode, func(cur Record, ver Version, now time.Time) (Record, error) {
 		if g, ok := e.handedOver(cur, ver); ok {
 			result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(cur, ver)}
@@ -170,8 +170,8 @@ func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireRe
 		// one handed to this contender but not taken as handed (handedOver) is its own to take
 		// with a write.
 		_, toAnother := e.handedTo(cur)
-		evidence = ""
-		if cur.Held() && (!e.ownTerm(cur) || toAnother) && !e.expired(cur, ver) {
+		evidence, live = "", cur.Held() && (!e.ownTerm(cur) || toAnother)
+		if live && !e.expired(cur, ver) {
 			if evidence = e.gone(ctx, cur); evidence == "" {
 				result.Current = e.snapshot(cur, ver)
 				return Record{}, errHeld
@@ -186,6 +186,9 @@ func (e *Election) tryAcquire(ctx context.Context, mode writeMode) (TryAcquireRe
 		return next, nil
 	}, func(g Grant) {
 		result = TryAcquireResult{Acquired: true, Grant: g, Current: e.snapshot(g.Record, g.Version), Evidence: evidence}
+		if live {
+			e.recorder.TookOver(evidence)
+		}
 	})
 	switch {
 	case errors.Is(err, errHandedOver):
@@ -571,5 +574,5 @@ func (e *Election) snapshot(rec Record, ver Version) Snapshot {
 // pause waits a short, jittered, growing time before a CAS retry so that contenders that
 // collided do not collide again in lockstep.
 func pause(ctx context.Context, attempt int) error {
-	return ctxsleep.Sleep(ctx, time.Duration(rand.Int64N(int64(min(attempt, 8))*int64(2*time.Millisecond))))
+	return timing.Sleep(ctx, time.Duration(rand.Int64N(int64(min(attempt, 8))*int64(2*time.Millisecond))))
 }

@@ -29,12 +29,15 @@ type Incarnation struct {
 	// Lock is a file that the incarnation's processes hold locked (flock) for as long as any of
 	// them lives; zero when there is none.
 	Lock FileID
-	// PID is a process whose end ends the incarnation's work (a one-shot command's caller),
-	// PIDStart its start time (clock ticks after boot, which tells a reused PID) and PIDNS the
-	// inode of its PID namespace; PID is zero when there is none.
+	// PID is the process whose work the incarnation's terms are (a one-shot command's caller),
+	// PIDStart its start time (clock ticks after boot, which tells a reused PID), PIDNS the
+	// inode of its PID namespace and PIDGroup its process group, where what it started runs
+	// on after it; PID is zero when there is none. The work is gone once the process is, and
+	// its group is empty.
 	PID      int
 	PIDStart uint64
 	PIDNS    uint64
+	PIDGroup int
 	// Container is the ID of the container whose init process (PID 1) the incarnation is — the
 	// container of the record's Swarm task — so that the container's end, the task reported
 	// ended by its own node, is the incarnation's end and that of every process it started;
@@ -68,7 +71,7 @@ func (i Incarnation) String() string {
 		v.Set("lock", fmt.Sprintf("%d:%d:%s", i.Lock.Dev, i.Lock.Ino, i.Lock.Path))
 	}
 	if i.PID != 0 {
-		v.Set("pid", fmt.Sprintf("%d:%d:%d", i.PID, i.PIDStart, i.PIDNS))
+		v.Set("pid", fmt.Sprintf("%d:%d:%d:%d", i.PID, i.PIDStart, i.PIDNS, i.PIDGroup))
 	}
 	if i.Container != "" {
 		v.Set("container", i.Container)
@@ -95,8 +98,8 @@ func ParseIncarnation(s string) (Incarnation, error) {
 	}
 	if p := v.Get("pid"); p != "" {
 		var pid int
-		if n, _ := fmt.Sscanf(p, "%d:%d:%d", &pid, &i.PIDStart, &i.PIDNS); n != 3 || pid <= 0 {
-			return Incarnation{}, fmt.Errorf("lease: incarnation %q: pid %q is not PID:START:PIDNS", s, p)
+		if n, _ := fmt.Sscanf(p, "%d:%d:%d:%d", &pid, &i.PIDStart, &i.PIDNS, &i.PIDGroup); n != 4 || pid <= 0 || i.PIDGroup <= 0 {
+			return Incarnation{}, fmt.Errorf("lease: incarnation %q: pid %q is not PID:START:PIDNS:PGID", s, p)
 		}
 		i.PID = pid
 	}

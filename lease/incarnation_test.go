@@ -2,6 +2,8 @@ package lease_test
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,14 +17,14 @@ func TestAnIncarnationReadsBackAsWritten(t *testing.T) {
 		{},
 		{ID: "a"},
 		{ID: "b", Boot: "0b6e", Lock: lease.FileID{Dev: 66306, Ino: 12, Path: "/run/x y/z:1.lock"}, Container: "4f1c"},
-		{ID: "c", Boot: "0b6e", PID: 4242, PIDStart: 123456, PIDNS: 4026531836},
+		{ID: "c", Boot: "0b6e", PID: 4242, PIDStart: 123456, PIDNS: 4026531836, PIDGroup: 4200},
 	} {
 		got, err := lease.ParseIncarnation(inc.String())
 		if err != nil || got != inc {
 			t.Errorf("%q read back as %+v, %v; want %+v", inc.String(), got, err, inc)
 		}
 	}
-	for _, bad := range []string{"%zz", "boot=x", "id=a&lock=1:2", "id=a&lock=x:2:/p", "id=a&pid=1:2", "id=a&pid=-1:2:3"} {
+	for _, bad := range []string{"%zz", "boot=x", "id=a&lock=1:2", "id=a&lock=x:2:/p", "id=a&pid=1:2:3", "id=a&pid=-1:2:3:4", "id=a&pid=1:2:3:0"} {
 		if got, err := lease.ParseIncarnation(bad); err == nil {
 			t.Errorf("%q read as %+v, want an error", bad, got)
 		}
@@ -73,7 +75,8 @@ func TestARestartedContenderTakesOverOnEvidenceWithoutWaitingForItsPoll(t *testi
 	}
 	store := &loadCounter{Store: mem}
 	w := &laterWitness{}
-	e, err := lease.New(store, "jobs", lease.Identity{HolderID: "c1"}, lease.WithTTL(30*time.Second), lease.WithWitness(w))
+	rec := &takeoverRecorder{}
+	e, err := lease.New(store, "jobs", lease.Identity{HolderID: "c1"}, lease.WithTTL(30*time.Second), lease.WithWitness(w), lease.WithRecorder(rec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +118,32 @@ func TestARestartedContenderTakesOverOnEvidenceWithoutWaitingForItsPoll(t *testi
 	if term.Grant.Fence != res.Grant.Fence+1 || term.Grant.Incarnation != e.Incarnation() || e.Incarnation() == "" {
 		t.Fatalf("term %+v, want fence %d under the contender's own incarnation %q", term.Grant.Record, res.Grant.Fence+1, e.Incarnation())
 	}
+	if got := rec.evidence(); len(got) != 1 || got[0] != "test: gone now" {
+		t.Fatalf("takeovers recorded: %q, want one, on the witness's evidence", got)
+	}
+}
+
+// takeoverRecorder keeps the evidence of every takeover reported to it.
+type takeoverRecorder struct {
+	mu    sync.Mutex
+	taken []string
+}
+
+func (*takeoverRecorder) Renewed(time.Duration, error) {}
+func (*takeoverRecorder) Conflict()                    {}
+func (*takeoverRecorder) StoreError(string)            {}
+func (*takeoverRecorder) Leading(uint64, bool)         {}
+
+func (r *takeoverRecorder) TookOver(evidence string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.taken = append(r.taken, evidence)
+}
+
+func (r *takeoverRecorder) evidence() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.taken)
 }
 
 // onlyGone proves gone the holders of one incarnation.

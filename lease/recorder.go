@@ -17,6 +17,9 @@ type Recorder interface {
 	StoreError(kind string)
 	// Leading reports the start (true) and end (false) of a term with its fence.
 	Leading(fence uint64, leading bool)
+	// TookOver reports a live term of another incarnation taken over: on evidence that its
+	// holder is gone (what proved it, from a Witness), or on its expiry (evidence empty).
+	TookOver(evidence string)
 }
 
 // WithRecorder sets the Recorder of an Election (and of Contenders on it).
@@ -58,3 +61,4 @@ func (nopRecorder) Renewed(time.Duration, error) {}
 func (nopRecorder) Conflict()                    {}
 func (nopRecorder) StoreError(string)            {}
 func (nopRecorder) Leading(uint64, bool)         {}
+func (nopRecorder) TookOver(string)              {}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // succession is a Contender's part in handovers (handover.go) on a store that keeps successor
@@ -51,7 +51,7 @@ func (s *succession) keepRegistered(ctx context.Context, retry time.Duration) {
 			s.log.Warn("successor registration failed; retrying (a release then hands over in two writes instead of one)", "err", err)
 			lastErr = err.Error()
 		}
-		_ = ctxsleep.Sleep(ctx, retry)
+		_ = timing.Sleep(ctx, retry)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Watch observes the election and sends a snapshot on the returned channel first at once and
@@ -62,7 +62,7 @@ func (e *Election) watch(ctx context.Context, poll time.Duration, onError func(e
 			case <-t.C:
 			case <-notify:
 				if d := wakes.delay(e.clock.Monotonic()); d > 0 {
-					_ = ctxsleep.Sleep(ctx, d)
+					_ = timing.Sleep(ctx, d)
 				}
 			}
 			t.Stop()

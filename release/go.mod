@@ -5,10 +5,23 @@ go 1.26.0
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/google/go-containerregistry v0.22.1
+	github.com/regbo/lfp-swarm-lease/deployer v0.1.0
 	github.com/regbo/lfp-swarm-lease/images v0.1.0
 	github.com/regbo/lfp-swarm-lease/lease v0.1.0
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/mod v0.41.0
+)
+
+require (
+	github.com/agnivade/levenshtein v1.2.2 // indirect
+	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
+	github.com/knadh/koanf/maps v0.1.2 // indirect
+	github.com/knadh/koanf/providers/env/v2 v2.0.2 // indirect
+	github.com/knadh/koanf/providers/posflag v1.0.2 // indirect
+	github.com/knadh/koanf/v2 v2.4.1 // indirect
+	github.com/mitchellh/copystructure v1.2.0 // indirect
+	github.com/mitchellh/reflectwalk v1.0.2 // indirect
+	github.com/regbo/lfp-swarm-lease/settings v0.1.0 // indirect
 )
 
 require (

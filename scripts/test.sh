@@ -9,9 +9,9 @@
 # Without a Docker engine (and not root to install one) the Swarm tests are skipped with a
 # message; with CI=true they fail instead, so CI can never pass without them.
 #
-# The fast lane (--fast) is gofmt, the module hygiene, every module's unit tests with
+# The fast lane (--fast) is gofmt, the module hygiene and map, every module's unit tests with
 # `go test -short` (no race detector) and the Python client's tests: under 3 minutes on two
-# cores. -short skips what leasetest.Long marks (bench/needetcd and images have the same rule):
+# cores. -short skips what leasetest.Long marks (images has the same rule):
 # the tests that need a Docker engine or the Swarm (the fault campaign starts engines of its
 # own), a browser or etcd processes, and those that take long — builds of whole programs (the
 # release pipeline's goreleaser release, go install from a module proxy, npm publish, the image
@@ -93,13 +93,18 @@ if [ -n "$split" ]; then
 fi
 [ "$hygiene_failed" = 0 ] || exit 1
 
+step "the module map (docs/architecture.md) against the imports"
+scripts/check-architecture.sh
+
 if [ "$fast" = 1 ]; then
   step "go test -short (the fast lane)"
   failed=0
   for m in $modules; do
     (cd "$m" && go test -short -count=1 -timeout 5m ./...) || failed=1
   done
-  step "Python: the client's tests against the binary built here"
+  # The wheels' tests need scripts/build-wheels.sh (minutes of cross-compiling): the whole
+  # suite runs them; here they skip.
+  step "Python: the package's tests against the binary built here"
   PY=/usr/bin/python3
   if ! "$PY" -c 'import pytest, pytest_asyncio' 2>/dev/null; then
     echo "test.sh: no pytest for $PY: the Python client's tests are skipped (apt-get install python3-pytest python3-pytest-asyncio)" >&2
@@ -147,38 +152,40 @@ bun run typecheck
 bun run node:test
 # --- end TypeScript ---
 
-# --- Python: the PyPI client (clients/python), with Debian's tools for Debian's interpreter ---
+# --- Python: the PyPI package (clients/python), with Debian's tools for Debian's interpreter ---
 # (the python3 first on PATH may be another one without them; .ci/run installs them). Its tests
-# run against real serve and run processes of the binary built here.
-step "Python: flake8, mypy --strict, pytest, sdist and wheel, the wheel in a fresh venv"
+# run against real processes of the binary built here (serve, run, the one-shot commands under
+# the controller, etcd) and against the wheels scripts/build-wheels.sh builds: the Linux x86_64
+# one installed into fresh virtual environments, run through a SIGKILL failover, and in a task
+# of the test Swarm.
+step "Python: flake8, mypy --strict, every wheel and the sdist (scripts/build-wheels.sh), pytest, the pure wheel in a fresh venv"
 PY=/usr/bin/python3
-if ! "$PY" -c 'import build, hatchling, pytest, pytest_asyncio, mypy, flake8, ensurepip' 2>/dev/null; then
+if ! "$PY" -c 'import build, hatchling, pytest, pytest_asyncio, mypy, flake8, ensurepip' 2>/dev/null || ! command -v file >/dev/null; then
   if [ "${CI:-}" = true ]; then
-    echo "test.sh: Debian's Python tools are missing and CI=true (.ci/run installs them)" >&2
+    echo "test.sh: Debian's Python tools or file(1) are missing and CI=true (.ci/run installs them)" >&2
     exit 1
   fi
-  echo "test.sh: no Python tools: the Python client is not checked (apt-get install python3-hatchling" \
-    "python3-build python3-pytest python3-pytest-asyncio mypy flake8 python3-venv)" >&2
+  echo "test.sh: no Python tools: the Python package is not checked (apt-get install python3-hatchling" \
+    "python3-build python3-pytest python3-pytest-asyncio mypy flake8 python3-venv file)" >&2
 else
   pytmp=$(mktemp -d)
   go build -o "$pytmp/lfp-swarm-lease" ./cli/cmd/lfp-swarm-lease
+  (cd clients/python && "$PY" -m flake8 src tests hatch_build.py check_wheels.py && "$PY" -m mypy)
+  scripts/build-wheels.sh
   (
     cd clients/python
-    "$PY" -m flake8 src tests
-    "$PY" -m mypy
-    LFP_SWARM_LEASE_BIN="$pytmp/lfp-swarm-lease" "$PY" -m pytest -q -p no:cacheprovider
-    "$PY" -m build --no-isolation --skip-dependency-check --outdir "$pytmp/dist" . >/dev/null
+    LFP_SWARM_LEASE_BIN="$pytmp/lfp-swarm-lease" LFP_SWARM_LEASE_WHEELS="$PWD/dist" "$PY" -m pytest -q -p no:cacheprovider
     version=$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml)
-    ls "$pytmp/dist/lfp_swarm_lease-$version-py3-none-any.whl" "$pytmp/dist/lfp_swarm_lease-$version.tar.gz" >/dev/null
-    # The wheel alone, offline, in a fresh environment: it needs nothing from the package index.
+    # The pure wheel alone, offline, in a fresh environment: it needs nothing from the package
+    # index.
     "$PY" -m venv "$pytmp/venv"
-    "$pytmp/venv/bin/pip" install --quiet --no-index "$pytmp/dist/lfp_swarm_lease-$version-py3-none-any.whl"
+    "$pytmp/venv/bin/pip" install --quiet --no-index "dist/lfp_swarm_lease-$version-py3-none-any.whl"
     (cd "$pytmp" && venv/bin/python -c '
 import sys, importlib.resources, lfp_swarm_lease as m
 assert m.__version__ == sys.argv[1], (m.__version__, sys.argv[1])
 assert importlib.resources.files(m).joinpath("py.typed").is_file(), "no py.typed"
-assert m.RemoteLeaseObserver and m.LeaseClient
-print("installed lfp-swarm-lease", m.__version__, "from the wheel")' "$version")
+assert m.RemoteLeaseObserver and m.LeaseClient and m.SwarmLeaseController
+print("installed lfp-swarm-lease", m.__version__, "from the pure wheel")' "$version")
   )
   rm -rf "$pytmp"
 fi

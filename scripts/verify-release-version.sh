@@ -9,4 +9,4 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 cd "$(dirname "$0")/.."
-exec go run ./release/cmd/release verify-version "$1"
+exec scripts/exec-go.sh ./release/cmd/release verify-version "$1"

@@ -11,6 +11,7 @@ require (
 	github.com/moby/moby/client v0.6.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/regbo/lfp-swarm-lease/lease v0.1.0
+	github.com/regbo/lfp-swarm-lease/timing v0.1.0
 	github.com/swaggest/swgui v1.8.5
 	golang.org/x/time v0.16.0
 )
@@ -37,7 +38,6 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/regbo/lfp-swarm-lease/timing v0.1.0 // indirect
 	github.com/vearutop/statigz v1.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.61.0 // indirect

@@ -24,6 +24,7 @@ type Metrics struct {
 	fence       prometheus.Gauge
 	renew       *prometheus.HistogramVec
 	conflicts   prometheus.Counter
+	takeovers   *prometheus.CounterVec
 	storeErrors *prometheus.CounterVec
 	sseClients  prometheus.Gauge
 	sseDropped  prometheus.Counter
@@ -44,6 +45,7 @@ type Metrics struct {
 
 	connections  prometheus.Gauge
 	limitedConns *prometheus.CounterVec
+	ready        prometheus.Gauge
 }
 
 var (
@@ -67,8 +69,12 @@ func NewMetrics() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20}}, []string{"outcome"}),
 		conflicts:   prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "cas_conflicts_total", Help: "Conditional writes that lost to another write and were retried."}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "store_errors_total", Help: "Failed store calls by kind."}, []string{"kind"}),
-		sseClients:  prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "sse_clients", Help: "Connected SSE clients of /v1/events."}),
-		sseDropped:  prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "sse_clients_dropped_total", Help: "SSE clients dropped because they did not keep up."}),
+		takeovers: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "takeovers_total",
+			Help: "Live terms of another incarnation (another process, under this holder id too) this process took over, by proof: " +
+				"evidence that the holder is gone (on this host: nothing holds its lock, or its caller exited; on Swarm: the task's own node " +
+				"reported it ended) or expiry (the TTL). A paused, stopped or unreachable holder is never evidence."}, []string{"proof"}),
+		sseClients: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "sse_clients", Help: "Connected SSE clients of /v1/events."}),
+		sseDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "sse_clients_dropped_total", Help: "SSE clients dropped because they did not keep up."}),
 	}
 	m.electionRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "election_requests_total",
 		Help: "Requests to the elections API by operation and outcome (ok, leader, follower, or the error code)."}, []string{"operation", "outcome"})
@@ -84,14 +90,18 @@ func NewMetrics() *Metrics {
 	m.limitedConns = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "http_connections_limited_total",
 		Help: "HTTP connections closed by the connection limits: shed (waiting, closed to admit a new one), idle_pressure " +
 			"(idle past the shortened keep-alive under pressure) or refused (new, when every connection was busy)."}, []string{"reason"})
-	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.storeErrors, m.sseClients, m.sseDropped,
-		m.electionRequests, m.electionWatches, m.storeDamage, m.storeRequests, m.storeRequestErrors, m.connections, m.limitedConns,
+	m.ready = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "ready",
+		Help: "1 when the last readiness check (/readyz, and serve's own every 5 s) found the store ready — for run --server, the elections server answering — else 0."})
+	m.registry.MustRegister(m.isLeader, m.transitions, m.fence, m.renew, m.conflicts, m.takeovers, m.storeErrors, m.sseClients, m.sseDropped,
+		m.electionRequests, m.electionWatches, m.storeDamage, m.storeRequests, m.storeRequestErrors, m.connections, m.limitedConns, m.ready,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series exists from the start, so rate() and absent() work before the first error.
 	for _, kind := range []string{"not_holder", "corrupt", "ambiguous", "unavailable", "not_manager", "no_quorum", "conflicts", "store_full", "permission", "canceled", "other"} {
 		m.storeErrors.WithLabelValues(kind)
 	}
 	m.renew.WithLabelValues("ok")
+	m.takeovers.WithLabelValues("evidence")
+	m.takeovers.WithLabelValues("expiry")
 	for _, reason := range []string{"shed", "idle_pressure", "refused"} {
 		m.limitedConns.WithLabelValues(reason)
 	}
@@ -142,6 +152,15 @@ func (m *Metrics) WatchOpened() { m.electionWatches.Inc() }
 // WatchClosed implements roomwatch.Metrics.
 func (m *Metrics) WatchClosed() { m.electionWatches.Dec() }
 
+// Ready implements health.Metrics.
+func (m *Metrics) Ready(ready bool) {
+	if ready {
+		m.ready.Set(1)
+	} else {
+		m.ready.Set(0)
+	}
+}
+
 // StoreDamaged implements health.Metrics.
 func (m *Metrics) StoreDamaged() { m.storeDamage.Inc() }
 
@@ -187,6 +206,15 @@ func (m *Metrics) Renewed(took time.Duration, err error) {
 // Conflict implements lease.Recorder.
 func (m *Metrics) Conflict() { m.conflicts.Inc() }
 
+// TookOver implements lease.Recorder.
+func (m *Metrics) TookOver(evidence string) {
+	if evidence != "" {
+		m.takeovers.WithLabelValues("evidence").Inc()
+	} else {
+		m.takeovers.WithLabelValues("expiry").Inc()
+	}
+}
+
 // StoreError implements lease.Recorder.
 func (m *Metrics) StoreError(kind string) { m.storeErrors.WithLabelValues(kind).Inc() }
 
@@ -194,7 +222,7 @@ func (m *Metrics) StoreError(kind string) { m.storeErrors.WithLabelValues(kind).
 // transitions, the fence, renewals and /v1/events clients — from a server that serves none, so
 // that a dashboard does not read an elections-only server as a follower at fence 0.
 func (m *Metrics) withoutElection() {
-	for _, c := range []prometheus.Collector{m.isLeader, m.transitions, m.fence, m.renew, m.sseClients, m.sseDropped} {
+	for _, c := range []prometheus.Collector{m.isLeader, m.transitions, m.fence, m.renew, m.takeovers, m.sseClients, m.sseDropped} {
 		m.registry.Unregister(c)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/server/elections"
 	"github.com/regbo/lfp-swarm-lease/server/health"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Options configure a Server.
@@ -28,6 +29,9 @@ type Options struct {
 	Election *lease.Election
 	// Elections, when set, serves the elections ("rooms") API.
 	Elections *elections.Options
+	// Ready, when set without Election or Elections, is the readiness /readyz reports for a
+	// server of health and metrics only (run --server: whether its elections server answers).
+	Ready func(context.Context) error
 	// Version is the product version reported by /v1/info and the contract.
 	Version string
 	// PollInterval is the watcher's poll interval (default 1 s).
@@ -67,11 +71,18 @@ type Server struct {
 	api     huma.API
 	// controller serves the election's endpoints; nil without an election.
 	controller *controller.Controller
+	// health answers /healthz and /readyz; monitor: it also checks readiness by itself.
+	health  *health.Checks
+	monitor bool
 	// conns bounds the open connections.
 	conns *connlimit.Limiter
 	// closing is closed when the server shuts down: the streams its handlers write end.
 	closing chan struct{}
 }
+
+// readinessInterval is how often a server that reads its store itself checks that the store
+// is ready: the first gap of timing.Failures' reports, so that each report is on time.
+const readinessInterval = timing.FirstReportGap
 
 // Defaults of Options.
 const (
@@ -115,8 +126,8 @@ func New(opts Options) (*Server, error) {
 	if !wire.ErrorModelInstalled() {
 		return nil, errors.New("server: huma's error model is not installed: call wire.InstallErrorModel once, at start")
 	}
-	if opts.Election == nil && opts.Elections == nil {
-		return nil, errors.New("server: an election or the elections API is required")
+	if opts.Election == nil && opts.Elections == nil && opts.Ready == nil {
+		return nil, errors.New("server: an election, the elections API or a readiness check is required")
 	}
 	opts.applyDefaults()
 	var proxies []netip.Prefix
@@ -129,17 +140,25 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, conns: conns, closing: make(chan struct{})}
+	s := &Server{opts: opts, conns: conns, closing: make(chan struct{}),
+		// A server that reads the store itself (serve) says when it is not ready; run's
+		// contender reads it for run's, and logs its failures itself.
+		monitor: opts.Snapshots == nil && (opts.Election != nil || opts.Elections != nil)}
 
 	r := newRouter(opts.MaxBodyBytes)
 	s.api = newAPI(r)
-	health.New(health.Options{Election: opts.Election, Rooms: roomsManager, Metrics: opts.Metrics, Logger: opts.Logger}).Register(s.api)
+	ready := opts.Ready
+	if opts.Election != nil || opts.Elections != nil {
+		ready = nil // the store's readiness
+	}
+	s.health = health.New(health.Options{Election: opts.Election, Rooms: roomsManager, Ready: ready, Metrics: opts.Metrics, Logger: opts.Logger})
+	s.health.Register(s.api)
 	if opts.Election != nil {
 		s.controller = controller.New(controller.Options{Election: opts.Election, Snapshots: opts.Snapshots,
 			PollInterval: opts.PollInterval, KeepAlive: opts.KeepAlive, MaxClients: opts.MaxSSEClients, Version: opts.Version,
 			Closing: s.closing, Metrics: opts.Metrics, Logger: opts.Logger})
 		s.controller.Register(s.api, r)
-	} else {
+	} else if opts.Elections != nil {
 		opts.Metrics.withoutElection()
 		routeNoElection(r)
 	}
@@ -171,6 +190,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer stopWatch()
 		go s.controller.Run(watchCtx)
 		defer s.controller.Close() // waits for the hijacked SSE streams' end, which Shutdown does not track
+	}
+	if s.monitor {
+		monitorCtx, stopMonitor := context.WithCancel(ctx)
+		defer stopMonitor()
+		go s.health.Monitor(monitorCtx, readinessInterval)
 	}
 
 	ln = s.conns.Listener(ln)

@@ -122,8 +122,8 @@ func kind(mode fs.FileMode) string {
 }
 
 func tooLarge(path string, limit int64) *FileError {
-	return &FileError{Path: path, Problem: "is larger than " + size(limit),
-		Fix: "use a file of at most " + size(limit), Err: ErrTooLarge}
+	return &FileError{Path: path, Problem: "is larger than " + Size(limit),
+		Fix: "use a file of at most " + Size(limit), Err: ErrTooLarge}
 }
 
 // accessError describes a failure to stat, open or read path. Only the system's reason is
@@ -150,8 +150,8 @@ func accessError(path string, err error) *FileError {
 	return fe
 }
 
-// size reads a limit as "64 KiB" or "1 MiB".
-func size(n int64) string {
+// Size reads a limit as "64 KiB" or "1 MiB", for the messages of whatever bounds a read.
+func Size(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

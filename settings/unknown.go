@@ -32,12 +32,7 @@ func (s *Schema) Warnings(layers ...Layer) []string {
 	for _, l := range layers {
 		for _, src := range l.unknown {
 			base := strings.TrimSuffix(src.Name, FileSuffix)
-			best, bestDistance := "", 0
-			for _, candidate := range names {
-				if d := levenshtein.ComputeDistance(base, candidate); best == "" || d < bestDistance {
-					best, bestDistance = candidate, d
-				}
-			}
+			best := Closest(base, names)
 			if base != src.Name {
 				best += FileSuffix
 			}
@@ -54,4 +49,21 @@ func (s *Schema) Warnings(layers ...Layer) []string {
 	}
 	sort.Strings(warnings)
 	return warnings
+}
+
+// Closest is the candidate meant by name, a misspelt variable or flag: the shortest candidate
+// that name begins (TTL: TTL_MS), else the closest by edit distance (the first of equals); ""
+// when there is none. It is the one rule by which both are answered.
+func Closest(name string, candidates []string) string {
+	best, bestDistance := "", 0
+	for _, candidate := range candidates {
+		d := levenshtein.ComputeDistance(name, candidate)
+		if strings.HasPrefix(candidate, name) {
+			d -= len(candidate) + len(name) // below every distance, and shorter first
+		}
+		if best == "" || d < bestDistance {
+			best, bestDistance = candidate, d
+		}
+	}
+	return best
 }

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/regbo/lfp-swarm-lease/settings"
 )
 
 func TestWarnings(t *testing.T) {
@@ -55,5 +57,24 @@ func TestWarningsOfADotEnvFile(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Closest prefers the shortest candidate that the name begins, then the edit distance: --ttl
+// is --ttl-ms, never --help (as far from ttl by edits as ttl-ms).
+func TestClosest(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		candidates []string
+		want       string
+	}{
+		{"ttl", []string{"help", "json", "ttl-ms", "ttl-ms-max"}, "ttl-ms"},
+		{"dryrun", []string{"dry-run", "endpoint", "env-file"}, "dry-run"},
+		{"stor", []string{"stack-name", "store"}, "store"},
+		{"x", nil, ""},
+	} {
+		if got := settings.Closest(tc.name, tc.candidates); got != tc.want {
+			t.Errorf("Closest(%q, %q) = %q, want %q", tc.name, tc.candidates, got, tc.want)
+		}
 	}
 }

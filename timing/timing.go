@@ -1,7 +1,8 @@
 // Package timing is the timing rule of a lease, written once for the engine's contenders
 // (lease.NewContender) and for the Go client's (swarmlease's NewContender): how much
 // earlier than the TTL a holder's deadline falls (SafetyMargin), that the renewals and the stop
-// time fit before it (Check), and how far apart clocks may be (CheckClockSkew). It uses the
+// time fit before it (Check), and how far apart clocks may be (CheckClockSkew); and the one
+// cancellable pause of the loops that poll, back off or wait for a wake-up (Sleep). It uses the
 // standard library only, so that importing it pulls no store or Docker client into a build.
 package timing
 

@@ -1,6 +1,7 @@
 package timing_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -72,5 +73,23 @@ func TestClockSkew(t *testing.T) {
 		if timing.CheckClockSkew(time.Second, skew) == nil {
 			t.Errorf("skew %v with TTL 1 s accepted", skew)
 		}
+	}
+}
+
+// TestSleep: a pause ends with its duration, a wake-up or its context; only the context's end
+// is an error.
+func TestSleep(t *testing.T) {
+	if err := timing.Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Errorf("a 1 ms sleep: %v", err)
+	}
+	wake := make(chan struct{}, 1)
+	wake <- struct{}{}
+	if err := timing.SleepOrWake(context.Background(), time.Hour, wake); err != nil {
+		t.Errorf("a woken sleep: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := timing.SleepOrWake(ctx, time.Hour, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("a sleep whose context ended = %v, want context.Canceled", err)
 	}
 }

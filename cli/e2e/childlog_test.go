@@ -1,44 +1,30 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
+	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 )
 
-// childEvent is one line of testchild's log (cli/internal/testchild).
-type childEvent struct {
-	Event    string `json:"event"`
-	Fence    string `json:"fence"`
-	HolderID string `json:"holder_id"`
-	TaskID   string `json:"task_id"`
-	NodeID   string `json:"node_id"`
-	PID      int    `json:"pid"`
-	Other    int    `json:"other_pid"`
-	Hostname string `json:"hostname"`
-	UnixNano int64  `json:"t"`
-}
+// The child log is testchild's (cli/internal/testchild), read and checked by the fault
+// checkers' reader and overlap check (faults/check), which the handover benchmark uses too.
 
-func (e childEvent) time() time.Time { return time.Unix(0, e.UnixNano) }
-
-func (e childEvent) fence(t testing.TB) uint64 {
+// fenceOf is e's fence as a number, or fails t.
+func fenceOf(t testing.TB, e check.ChildEvent) uint64 {
 	f, err := strconv.ParseUint(e.Fence, 10, 64)
 	if err != nil {
 		t.Fatalf("child event without a fence: %+v", e)
 	}
 	return f
 }
-
-// childKey identifies one child across hosts (PIDs repeat between containers).
-func (e childEvent) childKey() string { return fmt.Sprintf("%s/%d", e.Hostname, e.PID) }
 
 // buildTestChild builds the static testchild binary into dir.
 func buildTestChild(t testing.TB, dir string) string {
@@ -53,31 +39,17 @@ func buildTestChild(t testing.TB, dir string) string {
 }
 
 // readChildEvents reads the log; a missing log is no events.
-func readChildEvents(t testing.TB, path string) []childEvent {
+func readChildEvents(t testing.TB, path string) []check.ChildEvent {
 	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	events, err := check.ReadChildEvents(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var events []childEvent
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e childEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("child log line %q: %v", sc.Text(), err)
-		}
-		events = append(events, e)
-	}
-	sort.SliceStable(events, func(i, j int) bool { return events[i].UnixNano < events[j].UnixNano })
 	return events
 }
 
 // waitForEvents polls the log until pred holds, or fails after timeout.
-func waitForEvents(t testing.TB, path string, timeout time.Duration, what string, pred func([]childEvent) bool) []childEvent {
+func waitForEvents(t testing.TB, path string, timeout time.Duration, what string, pred func([]check.ChildEvent) bool) []check.ChildEvent {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -86,13 +58,13 @@ func waitForEvents(t testing.TB, path string, timeout time.Duration, what string
 			return events
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; child log:\n%s", timeout, what, describeEvents(events))
+			t.Fatalf("timed out after %v waiting for %s; child log:\n%s", timeout, what, check.DescribeEvents(events))
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval of the log file
 	}
 }
 
-func countEvents(events []childEvent, name string) int {
+func countEvents(events []check.ChildEvent, name string) int {
 	n := 0
 	for _, e := range events {
 		if e.Event == name {
@@ -102,70 +74,33 @@ func countEvents(events []childEvent, name string) int {
 	return n
 }
 
-func lastEvent(events []childEvent, name string) (childEvent, bool) {
+func lastEvent(events []check.ChildEvent, name string) (check.ChildEvent, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
 		if events[i].Event == name {
 			return events[i], true
 		}
 	}
-	return childEvent{}, false
-}
-
-func describeEvents(events []childEvent) string {
-	var b strings.Builder
-	for _, e := range events {
-		fmt.Fprintf(&b, "  %s %-12s fence=%s holder=%s task=%s pid=%s\n", e.time().Format("15:04:05.000"), e.Event, e.Fence, e.HolderID, e.TaskID, e.childKey())
-	}
-	return b.String()
-}
-
-// childInterval is the life of one child: from its start to its stop or exit event, or to the
-// time it was killed (ended is then supplied by the test).
-type childInterval struct {
-	key        string
-	fence      uint64
-	start, end time.Time
+	return check.ChildEvent{}, false
 }
 
 // checkOneChildAtATime checks that no two children's lives overlap and that fences strictly
-// increase from child to child. killedAt supplies the end of children killed without a chance
-// to log (SIGKILL, docker kill); a child that is still running must be the last one.
-func checkOneChildAtATime(t testing.TB, events []childEvent, killedAt map[string]time.Time) []childInterval {
+// increase from child to child, and returns their terms. killedAt supplies the end of children
+// killed without a chance to log (SIGKILL, docker kill); a child that is still running must be
+// the last one.
+func checkOneChildAtATime(t testing.TB, events []check.ChildEvent, killedAt map[string]time.Time) []check.Term {
 	t.Helper()
-	byKey := map[string]*childInterval{}
-	var order []*childInterval
-	for _, e := range events {
-		switch e.Event {
-		case "start":
-			iv := &childInterval{key: e.childKey(), fence: e.fence(t), start: e.time()}
-			byKey[iv.key] = iv
-			order = append(order, iv)
-		case "stop", "exit":
-			if iv := byKey[e.childKey()]; iv != nil && iv.end.IsZero() {
-				iv.end = e.time()
-			}
+	terms, err := check.Terms(events)
+	for i := range terms {
+		if k, ok := killedAt[terms[i].Child()]; ok && terms[i].Stop == 0 {
+			terms[i].Stop = k.UnixNano()
 		}
 	}
-	var out []childInterval
-	for i, iv := range order {
-		if iv.end.IsZero() {
-			if k, ok := killedAt[iv.key]; ok {
-				iv.end = k
-			} else if i != len(order)-1 {
-				t.Fatalf("child %s (fence %d) has no end but another child started after it:\n%s", iv.key, iv.fence, describeEvents(events))
-			}
-		}
-		if i > 0 {
-			prev := order[i-1]
-			if !prev.end.IsZero() && iv.start.Before(prev.end) {
-				t.Fatalf("children overlap: %s (fence %d) started at %s before %s (fence %d) ended at %s:\n%s",
-					iv.key, iv.fence, iv.start.Format("15:04:05.000"), prev.key, prev.fence, prev.end.Format("15:04:05.000"), describeEvents(events))
-			}
-			if iv.fence <= prev.fence {
-				t.Fatalf("fence did not increase: %d after %d:\n%s", iv.fence, prev.fence, describeEvents(events))
-			}
-		}
-		out = append(out, *iv)
+	checked := slices.Clone(terms)
+	if n := len(checked); n > 0 && checked[n-1].Stop == 0 {
+		checked[n-1].Stop = math.MaxInt64 // the last child may run on
 	}
-	return out
+	if err := errors.Join(err, check.Children(checked, nil, 0)); err != nil {
+		t.Fatalf("not one child at a time: %v\n%s", err, check.DescribeEvents(events))
+	}
+	return terms
 }

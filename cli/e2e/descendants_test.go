@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -95,7 +96,7 @@ func testStopsDescendant(t *testing.T, cgroup, kind, stop string, inCgroup bool)
 	env, childLog := fileRunEnv(t)
 	env = append(env, "SWARM_LEASE_CHILD_CGROUP="+cgroup, "TESTCHILD_GRANDCHILD="+kind)
 	p := startRun(t, env, "a")
-	events := waitForEvents(t, childLog, 10*time.Second, "the child and its grandchild", func(ev []childEvent) bool { return countEvents(ev, "grandchild") == 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child and its grandchild", func(ev []check.ChildEvent) bool { return countEvents(ev, "grandchild") == 1 })
 	child := startsOf(events)[0]
 	gc, _ := lastEvent(events, "grandchild")
 	killOnCleanup(t, gc.Other)
@@ -114,8 +115,8 @@ func testStopsDescendant(t *testing.T, cgroup, kind, stop string, inCgroup bool)
 	stopped := time.Now()
 	switch stop {
 	case "step-down":
-		// Another term of the same identity: the fence changes, the holder steps down.
-		expectCode(t, cli(t, append([]string{"SWARM_LEASE_HOLDER_ID=a"}, env...), "try-acquire"), 0, "try-acquire")
+		// The term ended from outside (released): the holder steps down.
+		endTerm(t, env, "a", child.Fence)
 	case "SIGTERM of run":
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -148,7 +149,7 @@ func TestRunGuardKilledLeavesNothingInCgroup(t *testing.T) {
 	}
 	env, childLog := fileRunEnv(t)
 	p := startRun(t, append(env, "TESTCHILD_GRANDCHILD=setsid"), "a")
-	events := waitForEvents(t, childLog, 10*time.Second, "the child and its grandchild", func(ev []childEvent) bool { return countEvents(ev, "grandchild") == 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child and its grandchild", func(ev []check.ChildEvent) bool { return countEvents(ev, "grandchild") == 1 })
 	child := startsOf(events)[0]
 	gc, _ := lastEvent(events, "grandchild")
 	killOnCleanup(t, gc.Other)
@@ -186,7 +187,7 @@ func TestRunOnceReportsTheChildsOwnStatus(t *testing.T) {
 func TestRunSendsTheChildOneSIGTERM(t *testing.T) {
 	env, childLog := fileRunEnv(t)
 	p := startRun(t, append(env, "TESTCHILD_IGNORE_TERM=1"), "a")
-	waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
+	waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 1 })
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

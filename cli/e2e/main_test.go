@@ -55,6 +55,12 @@ func cliIn(t *testing.T, dir string, env []string, args ...string) result {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOSTNAME=not-a-container"}, env...)
+	return runCommand(t, cmd)
+}
+
+// runCommand runs cmd to its end and returns its exit code and output.
+func runCommand(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -303,8 +309,9 @@ func TestConfigurationErrorsNameTheSetting(t *testing.T) {
 func TestDockerUnreachable(t *testing.T) {
 	r := cli(t, []string{"SWARM_LEASE_NAMESPACE=x", "SWARM_LEASE_HOLDER_ID=a", "DOCKER_HOST=unix:///nonexistent/docker.sock"}, "try-acquire")
 	expectCode(t, r, 5, "try-acquire without a Docker engine")
-	if !strings.Contains(r.stderr, "unreachable") || !strings.Contains(r.stderr, "/nonexistent/docker.sock") {
-		t.Fatalf("message %q does not say the store is unreachable and where", r.stderr)
+	if !strings.HasPrefix(r.stderr, "lfp-swarm-lease: cannot reach swarm store at unix:///nonexistent/docker.sock (no such file or directory): ") ||
+		!strings.Contains(r.stderr, "DOCKER_HOST") {
+		t.Fatalf("message %q does not say first that the store cannot be reached, where, and what to do", r.stderr)
 	}
 }
 

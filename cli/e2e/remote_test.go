@@ -16,6 +16,7 @@ import (
 	"time"
 
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -379,13 +380,13 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	el := remoteClient(t, srv.base)
 	ctx := context.Background()
 
-	events := waitForEvents(t, childLog, 15*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	events := waitForEvents(t, childLog, 15*time.Second, "the first child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 1 })
 	first := startsOf(events)[0]
 	st, err := el.Status(ctx, room)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Leader == nil || st.Leader.CandidateID != first.HolderID || st.Leader.Term != first.fence(t) {
+	if st.Leader == nil || st.Leader.CandidateID != first.HolderID || st.Leader.Term != fenceOf(t, first) {
 		t.Fatalf("the server shows %+v, the child has holder %s fence %s", st.Leader, first.HolderID, first.Fence)
 	}
 	if first.NodeID != "node-"+first.HolderID || first.TaskID != "task-"+first.HolderID || childNamespaces(t, childLog)[first.PID] != room {
@@ -402,7 +403,7 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	events = waitForEvents(t, childLog, 5*time.Second, "a second child after SIGTERM", func(ev []childEvent) bool { return countEvents(ev, "start") >= 2 })
+	events = waitForEvents(t, childLog, 5*time.Second, "a second child after SIGTERM", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 2 })
 	if code := leader.wait(t, 5*time.Second); code != 0 {
 		t.Fatalf("the terminated supervisor exited %d, want 0", code)
 	}
@@ -411,12 +412,12 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	}
 	stop, _ := lastEvent(events, "stop")
 	second := startsOf(events)[1]
-	handover := second.time().Sub(stop.time())
+	handover := second.Time().Sub(stop.Time())
 	t.Logf("handover: old child stopped → new child started in %v (TTL %v)", handover.Round(time.Millisecond), remoteTTL)
 	if handover > 2*time.Second {
 		t.Fatalf("handover took %v: the follower waited for the lease to expire", handover)
 	}
-	if second.HolderID == first.HolderID || second.fence(t) <= first.fence(t) {
+	if second.HolderID == first.HolderID || fenceOf(t, second) <= fenceOf(t, first) {
 		t.Fatalf("second child %+v after first %+v: want the other holder and a higher fence", second, first)
 	}
 
@@ -429,7 +430,7 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	wctx, stopWatch := context.WithTimeout(ctx, 3*remoteTTL)
 	var expiries []time.Time
 	for st := range roomStates(wctx, el, room) {
-		if st.Leader != nil && st.Leader.Term == second.fence(t) {
+		if st.Leader != nil && st.Leader.Term == fenceOf(t, second) {
 			if expiries = append(expiries, st.Leader.ExpiresAt); len(expiries) == 3 {
 				break
 			}
@@ -445,7 +446,7 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	}
 	<-srv.done
 	events = waitForEvents(t, childLog, remoteTTL+5*time.Second, "the leader's child to stop without the server",
-		func(ev []childEvent) bool { return countEvents(ev, "stop") >= 2 })
+		func(ev []check.ChildEvent) bool { return countEvents(ev, "stop") >= 2 })
 	stop, _ = lastEvent(events, "stop")
 	if stop.PID != second.PID {
 		t.Fatalf("unexpected stop %+v", stop)
@@ -461,8 +462,8 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 		t.Fatalf("safety_deadline %q: %v", m[2], err)
 	}
 	t.Logf("server killed → child stopped in %v; safety deadline %v after the kill (the last successful request started ≥ %v before it); child stopped %v before the deadline (grace 300 ms)",
-		stop.time().Sub(killedAt).Round(time.Millisecond), deadline.Sub(killedAt).Round(time.Millisecond),
-		(remoteTTL - remoteMargin - deadline.Sub(killedAt)).Round(time.Millisecond), deadline.Sub(stop.time()).Round(time.Millisecond))
+		stop.Time().Sub(killedAt).Round(time.Millisecond), deadline.Sub(killedAt).Round(time.Millisecond),
+		(remoteTTL - remoteMargin - deadline.Sub(killedAt)).Round(time.Millisecond), deadline.Sub(stop.Time()).Round(time.Millisecond))
 	if m[1] != "deadline" {
 		t.Fatalf("the term ended by %q, want deadline:\n%s", m[1], survivor.out.String())
 	}
@@ -473,23 +474,23 @@ func TestRemoteRunHandoverAndStepDown(t *testing.T) {
 	}
 	// And it runs from a renewal, not from the winning campaign: the first renewal started at
 	// least 0.8 × TTL/3 (the default interval less its jitter) after the campaign did.
-	if earliest := second.time().Add(remoteTTL - remoteMargin + remoteTTL*4/15); deadline.Before(earliest.Add(-100 * time.Millisecond)) {
-		t.Fatalf("safety deadline %v after the term began: the renewal did not move it", deadline.Sub(second.time()))
+	if earliest := second.Time().Add(remoteTTL - remoteMargin + remoteTTL*4/15); deadline.Before(earliest.Add(-100 * time.Millisecond)) {
+		t.Fatalf("safety deadline %v after the term began: the renewal did not move it", deadline.Sub(second.Time()))
 	}
-	if !stop.time().Before(deadline) {
-		t.Fatalf("the child stopped %v after the safety deadline", stop.time().Sub(deadline))
+	if !stop.Time().Before(deadline) {
+		t.Fatalf("the child stopped %v after the safety deadline", stop.Time().Sub(deadline))
 	}
-	if !stop.time().Before(killedAt.Add(remoteTTL)) {
-		t.Fatalf("the child stopped %v after the kill, not within the TTL", stop.time().Sub(killedAt))
+	if !stop.Time().Before(killedAt.Add(remoteTTL)) {
+		t.Fatalf("the child stopped %v after the kill, not within the TTL", stop.Time().Sub(killedAt))
 	}
 
 	// The server comes back on the same address and store: the survivor leads again, with a
 	// higher fence.
 	restarted := startRemoteServer(t, store, srv.addr)
-	events = waitForEvents(t, childLog, 45*time.Second, "a child after the server came back", func(ev []childEvent) bool { return countEvents(ev, "start") >= 3 })
+	events = waitForEvents(t, childLog, 45*time.Second, "a child after the server came back", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 3 })
 	third := startsOf(events)[2]
-	t.Logf("server restarted → new child in %v", third.time().Sub(restarted.startedAt(t)).Round(time.Millisecond))
-	if third.fence(t) <= second.fence(t) || third.HolderID != second.HolderID {
+	t.Logf("server restarted → new child in %v", third.Time().Sub(restarted.startedAt(t)).Round(time.Millisecond))
+	if fenceOf(t, third) <= fenceOf(t, second) || third.HolderID != second.HolderID {
 		t.Fatalf("third child %+v after second %+v", third, second)
 	}
 	checkOneChildAtATime(t, events, nil)
@@ -551,7 +552,7 @@ func TestRemoteRunOnceAndSettings(t *testing.T) {
 		{"ttl", append(env, "SWARM_LEASE_TTL_MS=2500"), nil, []string{"invalid ttl_ms 2500", "whole seconds", "SWARM_LEASE_TTL_MS"}},
 		{"timing", append(env, "SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=3000"), nil, []string{"shutdown_timeout_ms", "renew_interval_ms", "ttl_ms"}},
 		{"candidate", append(env, "SWARM_LEASE_HOLDER_ID=agent/a"), nil, []string{"invalid holder_id", "candidate id"}},
-		{"server", []string{"SWARM_LEASE_SERVER=elect:8080", "SWARM_LEASE_ELECTION=" + room}, nil, []string{"invalid server"}},
+		{"server", []string{"SWARM_LEASE_SERVER=ftp://elect:8080", "SWARM_LEASE_ELECTION=" + room}, nil, []string{"invalid server", "http://HOST:PORT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"run"}, tc.args...), "--", testChild(t))

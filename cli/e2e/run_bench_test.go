@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
@@ -127,9 +128,9 @@ type benchCluster interface {
 	// kill crashes the supervisor of leader's child. sent is taken just before the kill; dead,
 	// when not zero, is a time by which the child was certainly gone without a chance to log its
 	// end (a killed container, an OOM kill); the benchmark reports it too (dead-p50-ms).
-	kill(tb testing.TB, leader childEvent) (sent, dead time.Time)
+	kill(tb testing.TB, leader check.ChildEvent) (sent, dead time.Time)
 	// terminate sends SIGTERM to the supervisor of leader's child and returns when it was sent.
-	terminate(tb testing.TB, leader childEvent) (sent time.Time)
+	terminate(tb testing.TB, leader check.ChildEvent) (sent time.Time)
 	// settle returns once every stopped supervisor has exited (a terminated one with status 0),
 	// benchContenders contenders run again, and the newest has had benchFollowerWarmup.
 	settle(tb testing.TB)
@@ -146,14 +147,14 @@ func benchFailover(b *testing.B, c benchCluster) {
 		b.StartTimer()
 		sent, dead := c.kill(b, leader)
 		if !dead.IsZero() {
-			killed[leader.childKey()] = dead
+			killed[leader.Child()] = dead
 			died = append(died, dead.Sub(sent))
 		}
 		next := benchNextStart(b, c, starts, 4*c.ttl()+10*time.Second, "a new child after the kill")
-		if next.childKey() == leader.childKey() || next.fence(b) <= leader.fence(b) {
-			b.Fatalf("after killing %s (fence %s) the next child is %s (fence %s)", leader.childKey(), leader.Fence, next.childKey(), next.Fence)
+		if next.Child() == leader.Child() || fenceOf(b, next) <= fenceOf(b, leader) {
+			b.Fatalf("after killing %s (fence %s) the next child is %s (fence %s)", leader.Child(), leader.Fence, next.Child(), next.Fence)
 		}
-		took = append(took, next.time().Sub(sent))
+		took = append(took, next.Time().Sub(sent))
 		if next.Hostname == leader.Hostname && next.HolderID == leader.HolderID {
 			same++
 		}
@@ -177,18 +178,18 @@ func benchHandover(b *testing.B, c benchCluster) {
 		sent := c.terminate(b, leader)
 		next := benchNextStart(b, c, starts, 4*c.ttl()+10*time.Second, "a new child after SIGTERM")
 		events := readChildEvents(b, c.logPath())
-		var stop childEvent
+		var stop check.ChildEvent
 		for _, e := range events {
-			if e.Event == "stop" && e.childKey() == leader.childKey() {
+			if e.Event == "stop" && e.Child() == leader.Child() {
 				stop = e
 			}
 		}
-		if stop.Event == "" || next.childKey() == leader.childKey() || next.fence(b) <= leader.fence(b) {
+		if stop.Event == "" || next.Child() == leader.Child() || fenceOf(b, next) <= fenceOf(b, leader) {
 			b.Fatalf("SIGTERM of %s (fence %s): stop event %+v, next child %s (fence %s):\n%s",
-				leader.childKey(), leader.Fence, stop, next.childKey(), next.Fence, describeEvents(events))
+				leader.Child(), leader.Fence, stop, next.Child(), next.Fence, check.DescribeEvents(events))
 		}
-		fromStop = append(fromStop, next.time().Sub(stop.time()))
-		fromSignal = append(fromSignal, next.time().Sub(sent))
+		fromStop = append(fromStop, next.Time().Sub(stop.Time()))
+		fromSignal = append(fromSignal, next.Time().Sub(sent))
 	}
 	benchReportLatencies(b, fromStop, "")
 	benchReportLatencies(b, fromSignal, "sigterm-")
@@ -199,20 +200,20 @@ func benchHandover(b *testing.B, c benchCluster) {
 // benchPrepare settles the cluster, finds the one live child, and waits a random part of a
 // renew interval, so that stops fall uniformly between two renewals. It returns the leader's
 // child and the number of start events so far.
-func benchPrepare(b *testing.B, c benchCluster, killed map[string]time.Time) (leader childEvent, starts int) {
+func benchPrepare(b *testing.B, c benchCluster, killed map[string]time.Time) (leader check.ChildEvent, starts int) {
 	c.settle(b)
 	events := readChildEvents(b, c.logPath())
 	live := liveChildren(events, killed)
 	if len(live) != 1 {
-		b.Fatalf("%d live children, want 1:\n%s", len(live), describeEvents(events))
+		b.Fatalf("%d live children, want 1:\n%s", len(live), check.DescribeEvents(events))
 	}
 	time.Sleep(rand.N(c.renew())) // the stop's phase against the leader's renewals, not synchronisation
 	return live[0], countEvents(events, "start")
 }
 
 // benchNextStart waits for start event number starts+1 and returns it.
-func benchNextStart(b *testing.B, c benchCluster, starts int, timeout time.Duration, what string) childEvent {
-	events := waitForEvents(b, c.logPath(), timeout, what, func(ev []childEvent) bool { return countEvents(ev, "start") > starts })
+func benchNextStart(b *testing.B, c benchCluster, starts int, timeout time.Duration, what string) check.ChildEvent {
+	events := waitForEvents(b, c.logPath(), timeout, what, func(ev []check.ChildEvent) bool { return countEvents(ev, "start") > starts })
 	return startsOf(events)[starts]
 }
 
@@ -242,45 +243,22 @@ func nearestRankMillis(sorted []time.Duration, p int) float64 {
 // benchReportOverlap reports, as overlap-ms, the largest time two children of the log lived at
 // once (0 when none did); a child without an end event ends at its time in killed, or is still
 // running. checkOneChildAtATime then checks the whole log.
-func benchReportOverlap(b *testing.B, events []childEvent, killed map[string]time.Time) {
-	type life struct{ start, end time.Time }
-	lives := map[string]*life{}
-	for _, e := range events {
-		switch e.Event {
-		case "start":
-			lives[e.childKey()] = &life{start: e.time()}
-		case "stop", "exit":
-			if l := lives[e.childKey()]; l != nil && l.end.IsZero() {
-				l.end = e.time()
+func benchReportOverlap(b *testing.B, events []check.ChildEvent, killed map[string]time.Time) {
+	terms, err := check.Terms(events)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	for i := range terms {
+		if terms[i].Stop == 0 {
+			terms[i].Stop = now
+			if k, ok := killed[terms[i].Child()]; ok {
+				terms[i].Stop = k.UnixNano()
 			}
 		}
 	}
-	now := time.Now()
-	var all []life
-	for key, l := range lives {
-		if l.end.IsZero() {
-			l.end = now
-			if k, ok := killed[key]; ok {
-				l.end = k
-			}
-		}
-		all = append(all, *l)
-	}
-	var worst time.Duration
-	for i := range all {
-		for j := i + 1; j < len(all); j++ {
-			from, to := all[i].start, all[i].end
-			if all[j].start.After(from) {
-				from = all[j].start
-			}
-			if all[j].end.Before(to) {
-				to = all[j].end
-			}
-			worst = max(worst, to.Sub(from))
-		}
-	}
-	b.ReportMetric(float64(worst)/float64(time.Millisecond), "overlap-ms")
-	b.Logf("%d children over the whole log", len(all))
+	b.ReportMetric(float64(check.Overlap(terms))/float64(time.Millisecond), "overlap-ms")
+	b.Logf("%d children over the whole log", len(terms))
 	checkOneChildAtATime(b, events, killed)
 }
 
@@ -343,7 +321,7 @@ func newFileBenchCluster(b *testing.B) *fileBenchCluster {
 		termed: map[*runProc]bool{},
 	}
 	c.settle(b)
-	waitForEvents(b, c.log, 10*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	waitForEvents(b, c.log, 10*time.Second, "the first child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 1 })
 	return c
 }
 
@@ -354,17 +332,17 @@ func (c *fileBenchCluster) ttl() time.Duration   { return benchFileTTL }
 func (c *fileBenchCluster) renew() time.Duration { return benchFileRenew }
 
 // leader returns the process of leader's child and forgets it as a contender.
-func (c *fileBenchCluster) leader(tb testing.TB, leader childEvent) *runProc {
+func (c *fileBenchCluster) leader(tb testing.TB, leader check.ChildEvent) *runProc {
 	p := c.procs[leader.HolderID]
 	if p == nil {
-		tb.Fatalf("no running contender %q for the child %s", leader.HolderID, leader.childKey())
+		tb.Fatalf("no running contender %q for the child %s", leader.HolderID, leader.Child())
 	}
 	delete(c.procs, leader.HolderID)
 	c.stopped = append(c.stopped, p)
 	return p
 }
 
-func (c *fileBenchCluster) kill(tb testing.TB, leader childEvent) (sent, dead time.Time) {
+func (c *fileBenchCluster) kill(tb testing.TB, leader check.ChildEvent) (sent, dead time.Time) {
 	p := c.leader(tb, leader)
 	sent = time.Now()
 	if err := p.cmd.Process.Kill(); err != nil {
@@ -374,7 +352,7 @@ func (c *fileBenchCluster) kill(tb testing.TB, leader childEvent) (sent, dead ti
 	return sent, time.Time{}
 }
 
-func (c *fileBenchCluster) terminate(tb testing.TB, leader childEvent) time.Time {
+func (c *fileBenchCluster) terminate(tb testing.TB, leader check.ChildEvent) time.Time {
 	p := c.leader(tb, leader)
 	c.termed[p] = true
 	sent := time.Now()
@@ -462,7 +440,7 @@ func newSwarmBenchCluster(b *testing.B, ttl time.Duration, crash string) *swarmB
 	}
 	leasetest.Docker(b, host, append(args, image, "run", "--", "/testchild")...)
 	b.Cleanup(c.remove)
-	waitForEvents(b, c.log, 60*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	waitForEvents(b, c.log, 60*time.Second, "the first child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 1 })
 	c.settle(b)
 	return c
 }
@@ -475,7 +453,7 @@ func (c *swarmBenchCluster) renew() time.Duration { return c.ttlOf / 3 }
 
 // signal sends sig to the container of leader's child through the engine's API (what `docker
 // kill [-s TERM]` does); for SIGKILL the engine answers once the container is dead.
-func (c *swarmBenchCluster) signal(tb testing.TB, leader childEvent, sig string) (sent, answered time.Time) {
+func (c *swarmBenchCluster) signal(tb testing.TB, leader check.ChildEvent, sig string) (sent, answered time.Time) {
 	c.stopped = append(c.stopped, leader.Hostname)
 	sent = time.Now()
 	resp, err := c.engine.Post("http://docker/containers/"+leader.Hostname+"/kill?signal="+sig, "", nil)
@@ -490,7 +468,7 @@ func (c *swarmBenchCluster) signal(tb testing.TB, leader childEvent, sig string)
 	return sent, answered
 }
 
-func (c *swarmBenchCluster) kill(tb testing.TB, leader childEvent) (sent, dead time.Time) {
+func (c *swarmBenchCluster) kill(tb testing.TB, leader check.ChildEvent) (sent, dead time.Time) {
 	if c.crash == "docker" {
 		return c.signal(tb, leader, "KILL")
 	}
@@ -501,7 +479,7 @@ func (c *swarmBenchCluster) kill(tb testing.TB, leader childEvent) (sent, dead t
 	}
 	pid := childIn(tb, init)
 	if c.crash == "oom-child" {
-		time.Sleep(time.Until(leader.time().Add(runloop.DefaultHealthyRun))) // one crash, not a crash loop
+		time.Sleep(time.Until(leader.Time().Add(runloop.DefaultHealthyRun))) // one crash, not a crash loop
 	}
 	if c.crash == "oom-init" {
 		if err := os.WriteFile("/proc/"+strconv.Itoa(init)+"/oom_score_adj", []byte("1000"), 0); err != nil {
@@ -519,7 +497,7 @@ func (c *swarmBenchCluster) kill(tb testing.TB, leader childEvent) (sent, dead t
 	return sent, time.Now()
 }
 
-func (c *swarmBenchCluster) terminate(tb testing.TB, leader childEvent) time.Time {
+func (c *swarmBenchCluster) terminate(tb testing.TB, leader check.ChildEvent) time.Time {
 	c.termed[leader.Hostname] = true
 	sent, _ := c.signal(tb, leader, "TERM")
 	return sent
@@ -634,7 +612,7 @@ func benchAPIRates(b *testing.B, host, listen string) {
 
 	holderProxy := startCountingProxy(b, socket)
 	holder := benchStartRun(b, append(env, "DOCKER_HOST=unix://"+holderProxy.path), "holder")
-	waitForEvents(b, childLog, 30*time.Second, "the holder's child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	waitForEvents(b, childLog, 30*time.Second, "the holder's child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 1 })
 	// A follower reads once per poll and once after every renewal's event, which restarts its
 	// poll timer: what that costs depends on the phase of its polls against the renewals, so
 	// the phase is left to chance rather than to the start-up times.
@@ -673,7 +651,7 @@ func benchAPIRates(b *testing.B, host, listen string) {
 	}
 	events := readChildEvents(b, childLog)
 	if starts := startsOf(events); len(starts) != 1 || starts[0].HolderID != "holder" || countEvents(events, "stop") != 0 {
-		b.Fatalf("the lease changed hands while rates were measured:\n%s", describeEvents(events))
+		b.Fatalf("the lease changed hands while rates were measured:\n%s", check.DescribeEvents(events))
 	}
 }
 

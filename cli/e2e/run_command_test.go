@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 )
 
 // TestRunCommandThatCannotStart: a command that is missing or not executable is a
@@ -102,7 +104,7 @@ func TestRunReleasesWhenItsStderrReaderIsGone(t *testing.T) {
 	lines := bufio.NewScanner(r)
 	for lines.Scan() && !strings.Contains(lines.Text(), `msg="child started"`) {
 	}
-	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 1 })
 	child := startsOf(events)[0]
 	r.Close() // the reader goes away
 

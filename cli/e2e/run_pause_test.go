@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -167,14 +168,14 @@ func (c *pauseCluster) leader() (leader, follower string) {
 // then checks that no two children ever ran at once.
 func (c *pauseCluster) awaitStart(not string) {
 	c.t.Helper()
-	events := waitForEvents(c.t, c.childLog, 4*pauseTTL, "the next child", func(ev []childEvent) bool {
+	events := waitForEvents(c.t, c.childLog, 4*pauseTTL, "the next child", func(ev []check.ChildEvent) bool {
 		return countEvents(ev, "start") > c.starts || countEvents(ev, "overlap") > 0
 	})
 	c.checkNoOverlap(events)
 	starts := startsOf(events)
 	next := starts[c.starts]
 	if not != "" && next.HolderID == not {
-		c.t.Fatalf("the child that started is %s's again:\n%s", not, describeEvents(events))
+		c.t.Fatalf("the child that started is %s's again:\n%s", not, check.DescribeEvents(events))
 	}
 	c.starts = len(starts)
 	c.lastLeader, c.lastStarted = next.HolderID, next.Fence
@@ -182,11 +183,11 @@ func (c *pauseCluster) awaitStart(not string) {
 
 // checkNoOverlap fails on an "overlap" event, and on a child whose last heartbeat is later
 // than the start of the child after it; it records the gaps between the two.
-func (c *pauseCluster) checkNoOverlap(events []childEvent) {
+func (c *pauseCluster) checkNoOverlap(events []check.ChildEvent) {
 	t := c.t
 	t.Helper()
 	if n := countEvents(events, "overlap"); n > 0 {
-		t.Fatalf("%d children started while another still ran:\n%s", n, describeEvents(events))
+		t.Fatalf("%d children started while another still ran:\n%s", n, check.DescribeEvents(events))
 	}
 	last := c.lastBeats()
 	starts := startsOf(events)
@@ -196,12 +197,12 @@ func (c *pauseCluster) checkNoOverlap(events []childEvent) {
 		if !ok {
 			continue // it never beat: it did not run long enough to
 		}
-		if !beat.Before(next.time()) {
+		if !beat.Before(next.Time()) {
 			t.Fatalf("the child of fence %s (pid %d) still ran at %s, %v after the child of fence %s started:\n%s",
-				prev.Fence, prev.PID, beat.Format("15:04:05.000"), beat.Sub(next.time()), next.Fence, describeEvents(events))
+				prev.Fence, prev.PID, beat.Format("15:04:05.000"), beat.Sub(next.Time()), next.Fence, check.DescribeEvents(events))
 		}
 		if i == len(starts)-1 {
-			c.gaps = append(c.gaps, next.time().Sub(beat))
+			c.gaps = append(c.gaps, next.Time().Sub(beat))
 		}
 	}
 }

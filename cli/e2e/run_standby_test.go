@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 )
 
 // The idle guard: a follower keeps one guard process ready, exec'd but with no command, so that
@@ -81,7 +83,7 @@ func waitIdleGuard(t *testing.T, run *runProc, not int) int {
 func startFollower(t *testing.T) (leader, follower *runProc, childLog string) {
 	env, childLog := fileRunEnv(t)
 	leader = startRun(t, env, "a")
-	waitForEvents(t, childLog, 10*time.Second, "a's child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
+	waitForEvents(t, childLog, 10*time.Second, "a's child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 1 })
 	follower = startRun(t, env, "b")
 	// Before startRun's SIGKILL: a leading follower stops its command itself. (A guard
 	// SIGKILLed with its run would leave the command running.)
@@ -116,9 +118,9 @@ func TestRunIdleGuardShowsNoTerm(t *testing.T) {
 	noTerm("idle")
 
 	leader.cmd.Process.Signal(syscall.SIGTERM)
-	events := waitForEvents(t, childLog, 10*time.Second, "b's child", func(ev []childEvent) bool { return countEvents(ev, "start") == 2 })
+	events := waitForEvents(t, childLog, 10*time.Second, "b's child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 2 })
 	next, _ := lastEvent(events, "start")
-	if next.HolderID != "b" || next.fence(t) <= first.fence(t) {
+	if next.HolderID != "b" || fenceOf(t, next) <= fenceOf(t, first) {
 		t.Fatalf("the second child is %+v after %+v", next, first)
 	}
 	if got := guardPID(t, follower); got != guard {
@@ -170,7 +172,7 @@ func TestRunIdleGuardReplaced(t *testing.T) {
 	}
 
 	leader.cmd.Process.Signal(syscall.SIGTERM)
-	waitForEvents(t, childLog, 10*time.Second, "b's child", func(ev []childEvent) bool { return countEvents(ev, "start") == 2 })
+	waitForEvents(t, childLog, 10*time.Second, "b's child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 2 })
 	if got := guardPID(t, follower); got != guard {
 		t.Fatalf("b's child was started by guard %d, not by the replacement idle guard %d", got, guard)
 	}

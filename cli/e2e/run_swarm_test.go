@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
@@ -123,15 +124,15 @@ func deployRunServiceTTL(t *testing.T, ttl time.Duration) *runService {
 	first := s.waitForChildStart(30*time.Second, 0)
 	s.waitForContainers(runSwarmReplicas, 30*time.Second)
 	t.Logf("service %s: first child (fence %s) started %v after create, in container %s",
-		s.name, first.Fence, first.time().Sub(s.created).Round(time.Millisecond), first.Hostname)
+		s.name, first.Fence, first.Time().Sub(s.created).Round(time.Millisecond), first.Hostname)
 	// Time passing is what is tested here: every replica runs and polls; none may start a second child.
 	time.Sleep(runSwarmQuiet)
 	events := s.events()
 	if n := countEvents(events, "start"); n != 1 {
-		t.Fatalf("%d children started, want exactly 1, with %d replicas running:\n%s", n, runSwarmReplicas, describeEvents(events))
+		t.Fatalf("%d children started, want exactly 1, with %d replicas running:\n%s", n, runSwarmReplicas, check.DescribeEvents(events))
 	}
 	if countEvents(events, "stop")+countEvents(events, "exit") != 0 {
-		t.Fatalf("the first child ended without a reason:\n%s", describeEvents(events))
+		t.Fatalf("the first child ended without a reason:\n%s", check.DescribeEvents(events))
 	}
 	return s
 }
@@ -189,7 +190,7 @@ func (s *runService) docker(args ...string) string {
 }
 
 // events reads the children's shared log.
-func (s *runService) events() []childEvent {
+func (s *runService) events() []check.ChildEvent {
 	s.t.Helper()
 	return readChildEvents(s.t, s.log)
 }
@@ -215,12 +216,12 @@ func (s *runService) waitForContainers(n int, timeout time.Duration) []string {
 }
 
 // waitForChildStart waits for a child's start event with a fence above fence, and returns it.
-func (s *runService) waitForChildStart(timeout time.Duration, fence uint64) childEvent {
+func (s *runService) waitForChildStart(timeout time.Duration, fence uint64) check.ChildEvent {
 	s.t.Helper()
-	var found childEvent
-	waitForEvents(s.t, s.log, timeout, fmt.Sprintf("a child with a fence above %d", fence), func(events []childEvent) bool {
+	var found check.ChildEvent
+	waitForEvents(s.t, s.log, timeout, fmt.Sprintf("a child with a fence above %d", fence), func(events []check.ChildEvent) bool {
 		for _, e := range events {
-			if e.Event == "start" && e.fence(s.t) > fence {
+			if e.Event == "start" && fenceOf(s.t, e) > fence {
 				found = e
 				return true
 			}
@@ -251,7 +252,7 @@ func (s *runService) anchorState() anchorState {
 
 // expectAnchorHeldBy fails unless the anchor shows the child's term: its fence, task and the
 // node's holder ID.
-func (s *runService) expectAnchorHeldBy(child childEvent, when string) {
+func (s *runService) expectAnchorHeldBy(child check.ChildEvent, when string) {
 	s.t.Helper()
 	want := anchorState{Namespace: s.name, HolderID: s.nodeID, NodeID: s.nodeID, TaskID: child.TaskID, Fence: child.Fence}
 	if got := s.anchorState(); got != want {
@@ -261,36 +262,36 @@ func (s *runService) expectAnchorHeldBy(child childEvent, when string) {
 
 // liveChildren returns the start events of the children that neither logged their end nor
 // were killed (killed: childKey → kill time), in start order.
-func liveChildren(events []childEvent, killed map[string]time.Time) []childEvent {
-	live := map[string]childEvent{}
+func liveChildren(events []check.ChildEvent, killed map[string]time.Time) []check.ChildEvent {
+	live := map[string]check.ChildEvent{}
 	for _, e := range events {
 		switch e.Event {
 		case "start":
-			live[e.childKey()] = e
+			live[e.Child()] = e
 		case "stop", "exit":
-			delete(live, e.childKey())
+			delete(live, e.Child())
 		}
 	}
-	var out []childEvent
+	var out []check.ChildEvent
 	for key, e := range live {
 		if _, ok := killed[key]; !ok {
 			out = append(out, e)
 		}
 	}
-	slices.SortFunc(out, func(a, b childEvent) int { return cmp.Compare(a.UnixNano, b.UnixNano) })
+	slices.SortFunc(out, func(a, b check.ChildEvent) int { return cmp.Compare(a.At, b.At) })
 	return out
 }
 
 // waitForOneLiveChild waits until exactly one child is alive, in one of the service's running
 // containers, and returns it.
-func (s *runService) waitForOneLiveChild(timeout time.Duration, killed map[string]time.Time) childEvent {
+func (s *runService) waitForOneLiveChild(timeout time.Duration, killed map[string]time.Time) check.ChildEvent {
 	s.t.Helper()
-	var child childEvent
+	var child check.ChildEvent
 	waitUntil(s.t, timeout, "exactly one live child in a running container of "+s.name, func() (bool, string) {
 		events := s.events()
 		live := liveChildren(events, killed)
 		if len(live) != 1 || !slices.Contains(s.containers(), live[0].Hostname) {
-			return false, fmt.Sprintf("%d live children; containers %v; log:\n%s", len(live), s.containers(), describeEvents(events))
+			return false, fmt.Sprintf("%d live children; containers %v; log:\n%s", len(live), s.containers(), check.DescribeEvents(events))
 		}
 		child = live[0]
 		return true, ""
@@ -299,12 +300,12 @@ func (s *runService) waitForOneLiveChild(timeout time.Duration, killed map[strin
 }
 
 // expectOnlyChild checks, over runSwarmQuiet of polling, that child stays the one live child.
-func (s *runService) expectOnlyChild(child childEvent, killed map[string]time.Time) {
+func (s *runService) expectOnlyChild(child check.ChildEvent, killed map[string]time.Time) {
 	s.t.Helper()
 	for end := time.Now().Add(runSwarmQuiet); ; {
 		events := s.events()
-		if live := liveChildren(events, killed); len(live) != 1 || live[0].childKey() != child.childKey() {
-			s.t.Fatalf("want only child %s (fence %s) alive; log:\n%s", child.childKey(), child.Fence, describeEvents(events))
+		if live := liveChildren(events, killed); len(live) != 1 || live[0].Child() != child.Child() {
+			s.t.Fatalf("want only child %s (fence %s) alive; log:\n%s", child.Child(), child.Fence, check.DescribeEvents(events))
 		}
 		if time.Now().After(end) {
 			return
@@ -357,12 +358,12 @@ func TestRunSwarmKilledLeader(t *testing.T) {
 	for i := 0; i < kills; i++ {
 		s.waitForContainers(runSwarmReplicas, 30*time.Second) // the last kill's replacement runs
 		s.docker("kill", leader.Hostname)
-		killed[leader.childKey()] = time.Now()
-		next := s.waitForChildStart(3*time.Second, leader.fence(t))
+		killed[leader.Child()] = time.Now()
+		next := s.waitForChildStart(3*time.Second, fenceOf(t, leader))
 		if next.Hostname == leader.Hostname {
 			t.Fatalf("the killed container %s started a child again", leader.Hostname)
 		}
-		t.Logf("kill %d: takeover %v after the kill (TTL %v)", i+1, next.time().Sub(killed[leader.childKey()]).Round(time.Millisecond), ttl)
+		t.Logf("kill %d: takeover %v after the kill (TTL %v)", i+1, next.Time().Sub(killed[leader.Child()]).Round(time.Millisecond), ttl)
 		s.expectOnlyChild(next, killed)
 		checkOneChildAtATime(t, s.events(), killed)
 		s.expectAnchorHeldBy(next, "after the takeover")
@@ -394,21 +395,21 @@ func TestRunSwarmRollingRestart(t *testing.T) {
 	events := s.events()
 	lives := checkOneChildAtATime(t, events, nil)
 	if len(lives) < 2 {
-		t.Fatalf("no handover during the rolling update:\n%s", describeEvents(events))
+		t.Fatalf("no handover during the rolling update:\n%s", check.DescribeEvents(events))
 	}
 	if n := countEvents(events, "stop"); n != len(lives)-1 {
-		t.Fatalf("%d of %d replaced children logged their stop: each must be stopped by SIGTERM, not killed:\n%s", n, len(lives)-1, describeEvents(events))
+		t.Fatalf("%d of %d replaced children logged their stop: each must be stopped by SIGTERM, not killed:\n%s", n, len(lives)-1, check.DescribeEvents(events))
 	}
 	// A stopped leader releases: the next child starts well before its lease could have expired.
 	for i := 1; i < len(lives); i++ {
-		gap := lives[i].start.Sub(lives[i-1].end)
-		t.Logf("handover %d: fence %d → %d after %v", i, lives[i-1].fence, lives[i].fence, gap.Round(time.Millisecond))
+		gap := time.Duration(lives[i].Start - lives[i-1].Stop)
+		t.Logf("handover %d: fence %d → %d after %v", i, lives[i-1].Fence, lives[i].Fence, gap.Round(time.Millisecond))
 		if gap > runSwarmTTL/2 {
 			t.Errorf("handover %d took %v: the stopped leader did not release its lease (TTL %v)", i, gap, runSwarmTTL)
 		}
 	}
-	if lives[0].key != leader.childKey() || lives[len(lives)-1].key != child.childKey() {
-		t.Fatalf("the first and last children are %s and %s, want %s and %s", lives[0].key, lives[len(lives)-1].key, leader.childKey(), child.childKey())
+	if lives[0].Child() != leader.Child() || lives[len(lives)-1].Child() != child.Child() {
+		t.Fatalf("the first and last children are %s and %s, want %s and %s", lives[0].Child(), lives[len(lives)-1].Child(), leader.Child(), child.Child())
 	}
 	s.expectOnlyChild(child, nil)
 	s.expectAnchorHeldBy(child, "after the rolling update")
@@ -427,7 +428,7 @@ func TestRunSwarmScale(t *testing.T) {
 	if child.Hostname != survivor {
 		t.Fatalf("the live child runs in %s, not in the surviving container %s", child.Hostname, survivor)
 	}
-	if child.childKey() == leader.childKey() {
+	if child.Child() == leader.Child() {
 		t.Logf("scaled to 1: the leader survived; its child kept running")
 	} else {
 		t.Logf("scaled to 1: the leader was removed; the survivor's child took over (fence %s → %s)", leader.Fence, child.Fence)
@@ -436,8 +437,8 @@ func TestRunSwarmScale(t *testing.T) {
 	s.docker("service", "scale", "-d", s.name+"="+strconv.Itoa(runSwarmReplicas))
 	s.waitForContainers(runSwarmReplicas, 30*time.Second)
 	s.expectOnlyChild(child, nil)
-	if again := s.waitForOneLiveChild(time.Second, nil); again.childKey() != child.childKey() {
-		t.Fatalf("scaling up replaced the running child %s by %s", child.childKey(), again.childKey())
+	if again := s.waitForOneLiveChild(time.Second, nil); again.Child() != child.Child() {
+		t.Fatalf("scaling up replaced the running child %s by %s", child.Child(), again.Child())
 	}
 	checkOneChildAtATime(t, s.events(), nil)
 	s.expectAnchorHeldBy(child, "after scaling 3 → 1 → 3")
@@ -460,11 +461,11 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 			_ = exec.Command("docker", "-H", s.host, "unpause", old.Hostname).Run()
 		}
 	})
-	next := s.waitForChildStart(pause-500*time.Millisecond, old.fence(t))
+	next := s.waitForChildStart(pause-500*time.Millisecond, fenceOf(t, old))
 	if next.Hostname == old.Hostname {
 		t.Fatalf("the paused container %s started a child", old.Hostname)
 	}
-	took := next.time().Sub(paused)
+	took := next.Time().Sub(paused)
 	t.Logf("takeover %v after the pause (TTL %v)", took.Round(time.Millisecond), runSwarmTTL)
 	// A paused container is no evidence (its task stays running): the term expires first, a
 	// TTL after the last renewal, which came at most a renew interval before the pause.
@@ -484,8 +485,8 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 	var ended time.Time
 	pollUntil(t, 5*time.Second, "the thawed child's end", func() (bool, string) {
 		for _, e := range s.events() {
-			if e.Event == "stop" && e.childKey() == old.childKey() {
-				ended = e.time()
+			if e.Event == "stop" && e.Child() == old.Child() {
+				ended = e.Time()
 				return true, ""
 			}
 		}
@@ -511,16 +512,16 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 
 	// Apart from the frozen stretch, one child at a time: the frozen child counts as ended when
 	// it was paused, and its thawed window is the one measured above.
-	var rest []childEvent
+	var rest []check.ChildEvent
 	for _, e := range events {
-		if !(e.childKey() == old.childKey() && e.Event != "start") {
+		if !(e.Child() == old.Child() && e.Event != "start") {
 			rest = append(rest, e)
 		}
 	}
-	killed := map[string]time.Time{old.childKey(): paused}
+	killed := map[string]time.Time{old.Child(): paused}
 	checkOneChildAtATime(t, rest, killed)
-	if live := liveChildren(events, map[string]time.Time{old.childKey(): ended}); len(live) != 1 || live[0].childKey() != next.childKey() {
-		t.Fatalf("after the thaw the live children are %v, want only %s:\n%s", live, next.childKey(), describeEvents(events))
+	if live := liveChildren(events, map[string]time.Time{old.Child(): ended}); len(live) != 1 || live[0].Child() != next.Child() {
+		t.Fatalf("after the thaw the live children are %v, want only %s:\n%s", live, next.Child(), check.DescribeEvents(events))
 	}
 
 	// The old supervisor never renews its old term: the anchor stays with the new leader, also
@@ -529,7 +530,7 @@ func TestRunSwarmPausedLeader(t *testing.T) {
 	// Time passing is what is tested here: the thawed supervisor's renewal timer has fired.
 	time.Sleep(time.Until(thawed.Add(2 * runSwarmRenew)))
 	s.expectAnchorHeldBy(next, "two renew intervals after the thaw")
-	s.expectOnlyChild(next, map[string]time.Time{old.childKey(): ended})
+	s.expectOnlyChild(next, map[string]time.Time{old.Child(): ended})
 	s.expectNoRenewalAfter(old, thawing)
 }
 
@@ -555,7 +556,7 @@ func childStoppedAt(logs, fence string) (time.Time, bool) {
 // expectNoRenewalAfter checks the supervisor log of child's container: its term ended (by
 // deadline or loss) and no renewal of that term succeeded after since. Successful renewals
 // are logged only when late ("renewed-late"), which any renewal after a freeze would be.
-func (s *runService) expectNoRenewalAfter(child childEvent, since time.Time) {
+func (s *runService) expectNoRenewalAfter(child check.ChildEvent, since time.Time) {
 	s.t.Helper()
 	out, err := exec.Command("docker", "-H", s.host, "logs", child.Hostname).CombinedOutput()
 	if err != nil {

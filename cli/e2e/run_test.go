@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
@@ -123,8 +124,8 @@ func waitGone(t *testing.T, pid int, timeout time.Duration, what string) {
 	}
 }
 
-func startsOf(events []childEvent) []childEvent {
-	var out []childEvent
+func startsOf(events []check.ChildEvent) []check.ChildEvent {
+	var out []check.ChildEvent
 	for _, e := range events {
 		if e.Event == "start" {
 			out = append(out, e)
@@ -140,11 +141,11 @@ func TestRunFileOneLeaderHandoverAndFailover(t *testing.T) {
 	for _, h := range []string{"a", "b", "c"} {
 		procs[h] = startRun(t, env, h)
 	}
-	events := waitForEvents(t, childLog, 10*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the first child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 1 })
 	// Three contenders, one child: give the others several poll intervals to (wrongly) start.
 	time.Sleep(500 * time.Millisecond)
 	if n := countEvents(readChildEvents(t, childLog), "start"); n != 1 {
-		t.Fatalf("%d children started, want 1:\n%s", n, describeEvents(readChildEvents(t, childLog)))
+		t.Fatalf("%d children started, want 1:\n%s", n, check.DescribeEvents(readChildEvents(t, childLog)))
 	}
 	first := startsOf(events)[0]
 
@@ -153,13 +154,13 @@ func TestRunFileOneLeaderHandoverAndFailover(t *testing.T) {
 	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	events = waitForEvents(t, childLog, 5*time.Second, "a second child after SIGTERM", func(ev []childEvent) bool { return countEvents(ev, "start") >= 2 })
+	events = waitForEvents(t, childLog, 5*time.Second, "a second child after SIGTERM", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 2 })
 	if code := leader.wait(t, 5*time.Second); code != 0 {
 		t.Fatalf("the terminated supervisor exited %d, want 0", code)
 	}
 	stop, _ := lastEvent(events, "stop")
 	second := startsOf(events)[1]
-	t.Logf("graceful handover: old child stopped → new child started in %v", second.time().Sub(stop.time()))
+	t.Logf("graceful handover: old child stopped → new child started in %v", second.Time().Sub(stop.Time()))
 	delete(procs, first.HolderID)
 
 	// Crash: SIGKILL the new leader's supervisor. Its child must die with it, and another
@@ -170,9 +171,9 @@ func TestRunFileOneLeaderHandoverAndFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, second.PID, 5*time.Second, "the killed supervisor's child")
-	events = waitForEvents(t, childLog, 10*time.Second, "a third child after SIGKILL", func(ev []childEvent) bool { return countEvents(ev, "start") >= 3 })
+	events = waitForEvents(t, childLog, 10*time.Second, "a third child after SIGKILL", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 3 })
 	third := startsOf(events)[2]
-	t.Logf("crash failover: SIGKILL → new child in %v (TTL 2 s)", third.time().Sub(killedAt))
+	t.Logf("crash failover: SIGKILL → new child in %v (TTL 2 s)", third.Time().Sub(killedAt))
 	if third.HolderID == second.HolderID {
 		t.Fatalf("the killed supervisor's identity leads again")
 	}
@@ -221,7 +222,7 @@ func TestRunFileOnceAndChildExit(t *testing.T) {
 	t.Run("a child exiting by itself releases and contends again", func(t *testing.T) {
 		env, childLog := fileRunEnv(t)
 		startRun(t, append(env, "TESTCHILD_EXIT_AFTER_MS=100"), "a")
-		events := waitForEvents(t, childLog, 10*time.Second, "a second term", func(ev []childEvent) bool { return countEvents(ev, "start") >= 2 })
+		events := waitForEvents(t, childLog, 10*time.Second, "a second term", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 2 })
 		checkOneChildAtATime(t, events, nil)
 	})
 	t.Run("exit-on-child-exit", func(t *testing.T) {
@@ -236,7 +237,7 @@ func TestRunFileOnceAndChildExit(t *testing.T) {
 func TestRunFileShutdownGraceExpiry(t *testing.T) {
 	env, childLog := fileRunEnv(t)
 	p := startRun(t, append(env, "TESTCHILD_IGNORE_TERM=1"), "a")
-	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 1 })
 	child := startsOf(events)[0]
 	sent := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -259,7 +260,7 @@ func TestRunFileShutdownGraceExpiry(t *testing.T) {
 func TestRunFileKillLeavesNoOrphans(t *testing.T) {
 	env, childLog := fileRunEnv(t)
 	p := startRun(t, append(env, "TESTCHILD_GRANDCHILD=1"), "a")
-	events := waitForEvents(t, childLog, 10*time.Second, "the child and its grandchild", func(ev []childEvent) bool { return countEvents(ev, "grandchild") == 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child and its grandchild", func(ev []check.ChildEvent) bool { return countEvents(ev, "grandchild") == 1 })
 	child := startsOf(events)[0]
 	gc, _ := lastEvent(events, "grandchild")
 	if err := p.cmd.Process.Kill(); err != nil {
@@ -272,18 +273,16 @@ func TestRunFileKillLeavesNoOrphans(t *testing.T) {
 func TestRunFileStepsDownWhenLeaseIsTaken(t *testing.T) {
 	env, childLog := fileRunEnv(t)
 	startRun(t, env, "a")
-	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 1 })
 	child := startsOf(events)[0]
-	// A second process with the same identity (a restarted controller, an operator's
-	// try-acquire) starts a new term: the supervisor must notice the changed fence promptly.
-	other := append([]string{"SWARM_LEASE_HOLDER_ID=a"}, env...)
+	// An operator ends the term (release, with its fence): the supervisor must notice promptly
+	// that its term is over, and stop its child.
 	taken := time.Now()
-	r := cli(t, other, "try-acquire", "--json")
-	expectCode(t, r, 0, "try-acquire by the same identity")
-	events = waitForEvents(t, childLog, 5*time.Second, "the child to stop", func(ev []childEvent) bool { return countEvents(ev, "stop") == 1 })
+	endTerm(t, env, "a", child.Fence)
+	events = waitForEvents(t, childLog, 5*time.Second, "the child to stop", func(ev []check.ChildEvent) bool { return countEvents(ev, "stop") == 1 })
 	stop, _ := lastEvent(events, "stop")
-	t.Logf("lease taken → child stopped in %v", stop.time().Sub(taken))
-	if d := stop.time().Sub(taken); d > 1500*time.Millisecond {
+	t.Logf("lease taken → child stopped in %v", stop.Time().Sub(taken))
+	if d := stop.Time().Sub(taken); d > 1500*time.Millisecond {
 		t.Fatalf("the child stopped %v after the lease was taken; want well within the 2 s TTL", d)
 	}
 	if stop.PID != child.PID {
@@ -291,11 +290,19 @@ func TestRunFileStepsDownWhenLeaseIsTaken(t *testing.T) {
 	}
 }
 
+// endTerm ends holder's live term fence from another process, as an operator would: a release
+// with the term's fence, its capability whichever process sends it. (A live term of another
+// process is never taken over but on evidence or expiry.)
+func endTerm(t *testing.T, env []string, holder, fence string) {
+	t.Helper()
+	expectCode(t, cli(t, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...), "release", fence), 0, "release of the supervisor's term")
+}
+
 func TestRunFileStepsDownByDeadlineWhenStoreFails(t *testing.T) {
 	leasetest.Long(t, "waits for a supervisor's renew deadline")
 	env, childLog := fileRunEnv(t)
 	p := startRun(t, env, "a")
-	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []childEvent) bool { return countEvents(ev, "start") == 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") == 1 })
 	_ = events
 	// Make the store unreadable: the holder can no longer renew, and must stop its child by its
 	// own deadline (2 s TTL − 200 ms margin − 300 ms grace after its last renewal).
@@ -313,12 +320,12 @@ func TestRunFileStepsDownByDeadlineWhenStoreFails(t *testing.T) {
 	if err := os.WriteFile(files[0], []byte("{broken"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	events = waitForEvents(t, childLog, 5*time.Second, "the child to stop by the deadline", func(ev []childEvent) bool { return countEvents(ev, "stop") == 1 })
+	events = waitForEvents(t, childLog, 5*time.Second, "the child to stop by the deadline", func(ev []check.ChildEvent) bool { return countEvents(ev, "stop") == 1 })
 	stop, _ := lastEvent(events, "stop")
-	if d := stop.time().Sub(broken); d > 2*time.Second {
+	if d := stop.Time().Sub(broken); d > 2*time.Second {
 		t.Fatalf("the child stopped %v after renewals began to fail; want before the 2 s TTL ran out", d)
 	}
-	t.Logf("store broken → child stopped in %v", stop.time().Sub(broken))
+	t.Logf("store broken → child stopped in %v", stop.Time().Sub(broken))
 	// A corrupt election is permanent: run exits 4 rather than overwrite it.
 	if code := p.wait(t, 10*time.Second); code != 4 {
 		t.Fatalf("run exited %d on a corrupt election, want 4", code)

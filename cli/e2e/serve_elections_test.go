@@ -67,7 +67,7 @@ func postElection(t *testing.T, base, path, body string) (int, electionReply) {
 	return resp.StatusCode, out
 }
 
-// TestServeElectionsOutOfTheBox is the README's quickstart: `serve` with nothing configured
+// TestServeElectionsOutOfTheBox is the README's Quickstart: `serve` with nothing configured
 // keeps rooms in the embedded file store under the default data directory, which outlives the
 // process: after a restart the room still has its leader, and the next term is higher.
 func TestServeElectionsOutOfTheBox(t *testing.T) {

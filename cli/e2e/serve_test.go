@@ -33,7 +33,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
-// The HTTP API tests (README "HTTP API"). Every server is a real `lfp-swarm-lease serve` process — or a
+// The HTTP API tests (docs/http-api.md). Every server is a real `lfp-swarm-lease serve` process — or a
 // `run` process, for the leader metrics — on the file store or on the test Swarm, listening on
 // a free port (SWARM_LEASE_LISTEN=127.0.0.1:0) that its `msg=listening addr=...` log line
 // names. Every response any of these tests receives is checked for its X-Request-Id.
@@ -215,7 +215,7 @@ type apiHealth struct {
 }
 
 // expectAPIError checks an error response: status, JSON content type, and the one error shape
-// of the README's "HTTP API" — error, code, request_id (equal to the header), optional details and
+// of docs/http-api.md — error, code, request_id (equal to the header), optional details and
 // retry_after_ms, nothing else.
 func expectAPIError(t *testing.T, resp *http.Response, body []byte, status int, code string) map[string]any {
 	t.Helper()

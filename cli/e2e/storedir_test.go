@@ -11,6 +11,7 @@ import (
 	"time"
 
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 )
 
 // The file store's directory removed while processes use it (an operator's rm -rf): they go on
@@ -26,7 +27,7 @@ func TestRunRecoversRemovedStoreDirectory(t *testing.T) {
 	env, childLog := fileRunEnv(t)
 	store := strings.TrimPrefix(envValue(env, "SWARM_LEASE_STORE"), "file://")
 	procs := []*apiProc{startRunAPI(t, env, "a"), startRunAPI(t, env, "b")}
-	events := waitForEvents(t, childLog, 10*time.Second, "the first child", func(ev []childEvent) bool { return countEvents(ev, "start") >= 1 })
+	events := waitForEvents(t, childLog, 10*time.Second, "the first child", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 1 })
 	first := startsOf(events)[0]
 	// The follower has read the leader's term: what it waits out when the directory is gone.
 	// (A process that never saw the term — one started after the removal — cannot know of it.)
@@ -40,11 +41,11 @@ func TestRunRecoversRemovedStoreDirectory(t *testing.T) {
 
 	removed := time.Now()
 	removeDir(t, store)
-	events = waitForEvents(t, childLog, 10*time.Second, "a child of a new term", func(ev []childEvent) bool { return countEvents(ev, "start") >= 2 })
+	events = waitForEvents(t, childLog, 10*time.Second, "a child of a new term", func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= 2 })
 	second := startsOf(events)[1]
-	t.Logf("directory removed → new term (holder %s) in %v", second.HolderID, second.time().Sub(removed).Round(time.Millisecond))
-	if second.fence(t) <= first.fence(t) {
-		t.Fatalf("fence %d on the recreated directory, but %d was granted before it was removed", second.fence(t), first.fence(t))
+	t.Logf("directory removed → new term (holder %s) in %v", second.HolderID, second.Time().Sub(removed).Round(time.Millisecond))
+	if fenceOf(t, second) <= fenceOf(t, first) {
+		t.Fatalf("fence %d on the recreated directory, but %d was granted before it was removed", fenceOf(t, second), fenceOf(t, first))
 	}
 	waitGone(t, first.PID, 5*time.Second, "the child of the lost term")
 	// The lost term's holder learns of the loss at its next renewal; a contender that saw it

@@ -25,7 +25,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
-// The observer end to end (README "Watching from anywhere"): the Go client (clients/go) and the `watch` command against
+// The observer end to end (docs/http-api.md, "Watching from anywhere"): the Go client (clients/go) and the `watch` command against
 // real `serve` processes on the file store, through restarts on the same port and a proxy
 // moving the client between two replicas. Changes are made with try-acquire and release; after
 // every reconnect the next value must be the change made after it, never a replay of the state
@@ -445,7 +445,7 @@ func TestWatchCommand(t *testing.T) {
 		r := cli(t, nil, "watch", "--initial-timeout", "1s", dead)
 		took := time.Since(start)
 		expectCode(t, r, 5, "watch of a controller that is not there")
-		for _, want := range []string{"no state within the initial timeout (1s)", dead, "connection refused"} {
+		for _, want := range []string{"lfp-swarm-lease: cannot reach the controller at " + dead + " (connection refused)", "no state within --initial-timeout 1s"} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("stderr %q does not mention %q", r.stderr, want)
 			}
@@ -461,7 +461,7 @@ func TestWatchCommand(t *testing.T) {
 			Exit  int    `json:"exit_code"`
 		}
 		if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &out) != nil ||
-			out.Exit != 5 || out.Code != "controller_unreachable" || !strings.Contains(out.Error, "initial timeout") {
+			out.Exit != 5 || out.Code != "server_unreachable" || !strings.Contains(out.Error, "--initial-timeout 200ms") {
 			t.Fatalf("stdout %q, want one JSON error line", r.stdout)
 		}
 	})

@@ -44,8 +44,8 @@
 // Client speaks the wire contract of the elections API (POST /elections, campaign, renew,
 // resign, status, watch) of `lfp-swarm-lease serve` or of any service with the same contract.
 // CreateRoom, Campaign, Renew, Resign and Status are single requests; WatchRoom follows a room
-// and reconnects like Watch. Hold is the loop a leader-only worker needs (a Contender, from
-// NewContender, holds one room term after term):
+// and reconnects like Watch. Hold is the loop a leader-only worker needs (a RoomContender, from
+// NewRoomContender, holds one room term after term):
 //
 //	el, err := swarmlease.NewClient("http://elect:8080")
 //	...

@@ -46,7 +46,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("swarmlease: invalid base URL %q: want http:// or https:// and a host", baseURL)
 	}
-	return &Client{base: u, cfg: cfg, sleep: sleepCtx}, nil
+	return &Client{base: u, cfg: cfg, sleep: timing.Sleep}, nil
 }
 
 // Limits of the contract that the client checks before sending.

@@ -31,12 +31,12 @@ var (
 // differences between the leader and the server.
 func SafetyMargin(ttl time.Duration) time.Duration { return timing.SafetyMargin(ttl) }
 
-// HoldOption configures Hold and NewContender.
+// HoldOption configures Hold and NewRoomContender.
 type HoldOption func(*holdConfig)
 
 type holdConfig struct {
 	stopBefore    time.Duration
-	renewInterval time.Duration // 0 until NewContender sets the default, a third of the TTL
+	renewInterval time.Duration // 0 until NewRoomContender sets the default, a third of the TTL
 	following     func(Leader)
 	err           error
 }
@@ -76,22 +76,22 @@ func WithRenewInterval(d time.Duration) HoldOption {
 
 // Hold campaigns in the room until it wins, then keeps the term renewed in the background and
 // returns it as a Leadership; the Leadership ends (Done) when the term is lost, when its safety
-// deadline comes without a successful renewal, on Resign, or when ctx ends. It is NewContender
-// followed by Contender.Hold: the errors of both.
+// deadline comes without a successful renewal, on Resign, or when ctx ends. It is NewRoomContender
+// followed by RoomContender.Hold: the errors of both.
 func (c *Client) Hold(ctx context.Context, roomID string, req CampaignRequest, opts ...HoldOption) (*Leadership, error) {
-	h, err := c.NewContender(roomID, req, opts...)
+	h, err := c.NewRoomContender(roomID, req, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return h.Hold(ctx)
 }
 
-// NewContender checks the settings of a contender for the room once, before any request: the
+// NewRoomContender checks the settings of a contender for the room once, before any request: the
 // room id, the options, the TTL (ErrInvalidTTL: whole seconds from 5 s to 300 s; zero is
 // DefaultTTL) and the timing rule (*TimingError: the renew interval plus the stop time must be
-// below TTL − SafetyMargin(TTL)). The Contender it returns contends for any number of terms, one
+// below TTL − SafetyMargin(TTL)). The RoomContender it returns contends for any number of terms, one
 // per Hold call.
-func (c *Client) NewContender(roomID string, req CampaignRequest, opts ...HoldOption) (*Contender, error) {
+func (c *Client) NewRoomContender(roomID string, req CampaignRequest, opts ...HoldOption) (*RoomContender, error) {
 	var hc holdConfig
 	for _, opt := range opts {
 		if opt != nil {
@@ -119,7 +119,7 @@ func (c *Client) NewContender(roomID string, req CampaignRequest, opts ...HoldOp
 	if err := timing.Check(req.TTL, hc.renewInterval, hc.stopBefore); err != nil {
 		return nil, err
 	}
-	return &Contender{c: c, room: roomID, req: req, cfg: hc, window: timing.Window(req.TTL),
+	return &RoomContender{c: c, room: roomID, req: req, cfg: hc, window: timing.Window(req.TTL),
 		log: c.cfg.logger.With("election_id", roomID, "candidate_id", req.CandidateID)}, nil
 }
 
@@ -138,11 +138,11 @@ func (c *Client) NewContender(roomID string, req CampaignRequest, opts ...HoldOp
 // the last request that succeeded (the winning campaign, then each renewal) plus the TTL minus
 // SafetyMargin — the server cannot have written the lease before the request started, so it
 // cannot expire it earlier — and never the server's expires_at.
-func (h *Contender) Hold(ctx context.Context) (*Leadership, error) { return h.contend(ctx) }
+func (h *RoomContender) Hold(ctx context.Context) (*Leadership, error) { return h.contend(ctx) }
 
-// Contender contends for one room — campaign after campaign until one wins — with settings
-// NewContender has checked. Each Hold call wins one term.
-type Contender struct {
+// RoomContender contends for one room — campaign after campaign until one wins — with settings
+// NewRoomContender has checked. Each Hold call wins one term.
+type RoomContender struct {
 	c      *Client
 	room   string
 	req    CampaignRequest
@@ -158,13 +158,13 @@ type Contender struct {
 const minFollowerWait = 20 * time.Millisecond
 
 // contend campaigns until it wins, a permanent answer comes, or ctx ends.
-func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
+func (h *RoomContender) contend(ctx context.Context) (*Leadership, error) {
 	cfg := &h.c.cfg
 	bo := backoff{min: cfg.minBackoff, max: cfg.maxBackoff, jitter: cfg.jitter}
 	var (
 		vacant   *vacancyWatch
 		followed Leader
-		lastErr  string
+		failures timing.Failures
 	)
 	defer func() { vacant.stop() }()
 	for {
@@ -193,9 +193,9 @@ func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
 				// so that the clients it refused together do not all come back together.
 				delay = apiErr.RetryAfter + time.Duration(float64(apiErr.RetryAfter/5)*jitter(cfg.jitter))
 			}
-			if err.Error() != lastErr { // one line per distinct failure, not per attempt
-				h.log.Warn("swarmlease: campaign failed; retrying", "err", err, "delay", delay.Round(time.Millisecond))
-				lastErr = err.Error()
+			if failures.Fail(time.Now(), err) { // at a bounded rate, with the count: never silent while failing
+				h.log.Warn("swarmlease: campaign failed; retrying", "err", err, "failures", failures.Count(),
+					"failing_for", time.Since(failures.Since()).Round(time.Second), "delay", delay.Round(time.Millisecond))
 			}
 			if h.c.sleep(ctx, delay) != nil {
 				return nil, ctx.Err()
@@ -203,7 +203,9 @@ func (h *Contender) contend(ctx context.Context) (*Leadership, error) {
 			continue
 		}
 		bo.reset()
-		lastErr = ""
+		if n := failures.Succeed(); n > 1 {
+			h.log.Info("swarmlease: campaign answered again", "failures", n)
+		}
 		if res.IsLeader() {
 			h.won.Store(res.Leader.Term)
 			return h.lead(ctx, start, res), nil
@@ -387,13 +389,13 @@ func (l *Leadership) Resign(ctx context.Context) (fence uint64, err error) {
 }
 
 // lead starts the term that the campaign started at start won.
-func (h *Contender) lead(ctx context.Context, start time.Time, res CampaignResult) *Leadership {
+func (h *RoomContender) lead(ctx context.Context, start time.Time, res CampaignResult) *Leadership {
 	lctx, end := context.WithCancelCause(ctx)
 	l := &Leadership{c: h.c, room: h.room, token: res.Token, fence: res.Leader.Term, ttl: h.req.TTL,
 		stopBefore: h.cfg.stopBefore, ctx: lctx, end: end, renewing: make(chan struct{}), leader: res.Leader,
 		deadline: start.Add(h.window), renewals: make(chan struct{}, 1)}
 	l.stopAt = time.AfterFunc(time.Until(l.deadline)-l.stopBefore, func() { end(ErrDeadline) })
-	interval := h.cfg.renewInterval // NewContender set the default and checked it fits
+	interval := h.cfg.renewInterval // NewRoomContender set the default and checked it fits
 	go l.keepRenewed(start, interval, h.log.With("term", l.fence))
 	return l
 }

@@ -420,18 +420,18 @@ func TestLeadershipRedacted(t *testing.T) {
 	}
 }
 
-// TestNewContenderTimingError: the constructor refuses a renew interval plus stop time that does
+// TestNewRoomContenderTimingError: the constructor refuses a renew interval plus stop time that does
 // not fit in the TTL minus its margin with a *TimingError carrying the durations (the default
 // renew interval filled in), before any request.
-func TestNewContenderTimingError(t *testing.T) {
+func TestNewRoomContenderTimingError(t *testing.T) {
 	s := newScript(t, func(w http.ResponseWriter, _ *http.Request, _ int, _ request) {
 		writeError(w, http.StatusForbidden, "forbidden", 0)
 	})
 	el := s.client(t)
-	_, err := el.NewContender(testRoom, CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, WithStopBefore(3*time.Second))
+	_, err := el.NewRoomContender(testRoom, CampaignRequest{CandidateID: "a", TTL: 5 * time.Second}, WithStopBefore(3*time.Second))
 	var te *TimingError
 	if !errors.As(err, &te) || !errors.Is(err, ErrInvalidTiming) {
-		t.Fatalf("NewContender: %v, want a *TimingError", err)
+		t.Fatalf("NewRoomContender: %v, want a *TimingError", err)
 	}
 	if te.TTL != 5*time.Second || te.Window != 4500*time.Millisecond || te.RenewInterval != 5*time.Second/3 || te.StopBefore != 3*time.Second {
 		t.Fatalf("%+v", te)

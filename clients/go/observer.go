@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/url"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Observer follows one election through the controller endpoints at a base URL. It holds only
@@ -35,7 +37,7 @@ func Connect(baseURL string, opts ...Option) *Observer {
 	if err != nil && cfg.err == nil {
 		cfg.err = err
 	}
-	return &Observer{eventsURL: events, cfg: cfg, sleep: sleepCtx}
+	return &Observer{eventsURL: events, cfg: cfg, sleep: timing.Sleep}
 }
 
 // eventsURL is the URL of GET /v1/events below base.

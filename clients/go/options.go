@@ -132,7 +132,9 @@ func WithIdleTimeout(d time.Duration) Option {
 }
 
 // WithLogger logs connection attempts, failures and reconnect delays, and Hold's transitions
-// and failed requests (default: nothing is logged). Connection failures are logged, not
+// and failed requests (default: nothing is logged). A campaign that keeps failing is logged at
+// a bounded rate — at once, then after 5, 10, 20 and 40 s, then once a minute — with the count
+// and the last cause. Connection failures are logged, not
 // yielded: the observer retries them itself. Leader tokens are never logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(cfg *config) {

@@ -246,15 +246,3 @@ func (a *activityReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// sleepCtx waits d, or until ctx ends (then it returns ctx's error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

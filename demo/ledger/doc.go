@@ -1,6 +1,8 @@
 // Package ledger is the demo's protected resource: an append-only list of writes that accepts a
 // write only if its fence is at least the highest fence it has accepted, so a leader that lost
-// its term (paused, partitioned, slow to notice) cannot overwrite its successor's work.
+// its term (paused, partitioned, slow to notice) cannot overwrite its successor's work — and at
+// most the highest fence the election has issued (Election), so a writer that makes up a fence
+// cannot raise the floor past every real leader's.
 //
 // Every write, accepted or rejected, is appended to one JSON-lines file and synced before it is
 // acknowledged: a crash after the sync keeps the write (the highest fence with it), a crash

@@ -36,11 +36,29 @@ type Entry struct {
 	Seq uint64 `json:"seq"`
 	// ReceivedAt is the ledger's clock when it decided.
 	ReceivedAt time.Time `json:"received_at"`
-	// Accepted tells whether the fence was at least the highest accepted one.
+	// Accepted tells whether the write was accepted: its fence issued by the election and at
+	// least the highest accepted one.
 	Accepted bool `json:"accepted"`
-	// Highest is the highest accepted fence when a write was rejected: the fence that beat it.
+	// Reason says why a write was rejected (empty when accepted; Stale in records of versions
+	// that knew no other reason).
+	Reason Reason `json:"reason,omitempty"`
+	// Highest is the highest accepted fence when a write was rejected as stale: the fence that
+	// beat it.
 	Highest uint64 `json:"highest,omitempty"`
+	// Issued is the highest fence the election had issued when a write was rejected as not
+	// issued.
+	Issued uint64 `json:"issued,omitempty"`
 }
+
+// Reason is why the ledger rejected a write.
+type Reason string
+
+const (
+	// Stale: the fence is below the highest accepted one — a leader that lost its term.
+	Stale Reason = "stale"
+	// NotIssued: the fence is above the highest the election has issued — no leader made it.
+	NotIssued Reason = "not_issued"
+)
 
 // ErrInvalidWrite is returned for a write without a fence or holder, or with an oversized field.
 var ErrInvalidWrite = errors.New("ledger: invalid write")

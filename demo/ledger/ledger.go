@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +29,7 @@ type Ledger struct {
 	lock     *os.File // the directory's lock, held until Close
 	size     int64    // the file's length after the last record
 	path     string
+	election Election
 	now      func() time.Time
 	seq      uint64
 	highest  uint64
@@ -42,8 +44,10 @@ type Ledger struct {
 type Counts struct {
 	// Accepted is the number of accepted writes.
 	Accepted uint64 `json:"accepted"`
-	// Rejected is the number of stale writes refused.
+	// Rejected is the number of rejected writes, stale or not issued.
 	Rejected uint64 `json:"rejected"`
+	// NotIssued is the number of rejected writes whose fence the election had not issued.
+	NotIssued uint64 `json:"not_issued"`
 }
 
 // Snapshot is what the page shows.
@@ -64,10 +68,14 @@ type Option func(*Ledger)
 // WithClock sets the clock that stamps ReceivedAt (default time.Now).
 func WithClock(now func() time.Time) Option { return func(l *Ledger) { l.now = now } }
 
-// Open opens (creating it if needed) the ledger kept in dir and replays its file. It takes the
-// directory's exclusive lock first: while one Ledger has dir open, every other Open, in this
-// process or another, fails with ErrInUse naming the holder.
-func Open(dir string, opts ...Option) (*Ledger, error) {
+// Open opens (creating it if needed) the ledger kept in dir and replays its file; election
+// tells it which fences were issued. It takes the directory's exclusive lock first: while one
+// Ledger has dir open, every other Open, in this process or another, fails with ErrInUse naming
+// the holder.
+func Open(dir string, election Election, opts ...Option) (*Ledger, error) {
+	if election == nil {
+		return nil, errors.New("ledger: Open needs the election whose fences it accepts")
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ledger: create the data directory %s: %w", dir, err)
 	}
@@ -82,7 +90,7 @@ func Open(dir string, opts ...Option) (*Ledger, error) {
 		lock.Close()
 		return nil, fmt.Errorf("ledger: open %s: %w", path, err)
 	}
-	l := &Ledger{file: f, lock: lock, path: path, now: time.Now}
+	l := &Ledger{file: f, lock: lock, path: path, election: election, now: time.Now}
 	for _, o := range opts {
 		o(l)
 	}
@@ -159,7 +167,13 @@ func (l *Ledger) record(e Entry) {
 		l.accepted = keepLast(append(l.accepted, e), recentAccepted)
 		return
 	}
+	if e.Reason == "" {
+		e.Reason = Stale // the only reason older versions knew
+	}
 	l.counts.Rejected++
+	if e.Reason == NotIssued {
+		l.counts.NotIssued++
+	}
 	l.rejected = keepLast(append(l.rejected, e), maxRejectedKept)
 }
 
@@ -170,19 +184,39 @@ func keepLast(s []Entry, n int) []Entry {
 	return s
 }
 
-// Append applies the fencing rule to w, records the outcome durably and returns it. A write
-// whose fence is below the highest accepted fence is recorded as rejected (Accepted false,
-// Highest set); that is an answer, not an error. Errors are invalid writes (ErrInvalidWrite)
-// and failures to record: then nothing was acknowledged.
-func (l *Ledger) Append(w Write) (Entry, error) {
+// Append applies the fencing rule to w, records the outcome durably and returns it. A write is
+// accepted when its fence is at least the highest accepted fence and at most the highest the
+// election has issued. Otherwise it is recorded as rejected — Stale with Highest set, or
+// NotIssued with Issued set — which is an answer, not an error. Errors are invalid writes
+// (ErrInvalidWrite), an election that cannot be read (ErrElectionUnknown) and failures to
+// record: then nothing was recorded or acknowledged.
+//
+// Every accepted fence was issued, so a fence below the highest accepted one is stale without
+// asking the election: a stale leader is answered at once, whatever the controllers do.
+func (l *Ledger) Append(ctx context.Context, w Write) (Entry, error) {
 	if err := w.validate(); err != nil {
 		return Entry{}, err
 	}
 	l.mu.Lock()
+	stale := w.Fence < l.highest
+	l.mu.Unlock()
+	var issued uint64
+	if !stale {
+		// Outside the lock: the election may be read, and the highest accepted fence only
+		// grows meanwhile (a write that turns stale is rejected below).
+		var err error
+		if issued, err = l.election.Issued(ctx, w.Fence); err != nil {
+			return Entry{}, err
+		}
+	}
+	l.mu.Lock()
 	defer l.mu.Unlock()
-	e := Entry{Write: w, Seq: l.seq + 1, ReceivedAt: l.now().UTC(), Accepted: w.Fence >= l.highest}
-	if !e.Accepted {
-		e.Highest = l.highest
+	e := Entry{Write: w, Seq: l.seq + 1, ReceivedAt: l.now().UTC(), Accepted: true}
+	switch {
+	case w.Fence < l.highest:
+		e.Accepted, e.Reason, e.Highest = false, Stale, l.highest
+	case w.Fence > issued:
+		e.Accepted, e.Reason, e.Issued = false, NotIssued, issued
 	}
 	line, err := json.Marshal(e)
 	if err != nil {

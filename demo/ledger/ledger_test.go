@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,9 +19,28 @@ func fixedClock() func() time.Time {
 	return func() time.Time { t = t.Add(time.Second); return t }
 }
 
+// issuedUpTo is an election that has issued every fence up to its value.
+type issuedUpTo uint64
+
+func (i issuedUpTo) Issued(context.Context, uint64) (uint64, error) { return uint64(i), nil }
+
+// unreadable is an election that cannot be read; it counts the reads.
+type unreadable struct{ reads int }
+
+func (u *unreadable) Issued(context.Context, uint64) (uint64, error) {
+	u.reads++
+	return 0, fmt.Errorf("%w: no controller", ErrElectionUnknown)
+}
+
 func open(t *testing.T, dir string) *Ledger {
 	t.Helper()
-	l, err := Open(dir, WithClock(fixedClock()))
+	return openWith(t, dir, issuedUpTo(MaxFence))
+}
+
+// openWith opens the ledger in dir with election.
+func openWith(t *testing.T, dir string, election Election) *Ledger {
+	t.Helper()
+	l, err := Open(dir, election, WithClock(fixedClock()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +54,7 @@ func write(fence uint64, holder string) Write {
 
 func mustAppend(t *testing.T, l *Ledger, w Write) Entry {
 	t.Helper()
-	e, err := l.Append(w)
+	e, err := l.Append(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +98,7 @@ func TestInvalidWritesAreRefusedAndNotRecorded(t *testing.T) {
 		"holder": {Fence: 1},
 		"task":   {Fence: 1, Holder: "a", Task: strings.Repeat("x", MaxFieldLen+1)},
 	} {
-		if _, err := l.Append(w); !errors.Is(err, ErrInvalidWrite) || !strings.Contains(err.Error(), name) {
+		if _, err := l.Append(context.Background(), w); !errors.Is(err, ErrInvalidWrite) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: error %v, want ErrInvalidWrite naming %s", name, err, name)
 		}
 	}
@@ -111,12 +131,12 @@ const crashEnv = "LEDGER_TEST_CRASH_DIR"
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashEnv); dir != "" {
-		l, err := Open(dir)
+		l, err := Open(dir, issuedUpTo(MaxFence))
 		if err != nil {
 			os.Exit(3)
 		}
 		l.afterSync = func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
-		l.Append(write(9, "crashed"))
+		l.Append(context.Background(), write(9, "crashed"))
 		os.Exit(4) // not reached: the write was acknowledged
 	}
 	os.Exit(m.Run())
@@ -183,7 +203,7 @@ func TestDamagedRecordStopsOpenAndIsNotOverwritten(t *testing.T) {
 	damaged := lines[0] + "not json\n" + lines[1]
 	os.WriteFile(path, []byte(damaged), 0o644)
 
-	_, err := Open(dir)
+	_, err := Open(dir, issuedUpTo(MaxFence))
 	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") {
 		t.Fatalf("error %v, want ErrDamaged naming %s line 2", err, path)
 	}
@@ -197,7 +217,7 @@ func TestSecondOpenIsRefusedNamingTheHolder(t *testing.T) {
 	l := open(t, dir)
 	mustAppend(t, l, write(3, "a"))
 	host, _ := os.Hostname()
-	_, err := Open(dir)
+	_, err := Open(dir, issuedUpTo(MaxFence))
 	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d on host %s", os.Getpid(), host)) {
 		t.Fatalf("a second Open of a ledger in use: %v, want ErrInUse naming pid %d on host %s", err, os.Getpid(), host)
 	}
@@ -255,7 +275,7 @@ func TestCrashImageNULTailIsCut(t *testing.T) {
 			f.WriteString(tail)
 			f.Close()
 
-			l2, err := Open(dir)
+			l2, err := Open(dir, issuedUpTo(MaxFence))
 			if err != nil {
 				t.Fatalf("a crash image's NUL tail stopped Open: %v", err)
 			}
@@ -285,7 +305,7 @@ func TestNULLineBeforeARecordIsDamage(t *testing.T) {
 	lines := strings.SplitAfter(string(data), "\n")
 	damaged := lines[0] + strings.Repeat("\x00", 20) + "\n" + lines[1]
 	os.WriteFile(path, []byte(damaged), 0o644)
-	if _, err := Open(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") {
+	if _, err := Open(dir, issuedUpTo(MaxFence)); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") {
 		t.Fatalf("error %v, want ErrDamaged naming %s line 2", err, path)
 	}
 	if after, _ := os.ReadFile(path); string(after) != damaged {
@@ -299,7 +319,7 @@ func TestNULLineBeforeARecordIsDamage(t *testing.T) {
 func TestFencesBeyondTheElectionsRangeAreRefused(t *testing.T) {
 	l := open(t, t.TempDir())
 	for _, fence := range []uint64{1 << 53, 1<<64 - 1} {
-		if _, err := l.Append(write(fence, "anyone")); !errors.Is(err, ErrInvalidWrite) || !strings.Contains(err.Error(), "9007199254740991") {
+		if _, err := l.Append(context.Background(), write(fence, "anyone")); !errors.Is(err, ErrInvalidWrite) || !strings.Contains(err.Error(), "9007199254740991") {
 			t.Errorf("fence %d: error %v, want ErrInvalidWrite naming the largest fence, 9007199254740991", fence, err)
 		}
 	}
@@ -327,10 +347,85 @@ func TestAFenceBeyondTheRangeInTheFileStopsOpen(t *testing.T) {
 	f.WriteString(`{"fence":18446744073709551615,"holder":"anyone","written_at":"2026-12-01T12:00:00Z","seq":2,"received_at":"2026-12-01T12:00:01Z","accepted":true}` + "\n")
 	f.Close()
 	before, _ := os.ReadFile(path)
-	if _, err := Open(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") || !strings.Contains(err.Error(), "18446744073709551615") {
+	if _, err := Open(dir, issuedUpTo(MaxFence)); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" line 2") || !strings.Contains(err.Error(), "18446744073709551615") {
 		t.Fatalf("error %v, want ErrDamaged naming %s line 2 and its fence", err, path)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Fatal("Open changed the file")
+	}
+}
+
+// TestFencesTheElectionHasNotIssuedAreRejected: a fence above the highest the election has
+// issued is rejected as not issued — recorded, shown, and never the floor — so a writer that
+// makes one up cannot refuse the real leaders' writes, also after a restart. Fences are not
+// contiguous: any fence up to the highest issued passes this check.
+func TestFencesTheElectionHasNotIssuedAreRejected(t *testing.T) {
+	dir := t.TempDir()
+	l := openWith(t, dir, issuedUpTo(100))
+	steps := []struct {
+		fence  uint64
+		reason Reason
+	}{
+		{5, ""},
+		{101, NotIssued},
+		{MaxFence, NotIssued},
+		{100, ""},
+		{99, Stale},
+	}
+	for _, s := range steps {
+		e := mustAppend(t, l, write(s.fence, "a"))
+		if e.Accepted != (s.reason == "") || e.Reason != s.reason {
+			t.Fatalf("fence %d: accepted=%v reason=%q, want reason %q", s.fence, e.Accepted, e.Reason, s.reason)
+		}
+		if s.reason == NotIssued && (e.Issued != 100 || e.Highest != 0) {
+			t.Fatalf("fence %d: issued=%d highest=%d, want the election's 100 and no fence that beat it", s.fence, e.Issued, e.Highest)
+		}
+	}
+	want := Counts{Accepted: 2, Rejected: 3, NotIssued: 2}
+	if snap := l.Snapshot(); snap.Highest != 100 || snap.Counts != want {
+		t.Fatalf("highest %d, counts %+v; want 100 and %+v", snap.Highest, snap.Counts, want)
+	}
+	l.Close()
+	l2 := openWith(t, dir, issuedUpTo(100))
+	snap := l2.Snapshot()
+	if snap.Highest != 100 || snap.Counts != want || snap.Rejected[1].Reason != NotIssued || snap.Rejected[1].Issued != 100 {
+		t.Fatalf("after a restart: %+v, want the same highest, counts and reasons", snap)
+	}
+	if e := mustAppend(t, l2, write(100, "a")); !e.Accepted {
+		t.Fatalf("the leader's fence after a restart: %+v", e)
+	}
+}
+
+// TestAnElectionThatCannotBeReadRecordsNothing: a fence the ledger cannot check is neither
+// accepted nor rejected, and nothing is recorded; a stale fence needs no check (every accepted
+// fence was issued) and is rejected whatever the controllers do.
+func TestAnElectionThatCannotBeReadRecordsNothing(t *testing.T) {
+	dir := t.TempDir()
+	l := open(t, dir)
+	mustAppend(t, l, write(10, "a"))
+	l.Close()
+	election := &unreadable{}
+	l2 := openWith(t, dir, election)
+	if e := mustAppend(t, l2, write(9, "stale")); e.Reason != Stale || election.reads != 0 {
+		t.Fatalf("a stale write with the election unreadable: %+v after %d reads, want it rejected as stale without one", e, election.reads)
+	}
+	if _, err := l2.Append(context.Background(), write(11, "next")); !errors.Is(err, ErrElectionUnknown) {
+		t.Fatalf("a write above the highest accepted with the election unreadable: %v, want ErrElectionUnknown", err)
+	}
+	if snap := l2.Snapshot(); snap.Counts != (Counts{Accepted: 1, Rejected: 1}) {
+		t.Fatalf("counts %+v: the unchecked write was recorded", snap.Counts)
+	}
+}
+
+// TestRejectionsOfOlderVersionsAreStale: a rejected record without a reason, as versions before
+// the election's check wrote them, replays as stale.
+func TestRejectionsOfOlderVersionsAreStale(t *testing.T) {
+	dir := t.TempDir()
+	line := `{"fence":3,"holder":"a","written_at":"2026-12-01T12:00:00Z","seq":1,"received_at":"2026-12-01T12:00:01Z","accepted":false,"highest":4}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if snap := open(t, dir).Snapshot(); snap.Counts != (Counts{Rejected: 1}) || snap.Rejected[0].Reason != Stale {
+		t.Fatalf("%+v, want one stale rejection", snap)
 	}
 }

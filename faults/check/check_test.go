@@ -42,7 +42,7 @@ func TestChildrenFindsViolations(t *testing.T) {
 		},
 		"frozen child stopped late": {
 			terms: []check.Term{{Fence: 10, PID: 1, Start: 0, Stop: 20 * s}, {Fence: 11, PID: 2, Start: 8 * s, Stop: 30 * s}},
-			thaws: []check.Thaw{{PID: 1, Mono: 15 * s}},
+			thaws: []check.Thaw{{Child: "/1", Mono: 15 * s}},
 			want:  "stopped 5s after its thaw",
 		},
 		"lock found held": {
@@ -50,14 +50,12 @@ func TestChildrenFindsViolations(t *testing.T) {
 			want:  "found another child's lock held",
 		},
 		"killed child's successor found the lock held": {
-			terms: check.Terms([]check.ChildEvent{{Kind: "start", Fence: 10, PID: 7, Task: "t1"}, {Kind: "overlap", Fence: 11, PID: 7, Mono: 2 * s, Task: "t2"},
-				{Kind: "start", Fence: 11, PID: 7, Mono: 2 * s, Task: "t2"}, {Kind: "stop", Fence: 11, PID: 7, Mono: 9 * s, Task: "t2"}},
-				[]check.Kill{{Task: "t1", PID: 7, Gone: 3 * s}}),
-			want: "found another child's lock held",
+			terms: []check.Term{{Fence: 10, Host: "c1", PID: 7, Start: 0, Stop: 3 * s, Killed: true}, {Fence: 11, Host: "c2", PID: 7, Start: 2 * s, Stop: 9 * s, Overlap: true}},
+			want:  "found another child's lock held",
 		},
 		"frozen child with the higher fence": {
 			terms: []check.Term{{Fence: 12, PID: 1, Start: 0, Stop: 15 * s}, {Fence: 11, PID: 2, Start: 8 * s, Stop: 30 * s}},
-			thaws: []check.Thaw{{PID: 1, Mono: 15 * s}},
+			thaws: []check.Thaw{{Child: "/1", Mono: 15 * s}},
 			want:  "two children at once",
 		},
 	} {
@@ -74,29 +72,33 @@ func TestChildrenFindsViolations(t *testing.T) {
 // lower and it stops promptly after the thaw.
 func TestChildrenAllowsFencedThaw(t *testing.T) {
 	terms := []check.Term{{Fence: 10, PID: 1, Start: 0, Stop: 15*s + s/2}, {Fence: 11, PID: 2, Start: 8 * s, Stop: 30 * s}}
-	if err := check.Children(terms, []check.Thaw{{PID: 1, Mono: 15 * s}}, time.Second); err != nil {
+	if err := check.Children(terms, []check.Thaw{{Child: "/1", Mono: 15 * s}}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A child killed with its container logs no stop: it ends when it was seen gone, and a
-// successor that started before that, on the evidence of its death, found the lock free. Two
-// children of different tasks may have one PID (each container counts its own).
+// A child killed with its container logs no stop: its end is when it was seen gone, a bound,
+// and a successor that started before that, on the evidence of its death, found the lock free.
+// The "overlap" event of a child marks its term.
 func TestChildrenTakesTheLockForAKilledChild(t *testing.T) {
-	events := []check.ChildEvent{
-		{Kind: "start", Fence: 10, Holder: "n1", PID: 7, Mono: 0, Task: "t1"},
-		{Kind: "start", Fence: 11, Holder: "n2", PID: 7, Mono: 2 * s, Task: "t2"},
-		{Kind: "stop", Fence: 11, Holder: "n2", PID: 7, Mono: 9 * s, Task: "t2"},
+	terms, err := check.Terms([]check.ChildEvent{
+		{Event: "start", Fence: "10", Hostname: "c1", PID: 7, At: 0},
+		{Event: "start", Fence: "11", Hostname: "c2", PID: 7, At: 2 * s},
+		{Event: "stop", Fence: "11", Hostname: "c2", PID: 7, At: 9 * s},
+		{Event: "overlap", Fence: "12", Hostname: "c3", PID: 7, At: 10 * s},
+		{Event: "start", Fence: "12", Hostname: "c3", PID: 7, At: 10 * s},
+	})
+	if err != nil || len(terms) != 3 || terms[0].Overlap || terms[1].Overlap || !terms[2].Overlap {
+		t.Fatalf("terms %+v, %v; want the third marked", terms, err)
 	}
-	terms := check.Terms(events, []check.Kill{{Task: "t1", PID: 7, Gone: 3 * s}})
-	if len(terms) != 2 || !terms[0].Killed || terms[0].Stop != 3*s || terms[1].Stop != 9*s {
-		t.Fatalf("terms %+v", terms)
-	}
+	terms = terms[:2]
+	terms[0].Stop, terms[0].Killed = 3*s, true
 	if err := check.Children(terms, nil, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := check.Children(check.Terms(events, nil), nil, time.Second); err == nil || !strings.Contains(err.Error(), "never logged its stop") {
-		t.Fatalf("a child that was not killed and logged no stop: %v", err)
+	terms[0].Killed = false
+	if err := check.Children(terms, nil, time.Second); err == nil || !strings.Contains(err.Error(), "two children at once") {
+		t.Fatalf("the same by the clock: %v", err)
 	}
 }
 
@@ -104,7 +106,7 @@ func TestChildrenTakesTheLockForAKilledChild(t *testing.T) {
 // exception too.
 func TestChildrenAllowsTheLockOfAFencedThaw(t *testing.T) {
 	terms := []check.Term{{Fence: 10, PID: 1, Start: 0, Stop: 15*s + s/2}, {Fence: 11, PID: 2, Start: 8 * s, Stop: 30 * s, Overlap: true}}
-	if err := check.Children(terms, []check.Thaw{{PID: 1, Mono: 15 * s}}, time.Second); err != nil {
+	if err := check.Children(terms, []check.Thaw{{Child: "/1", Mono: 15 * s}}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 }

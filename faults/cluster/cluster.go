@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Root is the directory that holds every run's state, one run-<pid> directory per run. It is
@@ -59,10 +59,23 @@ type Cluster struct {
 	closed  bool
 }
 
-// node is one manager's dockerd while it runs.
+// node is a cluster's process while it runs: a manager's dockerd, an etcd member.
 type node struct {
 	pid  int
 	done chan struct{} // closed when the process has exited and was reaped
+}
+
+// end sends sig to the process — SIGCONT first: a frozen one would never act on it — and waits
+// up to grace for it to exit, then SIGKILLs it.
+func (nd *node) end(sig syscall.Signal, grace time.Duration) {
+	_ = syscall.Kill(nd.pid, syscall.SIGCONT)
+	_ = syscall.Kill(nd.pid, sig)
+	select {
+	case <-nd.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
+		<-nd.done
+	}
 }
 
 // Options configures Start.
@@ -74,19 +87,46 @@ type Options struct {
 // Prerequisites reports what this machine lacks to build a cluster: root, dockerd, docker, ip,
 // nsenter, unshare. nil means a cluster can be started.
 func Prerequisites() error {
+	if missing := lacking("network namespaces and dockerd need it", "dockerd", "docker", "ip", "nsenter", "unshare", "mount", "umount"); len(missing) > 0 {
+		return fmt.Errorf("a fault-test cluster needs %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// lacking lists what this machine lacks of root (why: what needs it) and of the tools.
+func lacking(why string, tools ...string) []string {
 	var missing []string
 	if os.Geteuid() != 0 {
-		missing = append(missing, "root (network namespaces and dockerd need it)")
+		missing = append(missing, "root ("+why+")")
 	}
-	for _, tool := range []string{"dockerd", "docker", "ip", "nsenter", "unshare", "mount", "umount"} {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("a fault-test cluster needs %s", strings.Join(missing, ", "))
+	return missing
+}
+
+// startRun sweeps the leftovers of dead runs and makes this process's run directory: a process
+// runs one cluster (of either kind) at a time. It returns the directory, the run id and
+// opts.Logf (nil: discard).
+func startRun(opts Options) (dir, id string, logf func(string, ...any), err error) {
+	logf = opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
 	}
-	return nil
+	if err := Sweep(logf); err != nil {
+		return "", "", nil, err
+	}
+	id = strconv.Itoa(os.Getpid())
+	dir = filepath.Join(Root, "run-"+id)
+	if _, err := os.Stat(dir); err == nil {
+		return "", "", nil, fmt.Errorf("cluster: %s already exists: this process runs a cluster already", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", nil, fmt.Errorf("cluster: %w", err)
+	}
+	return dir, id, logf, nil
 }
 
 // Start sweeps the leftovers of dead runs, then builds the namespaces, starts the three
@@ -95,21 +135,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := Prerequisites(); err != nil {
 		return nil, err
 	}
-	logf := opts.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	if err := Sweep(logf); err != nil {
+	dir, id, logf, err := startRun(opts)
+	if err != nil {
 		return nil, err
 	}
-	id := strconv.Itoa(os.Getpid())
-	c = &Cluster{Dir: filepath.Join(Root, "run-"+id), id: id, log: logf}
-	if _, err := os.Stat(c.Dir); err == nil {
-		return nil, fmt.Errorf("cluster: %s already exists: this process runs a cluster already", c.Dir)
-	}
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
+	c = &Cluster{Dir: dir, id: id, log: logf}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Close())
@@ -311,7 +341,7 @@ func (c *Cluster) WaitManagers(ctx context.Context, via int, timeout time.Durati
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("cluster: the managers are not all reachable via node%d after %v: %v (%v)", via, timeout, status, err)
 		}
-		if err := ctxwait.Sleep(ctx, 200*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -12,18 +12,13 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 	"github.com/regbo/lfp-swarm-lease/faults/internal/netns"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
-	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
-
-// EtcdBinaryEnv names the etcd server binary when it is not `etcd` on PATH (as
-// etcdtest.BinaryEnv).
-const EtcdBinaryEnv = "LFP_ETCD_BIN"
 
 // The ports of every member, on its own address: each member has a namespace of its own.
 const (
@@ -63,29 +58,14 @@ type Etcd struct {
 // EtcdPrerequisites reports what this machine lacks to build an etcd cluster: root, ip,
 // nsenter, sysctl and the etcd server binary. nil means one can be started.
 func EtcdPrerequisites() error {
-	var missing []string
-	if os.Geteuid() != 0 {
-		missing = append(missing, "root (network namespaces need it)")
-	}
-	for _, tool := range []string{"ip", "nsenter", "sysctl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, tool)
-		}
-	}
-	if _, err := etcdBinary(); err != nil {
-		missing = append(missing, "etcd (apt-get install etcd-server, or set "+EtcdBinaryEnv+")")
+	missing := lacking("network namespaces need it", "ip", "nsenter", "sysctl")
+	if _, err := etcdtest.LookBinary(); err != nil {
+		missing = append(missing, "etcd (apt-get install etcd-server, or set "+etcdtest.BinaryEnv+")")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("an etcd fault-test cluster needs %s", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-func etcdBinary() (string, error) {
-	if bin := os.Getenv(EtcdBinaryEnv); bin != "" {
-		return bin, nil
-	}
-	return exec.LookPath("etcd")
 }
 
 // StartEtcd sweeps the leftovers of dead runs, builds the namespaces and starts the three
@@ -95,23 +75,12 @@ func StartEtcd(ctx context.Context, opts Options) (e *Etcd, err error) {
 	if err := EtcdPrerequisites(); err != nil {
 		return nil, err
 	}
-	logf := opts.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	if err := Sweep(logf); err != nil {
+	dir, id, logf, err := startRun(opts)
+	if err != nil {
 		return nil, err
 	}
-	bin, _ := etcdBinary()
-	id := strconv.Itoa(os.Getpid())
-	e = &Etcd{Dir: filepath.Join(Root, "run-"+id), id: id, bin: bin, log: logf,
-		token: fmt.Sprintf("lfpf-%s-%d", id, time.Now().UnixNano())}
-	if _, err := os.Stat(e.Dir); err == nil {
-		return nil, fmt.Errorf("cluster: %s already exists: this process runs a cluster already", e.Dir)
-	}
-	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
+	bin, _ := etcdtest.LookBinary()
+	e = &Etcd{Dir: dir, id: id, bin: bin, log: logf, token: fmt.Sprintf("lfpf-%s-%d", id, time.Now().UnixNano())}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, e.Close())
@@ -257,7 +226,7 @@ func (e *Etcd) WaitReady(ctx context.Context, n int, timeout time.Duration) erro
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cluster: etcd m%d not ready within %v: %v; its log ends:\n%s", n, timeout, err, e.logTail(n))
 		}
-		if err := ctxwait.Sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -309,14 +278,7 @@ func (e *Etcd) stopMember(n int, sig syscall.Signal, grace time.Duration) error 
 	if nd == nil {
 		return nil
 	}
-	_ = syscall.Kill(nd.pid, syscall.SIGCONT) // a frozen member would never act on SIGTERM
-	_ = syscall.Kill(nd.pid, sig)
-	select {
-	case <-nd.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
-		<-nd.done
-	}
+	nd.end(sig, grace)
 	return nil
 }
 
@@ -426,7 +388,7 @@ func (e *Etcd) WaitHealthy(ctx context.Context, timeout time.Duration) error {
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("cluster: the etcd members do not agree on a leader after %v: %v %v", timeout, seen, errors.Join(errs...))
 		}
-		if err := ctxwait.Sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -465,35 +427,4 @@ func (e *Etcd) DumpLogs(logf func(format string, args ...any)) {
 			}
 		}
 	}
-}
-
-// EtcdForTest starts an etcd cluster for t and closes it when t ends. Without the
-// prerequisites the test is skipped — except under CI=true, where it fails. An interrupt
-// (SIGINT, SIGTERM) closes the cluster before the process exits.
-func EtcdForTest(t testing.TB) *Etcd {
-	t.Helper()
-	leasetest.Long(t, "starts a three-member etcd cluster in network namespaces")
-	if err := EtcdPrerequisites(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v, and CI=true: the fault tests must run in CI", err)
-		}
-		t.Skipf("%v: skipping a fault test", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	e, err := StartEtcd(ctx, Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	register(e)
-	t.Cleanup(func() {
-		unregister(e)
-		if t.Failed() {
-			e.DumpLogs(t.Logf)
-		}
-		if err := e.Close(); err != nil {
-			t.Errorf("closing the etcd cluster: %v", err)
-		}
-	})
-	return e
 }

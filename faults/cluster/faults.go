@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // StartNode starts manager n's dockerd (again) and waits until its API answers. It is a no-op
@@ -119,7 +119,7 @@ func waitPing(ctx context.Context, socket string, done <-chan struct{}, timeout 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no answer on %s within %v", socket, timeout)
 		}
-		if err := ctxwait.Sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := timing.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -150,14 +150,7 @@ func (c *Cluster) stop(n int, sig syscall.Signal, grace time.Duration) error {
 	if nd == nil {
 		return nil
 	}
-	_ = syscall.Kill(nd.pid, syscall.SIGCONT) // a frozen dockerd would never act on SIGTERM
-	_ = syscall.Kill(nd.pid, sig)
-	select {
-	case <-nd.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(nd.pid, syscall.SIGKILL)
-		<-nd.done
-	}
+	nd.end(sig, grace)
 	// containerd is dockerd's child with a parent-death signal; make sure anyway.
 	dir := c.nodeDir(n)
 	if pid, ok := readPID(filepath.Join(dir, "exec", "containerd", "containerd.pid")); ok && ownedBy(pid, dir) {

@@ -24,16 +24,31 @@ var live struct {
 // fault tests. An interrupt (SIGINT, SIGTERM) closes the clusters before the process exits.
 func ForTest(t testing.TB) *Cluster {
 	t.Helper()
-	leasetest.Long(t, "starts a three-manager Swarm of its own Docker engines")
-	if err := Prerequisites(); err != nil {
+	return forTest(t, "a three-manager Swarm of its own Docker engines", Prerequisites, 3*time.Minute, Start)
+}
+
+// EtcdForTest starts an etcd cluster for t as ForTest starts a Swarm.
+func EtcdForTest(t testing.TB) *Etcd {
+	t.Helper()
+	return forTest(t, "a three-member etcd cluster in network namespaces", EtcdPrerequisites, 2*time.Minute, StartEtcd)
+}
+
+// forTest is ForTest for a cluster of either kind, what, which start starts within timeout.
+func forTest[C interface {
+	closer
+	DumpLogs(logf func(format string, args ...any))
+}](t testing.TB, what string, prerequisites func() error, timeout time.Duration, start func(context.Context, Options) (C, error)) C {
+	t.Helper()
+	leasetest.Long(t, "starts "+what)
+	if err := prerequisites(); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v, and CI=true: the fault tests must run in CI", err)
 		}
 		t.Skipf("%v: skipping a fault test", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c, err := Start(ctx, Options{Logf: t.Logf})
+	c, err := start(ctx, Options{Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +59,7 @@ func ForTest(t testing.TB) *Cluster {
 			c.DumpLogs(t.Logf)
 		}
 		if err := c.Close(); err != nil {
-			t.Errorf("closing the cluster: %v", err)
+			t.Errorf("closing %s: %v", what, err)
 		}
 	})
 	return c

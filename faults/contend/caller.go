@@ -12,11 +12,11 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/regbo/lfp-swarm-lease/faults/check"
-	"github.com/regbo/lfp-swarm-lease/faults/internal/ctxwait"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // CallTimeout bounds one one-shot call: above the ~20 s a Swarm write can block while the Raft
@@ -178,7 +178,7 @@ func (c *Caller) Run(ctx context.Context, max int) {
 			if mine > 0 {
 				seen = append(seen, mine)
 			}
-			_ = ctxwait.Sleep(ctx, time.Duration(c.rng.IntN(200))*time.Millisecond) // do not spin on a dead manager
+			_ = timing.Sleep(ctx, time.Duration(c.rng.IntN(200))*time.Millisecond) // do not spin on a dead manager
 		case op.Kind == leasetest.OpTryAcquire && op.OK:
 			if mine > 0 {
 				seen = append(seen, mine)
@@ -187,7 +187,7 @@ func (c *Caller) Run(ctx context.Context, max int) {
 		case op.Kind == leasetest.OpTryAcquire:
 			holding = false
 			seen = append(seen, op.ResultFence)
-			_ = ctxwait.Sleep(ctx, time.Duration(c.rng.IntN(50))*time.Millisecond) // think time, as a real contender
+			_ = timing.Sleep(ctx, time.Duration(c.rng.IntN(50))*time.Millisecond) // think time, as a real contender
 		case op.Fence == mine && !op.OK, op.Kind == leasetest.OpRelease && op.Fence == mine:
 			holding = false
 		}

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // Server is a running `lfp-swarm-lease serve`: an elections API replica whose rooms live in the
@@ -19,7 +21,7 @@ type Server struct {
 	// Client is the HTTP client that reaches it (from its network namespace).
 	Client *http.Client
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *leasetest.SyncBuffer
 	done   chan struct{}
 }
 
@@ -60,7 +62,7 @@ func StartServerWith(ctx context.Context, bins Binaries, cfg ServerConfig) (*Ser
 		"SWARM_LEASE_MAX_CLOCK_SKEW_MS=500",
 	}, cfg.Env...)
 	client := &http.Client{Transport: &http.Transport{DialContext: cfg.Dial}}
-	s := &Server{URL: "http://" + cfg.Listen, Client: client, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	s := &Server{URL: "http://" + cfg.Listen, Client: client, cmd: cmd, out: &leasetest.SyncBuffer{}, done: make(chan struct{})}
 	host := cfg.Listen
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	// A test binary that dies (a timeout, SIGKILL) takes its contenders with it; the `run`

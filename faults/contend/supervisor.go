@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // SupervisorConfig describes one `lfp-swarm-lease run` contender.
@@ -40,7 +41,7 @@ type SupervisorConfig struct {
 type Supervisor struct {
 	Config SupervisorConfig
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *leasetest.SyncBuffer
 	done   chan struct{}
 }
 
@@ -67,7 +68,7 @@ func StartSupervisor(bins Binaries, cfg SupervisorConfig) (*Supervisor, error) {
 		"XDG_RUNTIME_DIR=" + filepath.Dir(cfg.Log),
 	}
 	cmd.Env = append(cmd.Env, cfg.Env...)
-	s := &Supervisor{Config: cfg, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	s := &Supervisor{Config: cfg, cmd: cmd, out: &leasetest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	// A test binary that dies (a timeout, SIGKILL) takes its contenders with it; the `run`
 	// guard then stops the child's group.
@@ -166,22 +167,4 @@ func Descendants(pid int) []int {
 		queue = append(queue, children[p]...)
 	}
 	return out
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a process's stdout and stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -144,3 +144,70 @@ func TestLeaderKilledUnderLoad(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFrozenMember: three etcd processes and a store with the default request timeout (5 s),
+// reading and rewriting one record without pause while a member is frozen (SIGSTOP: its
+// connections stay open and nothing answers) for three seconds — a follower, then the Raft
+// leader. No request fails or waits its timeout: the frozen member costs the requests sent to it
+// the stall bound (and the leader's, the cluster's election); the next ones go to the others.
+func TestFrozenMember(t *testing.T) {
+	c := etcdtest.StartCluster(t, 3)
+	s, err := etcdstore.New(etcdstore.Options{Endpoints: c.Endpoints(), Prefix: "/" + leasetest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns := leasetest.Namespace(t)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	rec := lease.Record{Namespace: ns, HolderID: "h", Fence: 1, AcquiredAt: now, RenewedAt: now, ExpiresAt: now.Add(time.Minute), TTL: time.Minute}
+	ver, err := s.Create(ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, which := range []string{"follower", "leader"} {
+		l, err := c.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frozen := l
+		if which == "follower" {
+			frozen = c.Members()[(slices.Index(c.Members(), l)+1)%len(c.Members())]
+		}
+		if err := frozen.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		var slowest time.Duration
+		slow, ops := 0, 0
+		for began := time.Now(); time.Since(began) < 3*time.Second; ops++ {
+			start := time.Now()
+			if _, _, err := s.Load(ctx, ns); err != nil {
+				t.Fatalf("%s %s frozen: read %d: %v", which, frozen.Name, ops, err)
+			}
+			rec.RenewedAt = time.Now().UTC().Truncate(time.Microsecond)
+			if ver, err = s.Update(ctx, rec, ver); err != nil {
+				t.Fatalf("%s %s frozen: write %d: %v", which, frozen.Name, ops, err)
+			}
+			took := time.Since(start)
+			slowest = max(slowest, took)
+			if took > 500*time.Millisecond {
+				slow++
+			}
+		}
+		if err := frozen.Continue(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s %s frozen for 3 s: %d reads and writes, the slowest pair %v, %d pairs over 500 ms",
+			which, frozen.Name, ops, slowest.Round(time.Millisecond), slow)
+		if bound := 2 * time.Second; slowest > bound {
+			t.Errorf("%s frozen: a read and a write took %v, want at most %v", which, slowest.Round(time.Millisecond), bound)
+		}
+		if slow > 3 {
+			t.Errorf("%s frozen: %d of %d pairs took over 500 ms: the frozen member is not avoided", which, slow, ops)
+		}
+		if err := frozen.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -59,6 +59,9 @@ type txnResult struct {
 	Succeeded bool
 	Responses []*pb.ResponseOp
 	Revision  int64 // the revision of the store after the (merged) transaction
+	// Unsettled: another copy of the (merged) write may have applied or may yet apply (send),
+	// so that neither a refusal nor a failure is sure (refused, classify).
+	Unsettled bool
 }
 
 // pendingTxn is a caller's transaction waiting to be sent.
@@ -75,7 +78,7 @@ type pendingTxn struct {
 // coalescer merges concurrent transactions of one kind: reads (read true: no conditions, no
 // writes) or writes.
 type coalescer struct {
-	cli     *clientv3.Client
+	members *members
 	timeout time.Duration
 	read    bool
 
@@ -104,7 +107,8 @@ func newPendingTxn(cmps []clientv3.Cmp, then, els []clientv3.Op) *pendingTxn {
 
 // do sends the transaction, merged with others when some are waiting, and waits for its
 // outcome or for ctx to end. A transaction still queued when ctx ends is taken back
-// (errNotSent beside ctx's error); one already sent goes on for the others.
+// (errNotSent beside ctx's error); one already sent goes on for the others, and a write's
+// result is then Unsettled.
 func (c *coalescer) do(ctx context.Context, cmps []clientv3.Cmp, then, els []clientv3.Op) (txnResult, error) {
 	p := newPendingTxn(cmps, then, els)
 	c.mu.Lock()
@@ -126,7 +130,7 @@ func (c *coalescer) do(ctx context.Context, cmps []clientv3.Cmp, then, els []cli
 		return txnResult{}, fmt.Errorf("%w: %w", errNotSent, ctx.Err())
 	}
 	c.mu.Unlock()
-	return txnResult{}, ctx.Err()
+	return txnResult{Unsettled: !c.read}, ctx.Err() // sent: a write's outcome is unknown
 }
 
 // send sends merged transactions until the queue is empty.
@@ -208,11 +212,6 @@ func (c *coalescer) commit(batch []*pendingTxn) {
 		}
 		return
 	}
-	if err != nil {
-		for _, p := range batch {
-			p.err = err
-		}
-	}
 }
 
 // request is the context of one request: the store's request timeout, a leader required (as
@@ -226,29 +225,39 @@ func (c *coalescer) request() (context.Context, context.CancelFunc) {
 func (c *coalescer) commitOne(p *pendingTxn) {
 	ctx, cancel := c.request()
 	defer cancel()
-	resp, err := c.cli.Txn(ctx).If(p.cmps...).Then(p.then...).Else(p.els...).Commit()
-	if err != nil {
-		p.err = err
-		return
+	resp, unsettled, err := c.members.do(ctx, clientv3.OpTxn(p.cmps, p.then, p.els), !c.read)
+	p.res.Unsettled, p.err = unsettled, err
+	if err == nil {
+		txn := resp.Txn()
+		p.res = txnResult{Succeeded: txn.Succeeded, Responses: txn.Responses, Revision: txn.Header.Revision, Unsettled: unsettled}
 	}
-	p.res = txnResult{Succeeded: resp.Succeeded, Responses: resp.Responses, Revision: resp.Header.Revision}
 }
 
-// commitWrites sends batch as one transaction of nested ones.
+// commitWrites sends batch as one transaction of nested ones. Every nested one is conditional,
+// so that copies of the merged one apply each at most once.
 func (c *coalescer) commitWrites(ctx context.Context, batch []*pendingTxn) error {
 	ops := make([]clientv3.Op, len(batch))
 	for i, p := range batch {
 		ops[i] = clientv3.OpTxn(p.cmps, p.then, p.els)
 	}
-	resp, err := c.cli.Txn(ctx).Then(ops...).Commit()
+	resp, unsettled, err := c.members.do(ctx, clientv3.OpTxn(nil, ops, nil), true)
 	if err != nil {
-		return err
+		return failAll(batch, err, unsettled)
 	}
+	txn := resp.Txn()
 	for i, p := range batch {
-		sub := resp.Responses[i].GetResponseTxn()
-		p.res = txnResult{Succeeded: sub.GetSucceeded(), Responses: sub.GetResponses(), Revision: resp.Header.Revision}
+		sub := txn.Responses[i].GetResponseTxn()
+		p.res = txnResult{Succeeded: sub.GetSucceeded(), Responses: sub.GetResponses(), Revision: txn.Header.Revision, Unsettled: unsettled}
 	}
 	return nil
+}
+
+// failAll gives every transaction of batch err; it returns err.
+func failAll(batch []*pendingTxn, err error, unsettled bool) error {
+	for _, p := range batch {
+		p.err, p.res.Unsettled = err, unsettled
+	}
+	return err
 }
 
 // commitReads sends batch's reads as one flat read-only transaction and hands each caller its
@@ -258,14 +267,15 @@ func (c *coalescer) commitReads(ctx context.Context, batch []*pendingTxn) error 
 	for _, p := range batch {
 		ops = append(ops, p.then...)
 	}
-	resp, err := c.cli.Txn(ctx).Then(ops...).Commit()
+	resp, _, err := c.members.do(ctx, clientv3.OpTxn(nil, ops, nil), false)
 	if err != nil {
-		return err
+		return failAll(batch, err, false)
 	}
+	txn := resp.Txn()
 	at := 0
 	for _, p := range batch {
 		n := len(p.then)
-		p.res = txnResult{Succeeded: true, Responses: resp.Responses[at : at+n : at+n], Revision: resp.Header.Revision}
+		p.res = txnResult{Succeeded: true, Responses: txn.Responses[at : at+n : at+n], Revision: txn.Header.Revision}
 		at += n
 	}
 	return nil

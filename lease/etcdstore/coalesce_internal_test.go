@@ -185,8 +185,10 @@ func TestAQueuedTransactionWhoseCallerGaveUpIsNeverSent(t *testing.T) {
 	c.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var res txnResult
 	go func() {
-		_, err := c.do(ctx, nil, []clientv3.Op{clientv3.OpPut(key, "v")}, nil)
+		var err error
+		res, err = c.do(ctx, nil, []clientv3.Op{clientv3.OpPut(key, "v")}, nil)
 		done <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)
@@ -207,8 +209,8 @@ func TestAQueuedTransactionWhoseCallerGaveUpIsNeverSent(t *testing.T) {
 	if !errors.Is(err, errNotSent) || !notProposed(err) {
 		t.Fatalf("error = %v; want one saying it was never sent", err)
 	}
-	if errors.Is(classify("write rooms", key, err, true), lease.ErrAmbiguous) {
-		t.Fatalf("a write never sent is classified ambiguous: %v", classify("write rooms", key, err, true))
+	if res.Unsettled || errors.Is(classify("write rooms", key, err, res.Unsettled), lease.ErrAmbiguous) {
+		t.Fatalf("a write never sent is classified ambiguous: %v", classify("write rooms", key, err, res.Unsettled))
 	}
 	c.mu.Lock()
 	left := len(c.queue)

@@ -8,7 +8,9 @@
 //
 // Reads are linearizable (never served from a member's possibly stale copy) and every request
 // asks for a member that has a leader: a member cut off from the quorum answers at once with
-// lease.ErrNoQuorum instead of waiting out the timeout. A write whose answer is lost — a
+// lease.ErrNoQuorum instead of waiting out the timeout. A request goes to another member when
+// its member cannot serve it or does not answer in time (members.go), so that a frozen member
+// costs it a fraction of the time it has, not all of it. A write whose answer is lost — a
 // timeout, a connection dropped, the leader lost while the proposal was in flight — wraps
 // lease.ErrAmbiguous, which the engines settle by reading back.
 //

@@ -13,12 +13,12 @@ import (
 )
 
 // classify wraps an etcd client error with the lease sentinel the engines act on. A write
-// (write true) is ambiguous unless the error proves the request was never proposed: a write
-// timed out, cut off with its connection, or in flight while the leader changed may still
-// commit, so it wraps lease.ErrAmbiguous (with ErrNoQuorum or ErrUnavailable beside it, to say
-// why). A read that failed is never answered from elsewhere: it wraps ErrNoQuorum or
-// ErrUnavailable.
-func classify(op, key string, err error, write bool) error {
+// that may have applied (unsettled, as send reports it: a copy timed out, cut off with its
+// connection, or in flight while the leader changed may still commit — every error but one
+// that proves the copy was never proposed) wraps lease.ErrAmbiguous, with ErrNoQuorum or
+// ErrUnavailable beside it to say why. A read that failed on every member it went to wraps
+// ErrNoQuorum or ErrUnavailable.
+func classify(op, key string, err error, unsettled bool) error {
 	if err == nil {
 		return nil
 	}
@@ -26,10 +26,20 @@ func classify(op, key string, err error, write bool) error {
 	switch {
 	case kind == nil:
 		return fmt.Errorf("etcd store: %s %q: %w", op, key, err)
-	case write && !notProposed(err):
+	case unsettled:
 		return fmt.Errorf("etcd store: %s %q: %w (%w): %w", op, key, lease.ErrAmbiguous, kind, err)
 	}
 	return fmt.Errorf("etcd store: %s %q: %w: %w", op, key, kind, err)
+}
+
+// refused is the error of a conditional write that etcd refused: refusal — or, when another
+// copy of the write may have applied or may yet apply (unsettled), ErrAmbiguous, since the
+// refusal may be that copy's own doing.
+func refused(op, key string, unsettled bool, refusal error) error {
+	if unsettled {
+		return fmt.Errorf("etcd store: %s %q: %w: refused while another copy of the write may have applied", op, key, lease.ErrAmbiguous)
+	}
+	return refusal
 }
 
 // kindOf maps an error to a lease sentinel, nil for errors that are none of them (a request

@@ -7,6 +7,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Notify implements lease.Notifier with an etcd watch of the election's key. The watch is in
@@ -66,8 +67,10 @@ func (s *Store) Watched(namespace string) (lease.Record, lease.Version, bool) {
 
 // watch returns a channel signalled for every change of key (of every key under it when
 // prefix) until ctx ends, when it is closed. It returns once etcd has created the watch, or
-// after the request timeout (the watch then keeps trying). A watch that ends early — its member
-// lost the leader (the watch asks for one), the connection dropped — is opened again from the
+// after the request timeout (the watch then keeps trying). The watch is opened on the member a
+// request would go to first (members.go). A watch that ends early — its member lost the leader
+// (the watch asks for one), the connection dropped, or its member failed a request, as a
+// frozen member does, whose watches stay open but deliver nothing — is opened again from the
 // next revision it had not seen, after a short pause, with a signal, since changes may have been
 // missed if that revision was compacted meanwhile: the notifications are hints, and their
 // consumers poll as well.
@@ -87,8 +90,17 @@ func (s *Store) watch(ctx context.Context, key string, prefix bool, onEvent func
 			if next > 0 {
 				opts = append(opts, clientv3.WithRev(next))
 			}
+			m := s.members.order()[0]
 			wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-			for resp := range s.cli.Watch(wctx, key, opts...) {
+			failed := m.nextFailure()
+			go func() {
+				select {
+				case <-failed:
+					cancel()
+				case <-wctx.Done():
+				}
+			}()
+			for resp := range m.watcher.Watch(wctx, key, opts...) {
 				if resp.Created && first {
 					close(created)
 					first = false
@@ -116,12 +128,7 @@ func (s *Store) watch(ctx context.Context, key string, prefix bool, onEvent func
 				return
 			}
 			lease.Signal(ch)
-			t := time.NewTimer(pause) // a back-off between watches, not a synchronisation
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
+			_ = timing.Sleep(ctx, pause) // a back-off between watches, not a synchronisation
 			pause = min(2*pause, 2*time.Second)
 		}
 	}()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -76,66 +77,51 @@ type shardView struct {
 	Rooms     map[string]json.RawMessage `json:"rooms"`
 }
 
-// storedHead is the head: the document's fields but the rooms, and the bytes they account.
-type storedHead struct {
-	Schema    int    `json:"schema"`
-	Namespace string `json:"ns"`
-	Index     int    `json:"shard"`
-	Shards    int    `json:"shards"`
-	Floor     uint64 `json:"floor"`
-	Bytes     int    `json:"bytes"`
-}
-
-func canonicalJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic("etcd store: encode: " + err.Error())
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
 // shardKVs is what is stored of one shard.
 type shardKVs struct {
 	head    []byte
-	rooms   map[string][]byte
+	rooms   map[string]json.RawMessage
 	version lease.Version // the highest mod revision
 }
 
+func newShardKVs() *shardKVs { return &shardKVs{rooms: map[string]json.RawMessage{}} }
+
+// add files kv, the shard's head or, isRoom, its room id.
+func (sh *shardKVs) add(kv *mvccpb.KeyValue, id string, isRoom bool) {
+	sh.version = max(sh.version, lease.Version(kv.ModRevision))
+	if isRoom {
+		sh.rooms[id] = kv.Value
+	} else {
+		sh.head = kv.Value
+	}
+}
+
 // readShard reads the head and rooms of shard k, in one linearizable range.
-func (s *Store) readShard(ctx context.Context, k rooms.ShardKey) (shardKVs, error) {
+func (s *Store) readShard(ctx context.Context, k rooms.ShardKey) (*shardKVs, error) {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
 	head := s.headKey(k)
-	resp, err := s.cli.Get(ctx, head, clientv3.WithPrefix())
+	got, _, err := s.members.do(ctx, clientv3.OpGet(head, clientv3.WithPrefix()), false)
 	if err != nil {
-		return shardKVs{}, classify("load shard", head, err, false)
+		return nil, classify("load shard", head, err, false)
 	}
-	out := shardKVs{rooms: map[string][]byte{}}
+	resp := got.Get()
+	out := newShardKVs()
 	for _, kv := range resp.Kvs {
-		out.version = max(out.version, lease.Version(kv.ModRevision))
-		if key := string(kv.Key); key == head {
-			out.head = kv.Value
-		} else {
-			out.rooms[strings.TrimPrefix(key, head+"/")] = kv.Value
-		}
+		id, isRoom := strings.CutPrefix(string(kv.Key), head+"/")
+		out.add(kv, id, isRoom)
 	}
 	return out, nil
 }
 
 // document encodes a shard as the engine's shard document.
-func (sh shardKVs) document(where string) ([]byte, error) {
-	var h storedHead
-	if err := json.Unmarshal(sh.head, &h); err != nil {
+func (sh *shardKVs) document(where string) ([]byte, error) {
+	var v shardView // the head's fields; its bytes are not the document's
+	if err := json.Unmarshal(sh.head, &v); err != nil {
 		return nil, &lease.CorruptError{Where: where, Reason: fmt.Sprintf("not a rooms shard head (%v)", err)}
 	}
-	v := shardView{Schema: h.Schema, Namespace: h.Namespace, Index: h.Index, Shards: h.Shards, Floor: h.Floor,
-		Rooms: make(map[string]json.RawMessage, len(sh.rooms))}
-	for id, data := range sh.rooms {
-		v.Rooms[id] = data
-	}
-	return canonicalJSON(v), nil
+	v.Rooms = sh.rooms
+	return rooms.CanonicalJSON(v), nil
 }
 
 // LoadShard implements rooms.Store: the shard's head and rooms as one document, at the highest
@@ -155,21 +141,22 @@ func (s *Store) LoadShard(ctx context.Context, k rooms.ShardKey) ([]byte, lease.
 // CreateShard implements rooms.Store: the head and the rooms of data, if nothing of the shard
 // is stored.
 func (s *Store) CreateShard(ctx context.Context, k rooms.ShardKey, data []byte) (lease.Version, error) {
-	ops, err := s.documentOps(k, data, shardKVs{rooms: map[string][]byte{}})
+	ops, err := s.documentOps(k, data, newShardKVs())
 	if err != nil {
 		return 0, err
 	}
 	head := s.headKey(k)
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(head).WithPrefix(), "=", 0)).Then(ops...).Commit()
+	resp, unsettled, err := s.members.do(ctx, clientv3.OpTxn([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(head).WithPrefix(), "=", 0)}, ops, nil), true)
 	if err != nil {
-		return 0, classify("create shard", head, err, true)
+		return 0, classify("create shard", head, err, unsettled)
 	}
-	if !resp.Succeeded {
-		return 0, fmt.Errorf("etcd store: create shard %q: %w", head, lease.ErrExists)
+	txn := resp.Txn()
+	if !txn.Succeeded {
+		return 0, refused("create shard", head, unsettled, fmt.Errorf("etcd store: create shard %q: %w", head, lease.ErrExists))
 	}
-	return lease.Version(resp.Header.Revision), nil
+	return lease.Version(txn.Header.Revision), nil
 }
 
 // UpdateShard implements rooms.Store: the rooms and head that differ from what is stored, if
@@ -193,25 +180,26 @@ func (s *Store) UpdateShard(ctx context.Context, k rooms.ShardKey, data []byte, 
 	}
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(
+	resp, unsettled, err := s.members.do(ctx, clientv3.OpTxn([]clientv3.Cmp{
 		clientv3.Compare(clientv3.Version(head), ">", 0),
 		clientv3.Compare(clientv3.ModRevision(head).WithPrefix(), "<", int64(expected)+1),
-	).Then(ops...).Else(clientv3.OpGet(head, clientv3.WithKeysOnly())).Commit()
+	}, ops, []clientv3.Op{clientv3.OpGet(head, clientv3.WithKeysOnly())}), true)
 	if err != nil {
-		return 0, classify("update shard", head, err, true)
+		return 0, classify("update shard", head, err, unsettled)
 	}
-	if !resp.Succeeded {
-		if len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
-			return 0, fmt.Errorf("etcd store: update shard %q: %w", head, lease.ErrNotFound)
-		}
-		return 0, fmt.Errorf("etcd store: update shard %q: version %d changed: %w", head, expected, lease.ErrConflict)
+	txn := resp.Txn()
+	switch {
+	case txn.Succeeded:
+		return lease.Version(txn.Header.Revision), nil
+	case len(txn.Responses[0].GetResponseRange().Kvs) == 0:
+		return 0, refused("update shard", head, unsettled, fmt.Errorf("etcd store: update shard %q: %w", head, lease.ErrNotFound))
 	}
-	return lease.Version(resp.Header.Revision), nil
+	return 0, refused("update shard", head, unsettled, fmt.Errorf("etcd store: update shard %q: version %d changed: %w", head, expected, lease.ErrConflict))
 }
 
 // documentOps are the operations that turn the stored shard cur into document data: the head,
 // the rooms that differ, the rooms that went, and their index entries.
-func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur shardKVs) ([]clientv3.Op, error) {
+func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur *shardKVs) ([]clientv3.Op, error) {
 	var v shardView
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("etcd store: shard %q: not a shard document: %w", s.headKey(k), err)
@@ -224,7 +212,7 @@ func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur shardKVs) ([]clie
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		entry := canonicalJSON(v.Rooms[id]) // compacted as the document's own encoding has it
+		entry := rooms.CanonicalJSON(v.Rooms[id]) // compacted as the document's own encoding has it
 		size := rooms.RoomBytes(id, entry)
 		total += size
 		old, stored := cur.rooms[id]
@@ -253,8 +241,8 @@ func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur shardKVs) ([]clie
 			ops = append(ops, clientv3.OpDelete(s.indexKey(k, exp, id)))
 		}
 	}
-	h := storedHead{Schema: v.Schema, Namespace: v.Namespace, Index: v.Index, Shards: v.Shards, Floor: v.Floor, Bytes: total}
-	return append(ops, clientv3.OpPut(s.headKey(k), string(canonicalJSON(h)))), nil
+	h := rooms.ShardHead{Schema: v.Schema, Namespace: v.Namespace, Index: v.Index, Shards: v.Shards, Floor: v.Floor, Bytes: total}
+	return append(ops, clientv3.OpPut(s.headKey(k), string(rooms.CanonicalJSON(h)))), nil
 }
 
 // ListShards implements rooms.Store. It reads every room of the namespace: for the engine's
@@ -263,29 +251,22 @@ func (s *Store) ListShards(ctx context.Context, namespace string) ([]rooms.Shard
 	p := s.roomsPrefix(namespace) + "s/"
 	rctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Get(rctx, p, clientv3.WithPrefix())
+	got, _, err := s.members.do(rctx, clientv3.OpGet(p, clientv3.WithPrefix()), false)
 	if err != nil {
 		return nil, classify("list shards", p, err, false)
 	}
+	resp := got.Get()
 	byIndex := map[int]*shardKVs{}
 	for _, kv := range resp.Kvs {
-		rest := strings.TrimPrefix(string(kv.Key), p)
-		num, id, isRoom := strings.Cut(rest, "/")
+		num, id, isRoom := strings.Cut(strings.TrimPrefix(string(kv.Key), p), "/")
 		i, err := strconv.Atoi(num)
 		if err != nil {
 			continue
 		}
-		sh := byIndex[i]
-		if sh == nil {
-			sh = &shardKVs{rooms: map[string][]byte{}}
-			byIndex[i] = sh
+		if byIndex[i] == nil {
+			byIndex[i] = newShardKVs()
 		}
-		sh.version = max(sh.version, lease.Version(kv.ModRevision))
-		if isRoom {
-			sh.rooms[id] = kv.Value
-		} else {
-			sh.head = kv.Value
-		}
+		byIndex[i].add(kv, id, isRoom)
 	}
 	var out []rooms.Shard
 	for i, sh := range byIndex {
@@ -306,8 +287,8 @@ func (s *Store) DeleteShards(ctx context.Context, namespace string) error {
 	p := s.roomsPrefix(namespace)
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	_, err := s.cli.Delete(ctx, p, clientv3.WithPrefix())
-	return classify("delete shards", p, err, true)
+	_, unsettled, err := s.members.do(ctx, clientv3.OpDelete(p, clientv3.WithPrefix()), true)
+	return classify("delete shards", p, err, unsettled)
 }
 
 // NotifyShard implements rooms.ShardNotifier with a watch of the shard's keys.
@@ -427,10 +408,10 @@ func (s *Store) WriteRooms(ctx context.Context, k rooms.ShardKey, w rooms.RoomsW
 	defer cancel()
 	resp, err := s.writes.do(ctx, cmps, ops, nil)
 	if err != nil {
-		return 0, classify("write rooms", head, err, true)
+		return 0, classify("write rooms", head, err, resp.Unsettled)
 	}
 	if !resp.Succeeded {
-		return 0, fmt.Errorf("etcd store: write rooms of %q: %w", head, lease.ErrConflict)
+		return 0, refused("write rooms of", head, resp.Unsettled, fmt.Errorf("etcd store: write rooms of %q: %w", head, lease.ErrConflict))
 	}
 	return lease.Version(resp.Revision), nil
 }

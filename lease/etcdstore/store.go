@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -19,7 +20,11 @@ import (
 // Store keeps election records (lease.Store) and rooms (rooms.Store, rooms.RoomStore) in etcd.
 // It is safe for concurrent use; Close releases its connections.
 type Store struct {
-	cli       *clientv3.Client
+	cli *clientv3.Client
+	// members carry the store's requests (members.go); cli's own connection, balanced over
+	// the members, carries only what is not a request of the store's: authentication, and the
+	// keep-alives of successor registrations.
+	members   *members
 	opts      Options
 	timeout   time.Duration
 	observers *requestObservers
@@ -52,7 +57,8 @@ func New(o Options) (*Store, error) {
 		Endpoints:   o.Endpoints,
 		DialTimeout: o.DialTimeout,
 		// Keepalives find a member that went away without closing the connection (a
-		// partition, a host that died), so that requests move to another member.
+		// partition, a host that died) — no sooner than gRPC's floor of 10 s allows: a request
+		// does not wait for them to go to another member (members.go).
 		DialKeepAliveTime:    2 * time.Second,
 		DialKeepAliveTimeout: 2 * time.Second,
 		Username:             o.Username,
@@ -81,8 +87,13 @@ func New(o Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
-	return &Store{cli: cli, opts: o, timeout: o.RequestTimeout, observers: observers, watched: map[string]*watchedRecord{},
-		reads: &coalescer{cli: cli, timeout: o.RequestTimeout, read: true}, writes: &coalescer{cli: cli, timeout: o.RequestTimeout}}, nil
+	ms, err := newMembers(cli, o.Endpoints)
+	if err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("etcd store: connect to %s: %w", strings.Join(o.Endpoints, ","), err)
+	}
+	return &Store{cli: cli, members: ms, opts: o, timeout: o.RequestTimeout, observers: observers, watched: map[string]*watchedRecord{},
+		reads: &coalescer{members: ms, timeout: o.RequestTimeout, read: true}, writes: &coalescer{members: ms, timeout: o.RequestTimeout}}, nil
 }
 
 // Open is ParseURL then New.
@@ -95,7 +106,10 @@ func Open(rawURL string) (*Store, error) {
 }
 
 // Close closes the store's connections; watches end.
-func (s *Store) Close() error { return s.cli.Close() }
+func (s *Store) Close() error {
+	s.members.close()
+	return s.cli.Close()
+}
 
 // Client is the store's etcd client, for health checks and tests.
 func (s *Store) Client() *clientv3.Client { return s.cli }
@@ -115,12 +129,13 @@ func (s *Store) ClockFences() bool { return true }
 func (s *Store) Ping(ctx context.Context) error {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	_, err := s.cli.Get(ctx, s.opts.Prefix+"/ping", clientv3.WithCountOnly())
+	_, _, err := s.members.do(ctx, clientv3.OpGet(s.opts.Prefix+"/ping", clientv3.WithCountOnly()), false)
 	return classify("ping", s.opts.Prefix, err, false)
 }
 
 // request derives one request's context: bounded by the request timeout, and failing at once
-// on a member without a leader (which would otherwise hold the request until it times out).
+// on a member without a leader (which would otherwise hold the request until it times out) —
+// the request then goes to another member (members.go).
 func (s *Store) request(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	return clientv3.WithRequireLeader(ctx), cancel
@@ -135,10 +150,11 @@ func (s *Store) Load(ctx context.Context, namespace string) (lease.Record, lease
 	key := s.electionKey(namespace)
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Get(ctx, key)
+	got, _, err := s.members.do(ctx, clientv3.OpGet(key), false)
 	if err != nil {
 		return lease.Record{}, 0, classify("load", key, err, false)
 	}
+	resp := got.Get()
 	if len(resp.Kvs) == 0 {
 		return lease.Record{}, 0, fmt.Errorf("etcd store: %q: %w", key, lease.ErrNotFound)
 	}
@@ -153,38 +169,52 @@ func (s *Store) Load(ctx context.Context, namespace string) (lease.Record, lease
 // Create implements lease.Store: a transaction that puts the key only if it does not exist.
 func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
 	key := s.electionKey(rec.Namespace)
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(encodeRecord(rec)))).Commit()
-	if err != nil {
-		return 0, classify("create", key, err, true)
+	ver, cur, err := s.putRecord(ctx, "create", key, encodeRecord(rec), clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+	if err != nil || cur == nil {
+		return ver, err
 	}
-	if !resp.Succeeded {
-		return 0, fmt.Errorf("etcd store: create %q: %w", key, lease.ErrExists)
-	}
-	return lease.Version(resp.Header.Revision), nil
+	return 0, fmt.Errorf("etcd store: create %q: %w", key, lease.ErrExists)
 }
 
 // Update implements lease.Store: a transaction conditional on the key's mod revision. The
 // version it returns is the transaction's own revision — the key's new mod revision.
 func (s *Store) Update(ctx context.Context, rec lease.Record, expected lease.Version) (lease.Version, error) {
 	key := s.electionKey(rec.Namespace)
+	ver, cur, err := s.putRecord(ctx, "update", key, encodeRecord(rec), clientv3.Compare(clientv3.ModRevision(key), "=", int64(expected)))
+	switch {
+	case err != nil || cur == nil:
+		return ver, err
+	case len(cur.Kvs) == 0:
+		return 0, fmt.Errorf("etcd store: update %q: %w", key, lease.ErrNotFound)
+	}
+	return 0, fmt.Errorf("etcd store: update %q: version %d changed: %w", key, expected, lease.ErrConflict)
+}
+
+// putRecord puts value at key in a transaction conditional on cmps, and returns the version it
+// wrote — or, when etcd refused it, what key holds (cur; an empty range when it does not
+// exist), for the caller to say why. A refusal while another copy of the write may have
+// applied is ErrAmbiguous, unless key holds the write's own value: that copy applied, at the
+// version returned.
+func (s *Store) putRecord(ctx context.Context, op, key string, value []byte, cmps ...clientv3.Cmp) (lease.Version, *clientv3.GetResponse, error) {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", int64(expected))).
-		Then(clientv3.OpPut(key, string(encodeRecord(rec)))).
-		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).Commit()
+	resp, unsettled, err := s.members.do(ctx, clientv3.OpTxn(cmps,
+		[]clientv3.Op{clientv3.OpPut(key, string(value))}, []clientv3.Op{clientv3.OpGet(key)}), true)
 	if err != nil {
-		return 0, classify("update", key, err, true)
+		return 0, nil, classify(op, key, err, unsettled)
 	}
-	if !resp.Succeeded {
-		if len(resp.Responses) == 1 && len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
-			return 0, fmt.Errorf("etcd store: update %q: %w", key, lease.ErrNotFound)
-		}
-		return 0, fmt.Errorf("etcd store: update %q: version %d changed: %w", key, expected, lease.ErrConflict)
+	txn := resp.Txn()
+	if txn.Succeeded {
+		return lease.Version(txn.Header.Revision), nil, nil
 	}
-	return lease.Version(resp.Header.Revision), nil
+	cur := (*clientv3.GetResponse)(txn.Responses[0].GetResponseRange())
+	switch {
+	case !unsettled:
+		return 0, cur, nil
+	case len(cur.Kvs) == 1 && bytes.Equal(cur.Kvs[0].Value, value):
+		return lease.Version(cur.Kvs[0].ModRevision), nil, nil
+	}
+	return 0, nil, refused(op, key, true, nil)
 }
 
 // Delete implements lease.Store.
@@ -192,6 +222,6 @@ func (s *Store) Delete(ctx context.Context, namespace string) error {
 	key := s.electionKey(namespace)
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	_, err := s.cli.Delete(ctx, key)
-	return classify("delete", key, err, true)
+	_, unsettled, err := s.members.do(ctx, clientv3.OpDelete(key), true)
+	return classify("delete", key, err, unsettled)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
@@ -51,25 +52,31 @@ func (s *Store) RegisterSuccessor(ctx context.Context, namespace string, su leas
 	if err != nil {
 		return err
 	}
+	// A grant sent twice grants two etcd leases; the one not used holds no key and lapses.
 	rctx, cancel := s.request(ctx)
-	grant, err := s.cli.Grant(rctx, successorLeaseTTL(su.TTL))
+	grant, unsettled, err := send(rctx, s.members, true, func(ctx context.Context, m *member) (*pb.LeaseGrantResponse, error) {
+		return m.lease.LeaseGrant(ctx, &pb.LeaseGrantRequest{TTL: successorLeaseTTL(su.TTL)})
+	})
 	cancel()
 	if err != nil {
-		return classify("register successor", key, err, true)
+		return classify("register successor", key, err, unsettled)
 	}
+	id := clientv3.LeaseID(grant.ID)
 	revoke := func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		rctx, cancel := s.request(context.WithoutCancel(ctx))
 		defer cancel()
-		_, _ = s.cli.Revoke(rctx, grant.ID)
+		_, _, _ = send(rctx, s.members, true, func(ctx context.Context, m *member) (*pb.LeaseRevokeResponse, error) {
+			return m.lease.LeaseRevoke(ctx, &pb.LeaseRevokeRequest{ID: grant.ID})
+		})
 	}
 	defer revoke()
 	rctx, cancel = s.request(ctx)
-	_, err = s.cli.Put(rctx, key, string(value), clientv3.WithLease(grant.ID))
+	_, unsettled, err = s.members.do(rctx, clientv3.OpPut(key, string(value), clientv3.WithLease(id)), true)
 	cancel()
 	if err != nil {
-		return classify("register successor", key, err, true)
+		return classify("register successor", key, err, unsettled)
 	}
-	alive, err := s.cli.KeepAlive(ctx, grant.ID)
+	alive, err := s.cli.KeepAlive(ctx, id)
 	if err != nil {
 		return classify("register successor", key, err, false)
 	}
@@ -87,11 +94,12 @@ func (s *Store) Successors(ctx context.Context, namespace string) ([]lease.Succe
 	prefix := s.successorsPrefix(namespace)
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.Get(ctx, prefix, clientv3.WithPrefix(),
-		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(maxSuccessors))
+	got, _, err := s.members.do(ctx, clientv3.OpGet(prefix, clientv3.WithPrefix(),
+		clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(maxSuccessors)), false)
 	if err != nil {
 		return nil, classify("successors", prefix, err, false)
 	}
+	resp := got.Get()
 	out := make([]lease.Successor, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		var v storedSuccessor
@@ -113,24 +121,15 @@ func (s *Store) HandOver(ctx context.Context, rec lease.Record, expected lease.V
 	if to.Token == "" || rec.Handover.To != to.Token {
 		return 0, errors.New("etcd store: hand over: the record does not name the successor's registration")
 	}
-	ctx, cancel := s.request(ctx)
-	defer cancel()
-	resp, err := s.cli.Txn(ctx).If(
-		clientv3.Compare(clientv3.ModRevision(key), "=", int64(expected)),
-		clientv3.Compare(clientv3.CreateRevision(reg), ">", 0)).
-		Then(clientv3.OpPut(key, string(encodeRecord(rec)))).
-		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).Commit()
-	if err != nil {
-		return 0, classify("hand over", key, err, true)
+	ver, cur, err := s.putRecord(ctx, "hand over", key, encodeRecord(rec),
+		clientv3.Compare(clientv3.ModRevision(key), "=", int64(expected)), clientv3.Compare(clientv3.CreateRevision(reg), ">", 0))
+	switch {
+	case err != nil || cur == nil:
+		return ver, err
+	case len(cur.Kvs) == 0:
+		return 0, fmt.Errorf("etcd store: hand over %q: %w", key, lease.ErrNotFound)
+	case cur.Kvs[0].ModRevision == int64(expected):
+		return 0, fmt.Errorf("etcd store: hand over %q to %q: %w", key, reg, lease.ErrSuccessorGone)
 	}
-	if !resp.Succeeded {
-		if len(resp.Responses) != 1 || len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
-			return 0, fmt.Errorf("etcd store: hand over %q: %w", key, lease.ErrNotFound)
-		}
-		if resp.Responses[0].GetResponseRange().Kvs[0].ModRevision == int64(expected) {
-			return 0, fmt.Errorf("etcd store: hand over %q to %q: %w", key, reg, lease.ErrSuccessorGone)
-		}
-		return 0, fmt.Errorf("etcd store: hand over %q: version %d changed: %w", key, expected, lease.ErrConflict)
-	}
-	return lease.Version(resp.Header.Revision), nil
+	return 0, fmt.Errorf("etcd store: hand over %q: version %d changed: %w", key, expected, lease.ErrConflict)
 }

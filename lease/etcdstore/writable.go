@@ -22,7 +22,9 @@ var _ rooms.WriteChecker = (*Store)(nil)
 func (s *Store) CheckWritable(ctx context.Context) error {
 	ctx, cancel := s.request(ctx)
 	defer cancel()
-	resp, err := s.cli.AlarmList(ctx)
+	resp, _, err := send(ctx, s.members, false, func(ctx context.Context, m *member) (*pb.AlarmResponse, error) {
+		return m.maint.Alarm(ctx, &pb.AlarmRequest{Action: pb.AlarmRequest_GET})
+	})
 	if err != nil {
 		if errors.Is(kindOf(err), lease.ErrPermission) {
 			return nil

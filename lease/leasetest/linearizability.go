@@ -33,7 +33,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Settings every contender of a concurrency run uses.
@@ -238,7 +238,7 @@ func RunContender(ctx context.Context, e *lease.Election, cfg ContenderConfig) (
 			holding = false
 			seen = append(seen, op.ResultFence)
 			if cfg.RefusedPause > 0 {
-				if err := ctxsleep.Sleep(ctx, time.Duration(rng.Int64N(int64(cfg.RefusedPause)))); err != nil {
+				if err := timing.Sleep(ctx, time.Duration(rng.Int64N(int64(cfg.RefusedPause)))); err != nil {
 					return ops, err
 				}
 			}

@@ -159,7 +159,7 @@ func testIncarnations(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	store := newStore(t)
 	ns := Namespace(t)
-	first, second := lease.Incarnation{ID: "first", Boot: "b"}, lease.Incarnation{ID: "second", PID: 7, PIDStart: 9, PIDNS: 4}
+	first, second := lease.Incarnation{ID: "first", Boot: "b"}, lease.Incarnation{ID: "second", PID: 7, PIDStart: 9, PIDNS: 4, PIDGroup: 7}
 	a := newContender(t, store, ns, "a", lease.WithIncarnation(first))
 	g1 := mustAcquire(t, a)
 	if g1.Incarnation != first.String() {

@@ -1,7 +1,6 @@
 package rooms
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -95,16 +94,6 @@ type shardQueue struct {
 	// spare is the storage of the batch taken last, cleared, for the queue after the next
 	// take; only the sem holder touches it.
 	spare []*op
-
-	// The last document this Manager wrote and its version; only the sem holder touches them.
-	cached    *shardDoc
-	cachedVer lease.Version
-	// rooms is, on a RoomStore, what this Manager last read or wrote of the shard's rooms
-	// (roomcache.go); only the sem holder touches it.
-	rooms roomCache
-	// pass is the sem holder's pass through the activation gate when the store never sees it
-	// (the memory store: no WrittenVisible), reused from batch to batch.
-	pass gatePass
 }
 
 // submit queues o and returns once it is decided (its res/err set), or with ctx's error if ctx
@@ -177,148 +166,76 @@ func (q *shardQueue) remove(o *op) {
 	q.pending = slices.DeleteFunc(q.pending, func(p *op) bool { return p == o })
 }
 
-// flush decides and writes one batch: read (or take the remembered document), decide every op
-// in order, write once if anything changed, retry on conflicts.
+// flush decides and writes one batch on the Manager's layout and answers its ops. A batch
+// longer than the layout writes at once is written in parts.
 func (m *Manager) flush(q *shardQueue, batch []*op) {
-	if m.rs != nil {
-		m.flushRooms(q, batch)
+	for len(batch) > m.maxBatch {
+		m.flush(q, batch[:m.maxBatch])
+		batch = batch[m.maxBatch:]
+	}
+	m.layout.begin(q.key, batch)
+	defer m.layout.end(q.key)
+	if err := m.try(m.batches.get(), q.key, batch); err != nil {
+		m.layout.forget(q.key)
+		fail(batch, err)
 		return
 	}
-	ctx := m.batches.get()
-	// pass is the batch's hold on the activation gate, let go once: when the activating write
-	// is visible to other counts (WrittenVisible), or at the end.
-	var pass *gatePass
-	defer func() {
-		if pass != nil {
-			pass.leave()
-		}
-	}()
-	fail := func(err error) {
-		q.cached = nil
-		for _, o := range batch {
-			o.err = o.qualify(err)
-			o.answer()
-		}
-	}
+	deliver(batch)
+}
 
-	doc, ver, fromMemory := q.cached, q.cachedVer, q.cached != nil
+// try is the write loop: read (or take what is remembered), decide every op in order, write
+// once if anything changed, and on a conflict pause and try again.
+func (m *Manager) try(ctx context.Context, key ShardKey, batch []*op) error {
+	l := m.layout
 	for conflicts := 0; ; {
-		if doc == nil {
-			var err error
-			if doc, ver, err = m.load(ctx, q.key); err != nil {
-				fail(err)
-				return
-			}
-		}
 		now := m.now()
-		next := doc.clone()
-		// Garbage collection runs on every attempt, but only a write that is made anyway
-		// stores the result: it never writes alone.
-		m.collect(next, now) // shardedit.go
-
-		activating := m.maxActive > 0 && m.mayActivate(batch, next, now)
-		if activating {
-			if pass == nil {
-				p := &q.pass
-				if m.mem == nil { // the store may keep it in the write's context
-					p = new(gatePass)
-				}
-				if err := m.enterActivations(ctx, p); err != nil {
-					fail(err)
-					return
-				}
-				pass = p
-			}
-			if err := m.refreshCount(ctx, q.key.Index); err != nil {
-				fail(err)
-				return
-			}
-		}
-		changed, refused := m.decideBatch(q, batch, next, now, activating, !fromMemory)
-		if fromMemory && refused {
-			// Refusals are only ever decided on what the store holds now.
-			doc, fromMemory = nil, false
-			continue
-		}
-		if !changed {
-			deliver(batch)
-			return
-		}
-		var data []byte
-		if m.mem == nil { // the memory store takes the document itself
-			data = next.encode()
-			next.setSize(len(data))
-		}
-		wctx := ctx
-		if pass != nil && m.mem == nil { // the memory store never calls WrittenVisible
-			wctx = withVisible(ctx, pass.leave)
-		}
-		newVer, maybe, err := m.write(wctx, q.key, next, data, ver)
+		doc, err := l.read(ctx, key, now)
+		write := false
 		if err == nil {
-			q.cached, q.cachedVer = next, newVer
-			if newVer == 0 { // applied, version unknown: read before the next write
-				q.cached = nil
-			}
-			m.index.record(q.key.Index, newVer)
-			deliver(batch)
-			return
+			// Garbage collection runs on every attempt, but only a write that is made anyway
+			// stores the result: it never writes alone.
+			m.collect(doc, now) // shardedit.go
+			write, err = l.decide(ctx, key, batch, doc, now)
 		}
-		m.index.abort(q.key.Index)
-		if !errors.Is(err, lease.ErrConflict) {
-			fail(err)
-			return
+		switch {
+		case errors.Is(err, errDecideOnRead):
+			continue
+		case err != nil || !write:
+			return err
 		}
-		if maybe {
-			for _, o := range batch {
-				switch {
-				case !o.out.changed:
-				case o.kind == opResign:
-					o.resigned = o.out.prev
-				default:
-					o.unsettled = err
-				}
-			}
+		maybe, err := l.write(ctx, key, doc)
+		if err == nil {
+			return nil
 		}
-		q.cached, doc, fromMemory = nil, nil, false
-		if pass != nil && pass.gone() {
-			// The gate went with a write that then failed to be confirmed: count again after
-			// entering it anew.
-			pass = nil
+		l.forget(key)
+		switch {
+		case errors.Is(err, errDecideOnRead):
+			continue
+		case !errors.Is(err, lease.ErrConflict):
+			return err
+		case maybe:
+			unsettle(batch, err)
 		}
 		if conflicts++; conflicts > m.maxCASRetries {
-			fail(fmt.Errorf("%w (%d attempts)", ErrTooManyConflicts, conflicts))
-			return
+			return fmt.Errorf("%w (%d attempts)", ErrTooManyConflicts, conflicts)
 		}
 		if err := pause(ctx, conflicts); err != nil {
-			fail(err)
-			return
+			return err
 		}
 	}
 }
 
-// decideBatch decides every op of batch on next (the shard's document, changed in place). An
-// activating batch counts the other shards' live rooms and decides under the Manager's decision
-// lock, and a batch that will write announces its document to the index (begin) before letting
-// the lock go, so that the next activation of this Manager counts it. write tells whether a
-// change may be written (false for a decision on the remembered document that a refusal sends
-// back to the store).
-func (m *Manager) decideBatch(q *shardQueue, batch []*op, next *shardDoc, now time.Time, activating, write bool) (changed, refused bool) {
-	index := q.key.Index
-	var caps *capacity
-	if activating {
-		m.decide.Lock()
-		defer m.decide.Unlock()
-		c := m.index.countOthers(index, now, m.skew)
-		caps = &c
-	}
+// applyAll decides every op of batch on doc, in order (apply): whether any changed the
+// document, whether any was refused, and how many campaigns won a room.
+func (m *Manager) applyAll(batch []*op, doc *shardDoc, now time.Time, caps *capacity) (changed, refused bool, won int) {
 	for _, o := range batch {
-		m.apply(o, next, now, caps)
+		m.apply(o, doc, now, caps)
 		changed, refused = changed || o.out.changed, refused || o.out.refused
+		if o.kind == opCampaign && o.out.changed {
+			won++
+		}
 	}
-	if changed && (write || !refused) {
-		m.index.begin(index, next)
-	}
-	return changed, refused
+	return changed, refused, won
 }
 
 // deliver answers every op of batch with its decision.
@@ -334,6 +251,64 @@ func deliver(batch []*op) {
 	}
 }
 
+// fail answers every op of batch with err.
+func fail(batch []*op, err error) {
+	for _, o := range batch {
+		o.err = o.qualify(err)
+		o.answer()
+	}
+}
+
+// unsettle records, in the ops whose change it carried, that a write may have landed although
+// it failed with err: a resignation is then recognised as done, and any other answer says so.
+func unsettle(batch []*op, err error) {
+	for _, o := range batch {
+		switch {
+		case !o.out.changed:
+		case o.kind == opResign:
+			o.resigned = o.out.prev
+		default:
+			o.unsettled = err
+		}
+	}
+}
+
+// settle brings a write's outcome to the write loop's terms: an unknown outcome (err wraps
+// lease.ErrAmbiguous) is read back (readBack, on a fresh deadline: the batch's may be what cut
+// the write short) and the write landed if the read shows what it wrote; otherwise, and when
+// the shard was created or removed meanwhile, it is lease.ErrConflict, to decide again — maybe
+// reports that the write may have landed all the same.
+func settle(ctx context.Context, v lease.Version, err error, readBack func(context.Context) (bool, lease.Version, error)) (_ lease.Version, maybe bool, _ error) {
+	switch {
+	case err == nil:
+		return v, false, nil
+	case errors.Is(err, lease.ErrAmbiguous):
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		defer cancel()
+		landed, v, rerr := readBack(rctx)
+		switch {
+		case rerr != nil:
+			return 0, true, fmt.Errorf("%w; reading it back failed too: %w", err, rerr)
+		case landed:
+			return v, false, nil
+		}
+		return 0, true, fmt.Errorf("%w: %w", lease.ErrConflict, err)
+	case errors.Is(err, lease.ErrExists), errors.Is(err, lease.ErrNotFound):
+		return 0, false, fmt.Errorf("%w: %w", lease.ErrConflict, err)
+	}
+	return 0, false, err
+}
+
+// every reports whether p holds for every op of batch.
+func every(batch []*op, p func(*op) bool) bool {
+	for _, o := range batch {
+		if !p(o) {
+			return false
+		}
+	}
+	return true
+}
+
 // qualify returns err, wrapped together with the op's unsettled write when there is one and err
 // does not say so already.
 func (o *op) qualify(err error) error {
@@ -343,53 +318,16 @@ func (o *op) qualify(err error) error {
 	return fmt.Errorf("%w; an earlier write of this call may have been applied: %w", err, o.unsettled)
 }
 
-// write stores doc, encoded as data, conditionally on ver (creating the shard when ver is 0);
-// the memory store takes doc itself, and data is nil then. Any reason to decide again — a
-// conflict, a shard created or removed meanwhile, an unknown outcome whose read-back shows
-// other bytes — is lease.ErrConflict; maybe reports that the write may have landed all the
-// same.
-func (m *Manager) write(ctx context.Context, key ShardKey, doc *shardDoc, data []byte, ver lease.Version) (newVer lease.Version, maybe bool, err error) {
-	switch {
-	case m.mem != nil:
-		newVer, err = m.mem.storeDoc(key, doc, ver)
-	case ver == 0:
-		newVer, err = m.store.CreateShard(ctx, key, data)
-	default:
-		newVer, err = m.store.UpdateShard(ctx, key, data, ver)
-	}
-	switch {
-	case err == nil:
-		return newVer, false, nil
-	case errors.Is(err, lease.ErrAmbiguous):
-		// The caller's deadline may be what cut the write short: read back on a fresh one.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-		defer cancel()
-		cur, curVer, rerr := m.store.LoadShard(rctx, key)
-		if rerr != nil && !errors.Is(rerr, lease.ErrNotFound) {
-			return 0, true, fmt.Errorf("%w; reading it back failed too: %w", err, rerr)
-		}
-		if rerr == nil && bytes.Equal(cur, data) {
-			return curVer, false, nil
-		}
-		return 0, true, fmt.Errorf("%w: %w", lease.ErrConflict, err)
-	case errors.Is(err, lease.ErrExists), errors.Is(err, lease.ErrNotFound):
-		return 0, false, fmt.Errorf("%w: %w", lease.ErrConflict, err)
-	}
-	return 0, false, err
-}
-
 // mayActivate reports whether a campaign of the batch may make a room active, the only change
 // that needs the active-room count.
 func (m *Manager) mayActivate(batch []*op, doc *shardDoc, now time.Time) bool {
-	for _, o := range batch {
+	return slices.ContainsFunc(batch, func(o *op) bool {
 		if o.kind != opCampaign {
-			continue
+			return false
 		}
-		if e, ok := doc.Rooms.get(o.room); !ok || !m.live(e, now) {
-			return true
-		}
-	}
-	return false
+		e, ok := doc.Rooms.get(o.room)
+		return !ok || !m.live(e, now)
+	})
 }
 
 // apply decides op o on doc (changing doc when it succeeds) into o.out. The decision is
@@ -467,11 +405,7 @@ func (m *Manager) setLeader(r *Result, room string, e *roomEntry, token string) 
 
 // admit checks an activation against the shard's byte budget and the active-room limit.
 func (m *Manager) admit(room string, e, old *roomEntry, doc *shardDoc, now time.Time, caps *capacity) error {
-	if doc.partial {
-		if m.budgetSet && doc.partialBytes(room, e) > m.maxShardBytes {
-			return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
-		}
-	} else if doc.sizeWith(room, e, old) > m.maxShardBytes {
+	if m.maxShardBytes > 0 && doc.sizeWith(room, e, old) > m.maxShardBytes {
 		return &CapacityError{cause: ErrShardFull, RetryAfter: m.earliest(doc, now, nil)}
 	}
 	if caps == nil { // no limit

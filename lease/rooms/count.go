@@ -144,15 +144,15 @@ func (x *activeIndex) record(index int, ver lease.Version) {
 // refreshCount brings the index up to date for a count: on stores that lock activations across
 // processes on every count (the lock is what makes the count exact there), on others when the
 // last refresh is older than the maximum count age.
-func (m *Manager) refreshCount(ctx context.Context, skip int) error {
-	x := &m.index
+func (d *docLayout) refreshCount(ctx context.Context, skip int) error {
+	x := &d.index
 	x.mu.Lock()
-	fresh := x.listed && !m.locks && m.clock.Monotonic()-x.listedAt < m.countMaxAge
+	fresh := x.listed && d.locker == nil && d.clock.Monotonic()-x.listedAt < d.countMaxAge
 	x.mu.Unlock()
 	if fresh {
 		return nil
 	}
-	if err := m.refresh(ctx, skip); err != nil {
+	if err := d.refresh(ctx, skip); err != nil {
 		return fmt.Errorf("count active rooms: %w", err)
 	}
 	return nil
@@ -217,9 +217,9 @@ var listings = sync.Pool{New: func() any { return new(shardListing) }}
 // decoded — and, on stores that list versions alone (ShardVersionReader, ShardVersionLister),
 // read — so that a count costs about one shard read however many rooms are active, while the
 // other shards stay unchanged.
-func (m *Manager) refresh(ctx context.Context, skip int) error {
-	started := m.clock.Monotonic()
-	x := &m.index
+func (d *docLayout) refresh(ctx context.Context, skip int) error {
+	started := d.clock.Monotonic()
+	x := &d.index
 	x.mu.Lock()
 	since := x.recorded
 	x.mu.Unlock()
@@ -232,15 +232,15 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 
 	var docs []Shard // from ListShards: the documents come with the listing
 	switch {
-	case m.reader != nil:
-		if err := m.reader.ReadShardVersions(ctx, m.ns, &l.versions); err != nil {
+	case d.reader != nil:
+		if err := d.reader.ReadShardVersions(ctx, d.ns, &l.versions); err != nil {
 			return err
 		}
 		for i, v := range &l.versions {
 			l.listed[i] = v != 0
 		}
-	case m.lister != nil:
-		versions, err := m.lister.ShardVersions(ctx, m.ns)
+	case d.lister != nil:
+		versions, err := d.lister.ShardVersions(ctx, d.ns)
 		if err != nil {
 			return err
 		}
@@ -250,7 +250,7 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 		}
 	default:
 		var err error
-		if docs, err = m.store.ListShards(ctx, m.ns); err != nil {
+		if docs, err = d.store.ListShards(ctx, d.ns); err != nil {
 			return err
 		}
 		clear(l.versions[:])
@@ -258,21 +258,21 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 			l.list(s.Index, s.Version)
 		}
 	}
-	m.changedShards(l, skip)
+	d.changedShards(l, skip)
 	for _, i := range l.read {
-		key := ShardKey{Namespace: m.ns, Index: i}
+		key := ShardKey{Namespace: d.ns, Index: i}
 		var doc *shardDoc
 		var ver lease.Version
 		var err error
 		removed := false
 		if docs == nil {
-			doc, ver, err = m.load(ctx, key)
+			doc, ver, err = d.loadShard(ctx, key)
 			removed = ver == 0 // since the listing: nothing to count
 		} else {
 			s := listedShard(docs, i)
 			ver = s.Version
-			if doc, err = decodeShard(s.Data, key, m.shards); err != nil {
-				err = m.placed(err, i)
+			if doc, err = decodeShard(s.Data, key, d.shards); err != nil {
+				err = d.placed(err, i)
 			}
 		}
 		if err != nil {
@@ -280,7 +280,7 @@ func (m *Manager) refresh(ctx context.Context, skip int) error {
 		}
 		// A shard at an index past the Manager's shard count decodes only without rooms (its
 		// rooms would hash below the count): it has none to count.
-		if i < m.shards && !removed {
+		if i < d.shards && !removed {
 			l.fresh = append(l.fresh, freshShard{index: i, ver: ver, doc: doc})
 		}
 	}
@@ -311,8 +311,8 @@ func listedShard(docs []Shard, i int) Shard {
 // skipped, being written here, nor already known at their version — and every listed shard at
 // an index past the Manager's shard count, which is read only to fail the count if it is not
 // a shard of this configuration.
-func (m *Manager) changedShards(l *shardListing, skip int) {
-	x := &m.index
+func (d *docLayout) changedShards(l *shardListing, skip int) {
+	x := &d.index
 	x.mu.Lock()
 	for i := range x.shards {
 		if !l.listed[i] || i == skip {
@@ -323,7 +323,7 @@ func (m *Manager) changedShards(l *shardListing, skip int) {
 		}
 	}
 	x.mu.Unlock()
-	for i := m.shards; i < MaxShards; i++ {
+	for i := d.shards; i < MaxShards; i++ {
 		if l.listed[i] {
 			l.read = append(l.read, i)
 		}

@@ -43,10 +43,10 @@ func (p *gatePass) leave() {
 // gone reports whether the pass has let the gate go.
 func (p *gatePass) gone() bool { return p.left.Load() }
 
-// enterActivations admits one activation of m, taking the store's activation lock if no other
-// activation of m holds it, and makes p the pass that lets it go.
-func (m *Manager) enterActivations(ctx context.Context, p *gatePass) error {
-	g := &m.gate
+// enterActivations admits one activation of the Manager, taking the store's activation lock if
+// no other activation of it holds it, and makes p the pass that lets it go.
+func (d *docLayout) enterActivations(ctx context.Context, p *gatePass) error {
+	g := &d.gate
 	select {
 	case g.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -54,8 +54,8 @@ func (m *Manager) enterActivations(ctx context.Context, p *gatePass) error {
 	}
 	defer func() { <-g.sem }()
 	if g.holders == 0 {
-		if l, ok := m.store.(ActivationLocker); ok {
-			unlock, err := l.LockActivations(ctx, m.ns)
+		if d.locker != nil {
+			unlock, err := d.locker.LockActivations(ctx, d.ns)
 			if err != nil {
 				return fmt.Errorf("lock activations: %w", err)
 			}

@@ -47,15 +47,15 @@ const storeTimeout = 30 * time.Second
 type Option func(*Manager)
 
 // WithShards sets how many shards the namespace's rooms are spread over (default DefaultShards,
-// on a RoomStore DefaultShardsIndividual; 1 to MaxShards). Every process serving the namespace must use the same number: a shard stores
-// the count and a Manager configured with another refuses it.
-func WithShards(n int) Option { return func(m *Manager) { m.shards, m.shardsSet = n, true } }
+// on a RoomStore DefaultShardsIndividual; 1 to MaxShards). Every process serving the namespace
+// must use the same number: a shard stores the count and a Manager configured with another
+// refuses it.
+func WithShards(n int) Option { return func(m *Manager) { m.shards = n } }
 
 // WithMaxActiveRooms bounds the number of rooms with a live lease (default
-// DefaultMaxActiveRooms; 0 means no limit). docs/rooms.md says how exact it is per store.
-func WithMaxActiveRooms(n int) Option {
-	return func(m *Manager) { m.maxActive, m.activeSet = n, true }
-}
+// DefaultMaxActiveRooms, on a RoomStore DefaultMaxActiveRoomsIndividual; 0 means no limit).
+// docs/rooms.md says how exact it is per store.
+func WithMaxActiveRooms(n int) Option { return func(m *Manager) { m.maxActive = n } }
 
 // WithMaxShardBytes sets each shard document's byte budget (default DefaultMaxShardBytes,
 // MinShardBytes to MaxShardBytes). A campaign that would take its shard over it fails with

@@ -16,7 +16,7 @@ import (
 // Activations by other processes show from the next count (docs/rooms.md §3).
 type roomCounter struct {
 	mu   sync.Mutex
-	done *sync.Cond // signalled when inflight drops
+	done sync.Cond // signalled when inflight drops; its L is mu
 
 	valid    bool
 	at       time.Duration // Clock.Monotonic when the count was taken
@@ -28,13 +28,10 @@ type roomCounter struct {
 
 // capacity returns the active rooms for a decision at now of a batch of n operations; the
 // caller holds the Manager's decision lock.
-func (c *roomCounter) capacity(ctx context.Context, m *Manager, now time.Time, n int) (capacity, error) {
+func (c *roomCounter) capacity(ctx context.Context, m *keyLayout, now time.Time, n int) (capacity, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = sync.NewCond(&c.mu)
-	}
-	stale := !c.valid || m.clock.Monotonic()-c.at >= c.maxAge(m)
+	stale := !c.valid || m.clock.Monotonic()-c.at >= c.maxAge(m.Manager)
 	if stale || c.active+c.since+c.inflight+n >= m.maxActive {
 		for c.inflight > 0 { // their writes end within the store timeout
 			c.done.Wait()
@@ -100,31 +97,18 @@ func (c *roomCounter) begin(n int) {
 	c.inflight += n
 }
 
-// finish ends n activations registered by begin, written or not (a failed one is counted
-// until the next count: the limit errs on the side of refusing).
-func (c *roomCounter) finish(n int) {
+// end ends n activations registered by begin. Those that may have been written count until
+// the next count, also when their write failed (the limit errs on the side of refusing); the
+// others were never written: a decision taken again on a read, a write whose condition failed.
+func (c *roomCounter) end(n int, maybeWritten bool) {
 	if n == 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inflight -= n
-	c.since += n
-	if c.done != nil {
-		c.done.Broadcast()
+	if maybeWritten {
+		c.since += n
 	}
-}
-
-// abandon ends n activations registered by begin that were decided but never written: a
-// decision taken again on a read.
-func (c *roomCounter) abandon(n int) {
-	if n == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.inflight -= n
-	if c.done != nil {
-		c.done.Broadcast()
-	}
+	c.done.Broadcast()
 }

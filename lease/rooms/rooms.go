@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -82,34 +83,15 @@ type Manager struct {
 	maxCASRetries int
 	countMaxAge   time.Duration
 	clock         lease.Clock
+	budgetSet     bool // WithMaxShardBytes was given: on a RoomStore there is no budget by default
 
-	// The store's optional interfaces, asserted once.
-	locks  bool // ActivationLocker
-	reader ShardVersionReader
-	lister ShardVersionLister
-	// mem is the store when it is a *MemoryStore: documents go to it and come back as they
-	// are, never encoded or decoded (memory.go). A wrapper of one is a Store like any other.
-	mem *MemoryStore
-	// rs is the store when it keeps every room under a key of its own: batches then read and
-	// write only their rooms (roompath.go).
-	rs RoomStore
-	// activeSet, budgetSet and shardsSet tell that WithMaxActiveRooms, WithMaxShardBytes and
-	// WithShards were given: on a RoomStore the defaults differ (DefaultMaxActiveRoomsIndividual,
-	// no byte budget, which exists for the Swarm store's proposal size, and
-	// DefaultShardsIndividual).
-	activeSet, budgetSet, shardsSet bool
-	// seen is, on a RoomStore, the filter of rooms found stored (roomcache.go).
-	seen *seenRooms
-	// count is the active-room count on a RoomStore (roomcount.go).
-	count roomCounter
-
-	queues []*shardQueue
-	// gate holds the store's activation lock while any activation of this Manager is in
-	// flight; decide serialises the activations' counts and decisions (gate.go).
-	gate   activationGate
-	decide sync.Mutex
-	// index counts the active rooms of the other shards.
-	index activeIndex
+	// layout is how the store keeps the shards (layout.go); maxBatch bounds the ops it writes
+	// at once.
+	layout   layout
+	maxBatch int
+	queues   []*shardQueue
+	// deciding serialises the activations' counts and decisions (a layout's decide).
+	deciding sync.Mutex
 	// batches gives the batches' store calls their deadline (batchctx.go).
 	batches batchContexts
 }
@@ -126,7 +108,10 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 		maxCASRetries: lease.DefaultMaxCASRetries,
 		countMaxAge:   DefaultCountMaxAge,
 		clock:         lease.SystemClock{},
-		gate:          activationGate{sem: make(chan struct{}, 1)},
+	}
+	rs, keys := store.(RoomStore)
+	if keys { // no shard document grows with the rooms (docs/rooms.md §2)
+		m.shards, m.maxActive = DefaultShardsIndividual, DefaultMaxActiveRoomsIndividual
 	}
 	for _, opt := range opts {
 		opt(m)
@@ -134,20 +119,11 @@ func New(store Store, namespace string, opts ...Option) (*Manager, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
-	_, m.locks = store.(ActivationLocker)
-	m.reader, _ = store.(ShardVersionReader)
-	m.lister, _ = store.(ShardVersionLister)
-	m.mem, _ = store.(*MemoryStore)
-	if m.rs, _ = store.(RoomStore); m.rs != nil && !m.activeSet {
-		m.maxActive = DefaultMaxActiveRoomsIndividual
+	if keys {
+		m.layout, m.maxBatch = newKeyLayout(m, rs), maxRoomBatch
+	} else {
+		m.layout, m.maxBatch = newDocLayout(m), math.MaxInt
 	}
-	if m.rs != nil && !m.shardsSet {
-		m.shards = DefaultShardsIndividual
-	}
-	if m.rs != nil {
-		m.seen = new(seenRooms)
-	}
-	m.index.shards = make([]indexedShard, m.shards)
 	m.queues = make([]*shardQueue, m.shards)
 	for i := range m.queues {
 		m.queues[i] = &shardQueue{key: ShardKey{Namespace: namespace, Index: i}, sem: make(chan struct{}, 1)}
@@ -239,14 +215,7 @@ func (m *Manager) Status(ctx context.Context, roomID string) (RoomState, error) 
 	if err := ValidateRoomID(roomID); err != nil {
 		return RoomState{}, m.wrap("status", roomID, err)
 	}
-	key := m.key(roomID)
-	var doc *shardDoc
-	var err error
-	if m.rs != nil {
-		doc, _, err = m.loadRooms(ctx, key, []string{roomID}, 0)
-	} else {
-		doc, _, err = m.load(ctx, key)
-	}
+	doc, err := m.layout.load(ctx, m.key(roomID), []string{roomID})
 	if err != nil {
 		return RoomState{}, m.wrap("status", roomID, err)
 	}
@@ -261,15 +230,7 @@ func (m *Manager) Notify(ctx context.Context, roomID string) (<-chan struct{}, e
 	if err := ValidateRoomID(roomID); err != nil {
 		return nil, m.wrap("notify", roomID, err)
 	}
-	if m.rs != nil {
-		ch, err := m.rs.NotifyRoom(ctx, m.key(roomID), roomID)
-		return ch, m.wrap("notify", roomID, err)
-	}
-	n, ok := m.store.(ShardNotifier)
-	if !ok {
-		return nil, m.wrap("notify", roomID, ErrNoNotifier)
-	}
-	ch, err := n.NotifyShard(ctx, m.key(roomID))
+	ch, err := m.layout.notify(ctx, m.key(roomID), roomID)
 	return ch, m.wrap("notify", roomID, err)
 }
 
@@ -297,37 +258,6 @@ func (m *Manager) live(e roomEntry, now time.Time) bool {
 
 func (m *Manager) retryAfter(e roomEntry, now time.Time) time.Duration {
 	return max(e.expiresAt().Add(m.skew).Sub(now), 0)
-}
-
-// load reads and decodes a shard; a missing shard is a new, empty one at version 0 (never
-// written: the first write creates it).
-// The document it returns may be shared (the memory store's): it is never changed, only
-// cloned.
-func (m *Manager) load(ctx context.Context, key ShardKey) (*shardDoc, lease.Version, error) {
-	var doc *shardDoc
-	var data []byte
-	var ver lease.Version
-	var err error
-	if m.mem != nil {
-		doc, data, ver, err = m.mem.loadDoc(key)
-	} else {
-		data, ver, err = m.store.LoadShard(ctx, key)
-	}
-	switch {
-	case errors.Is(err, lease.ErrNotFound):
-		return newShard(key, m.shards, m.clock.Now()), 0, nil
-	case err != nil:
-		return nil, 0, err
-	case doc != nil:
-		// Written by a Manager, maybe one configured otherwise.
-		err = checkShardHeader(doc, key, m.shards)
-	default:
-		doc, err = decodeShard(data, key, m.shards)
-	}
-	if err != nil {
-		return nil, 0, m.placed(err, key.Index)
-	}
-	return doc, ver, nil
 }
 
 // placed names shard index as the place of a *lease.CorruptError found in it: the name is
@@ -372,13 +302,7 @@ func (m *Manager) Statuses(ctx context.Context, roomIDs []string) (map[string]Ro
 	}
 	out := make(map[string]RoomState, len(roomIDs))
 	for i, ids := range byShard {
-		var doc *shardDoc
-		var err error
-		if m.rs != nil {
-			doc, _, err = m.loadRooms(ctx, ShardKey{Namespace: m.ns, Index: i}, ids, 0)
-		} else {
-			doc, _, err = m.load(ctx, ShardKey{Namespace: m.ns, Index: i})
-		}
+		doc, err := m.layout.load(ctx, ShardKey{Namespace: m.ns, Index: i}, ids)
 		if err != nil {
 			return nil, fmt.Errorf("status of %d rooms in shard %d: %w", len(ids), i, err)
 		}

@@ -1,7 +1,6 @@
 package rooms
 
 import (
-	"bytes"
 	"encoding/json"
 	"iter"
 	"slices"
@@ -88,13 +87,7 @@ func (s roomSet) MarshalJSON() ([]byte, error) {
 	for _, r := range s.slots {
 		m[r.id] = r.entry
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return CanonicalJSON(m), nil
 }
 
 // UnmarshalJSON decodes the rooms as encoding/json decodes a map of them (null is none; of a

@@ -39,6 +39,18 @@ type RoomStore interface {
 	NotifyRoom(ctx context.Context, key ShardKey, roomID string) (<-chan struct{}, error)
 }
 
+// ShardHead is a shard's head on a RoomStore, as the Manager writes it (RoomsWrite.Head): the
+// fields of the shard document but its rooms (docs/rooms.md §2), and Bytes, what its rooms
+// account for (RoomBytes) against the byte budget.
+type ShardHead struct {
+	Schema    int    `json:"schema"`
+	Namespace string `json:"ns"`
+	Index     int    `json:"shard"`
+	Shards    int    `json:"shards"`
+	Floor     uint64 `json:"floor"`
+	Bytes     int    `json:"bytes"`
+}
+
 // StoredRoom is one room as a RoomStore keeps it.
 type StoredRoom struct {
 	// ID is the room id.

@@ -36,11 +36,10 @@ type shardDoc struct {
 	bounded    bool
 
 	// partial marks a document read from a RoomStore: it holds only the rooms a batch names,
-	// and its byte budget is what the head accounts (roompath.go): others is the bytes of the
-	// shard's rooms not in Rooms, overhead those of the document around its rooms.
-	partial  bool
-	others   int
-	overhead int
+	// and its byte budget is what the head accounts (keylayout.go): others is the bytes of the
+	// shard's rooms not in Rooms.
+	partial bool
+	others  int
 }
 
 // roomEntry is the stored state of one room's current (or last, not yet collected) term.
@@ -134,11 +133,19 @@ func (d *shardDoc) encode() []byte {
 	if b, ok := appendShard(make([]byte, 0, 128+224*d.Rooms.len()), d); ok { // shardjson.go
 		return b
 	}
+	return CanonicalJSON(d)
+}
+
+// CanonicalJSON is the encoding of shard documents and their parts: encoding/json's, with HTML
+// escaping off and no trailing newline. A store that presents its data as shard documents
+// encodes them with it, so that they are byte for byte what a Manager writes. It panics if v
+// cannot be encoded: shard documents hold only strings and numbers.
+func CanonicalJSON(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
-		panic("rooms: encode shard: " + err.Error()) // only strings and numbers: cannot fail
+	if err := enc.Encode(v); err != nil {
+		panic("rooms: encode: " + err.Error())
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
@@ -149,21 +156,13 @@ func entrySize(id string, e roomEntry) int {
 	if b, ok := appendEntry(scratch[:0], id, e, true); ok { // shardjson.go
 		return len(b) + 1 // the comma
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(id)
-	_ = enc.Encode(e)
-	return buf.Len() // the two newlines stand for the colon and the comma
+	return len(CanonicalJSON(id)) + len(CanonicalJSON(e)) + 2 // the colon and the comma
 }
 
 // decodeShard parses and checks a stored shard. Anything wrong is a *lease.CorruptError (its
 // Where left to the caller, Manager.placed): nothing is written over a shard this version
 // cannot fully understand.
 func decodeShard(data []byte, key ShardKey, shards int) (*shardDoc, error) {
-	corrupt := func(field, value, reason string) error {
-		return &lease.CorruptError{Field: field, Value: value, Reason: reason}
-	}
 	var d shardDoc
 	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, &lease.CorruptError{Reason: fmt.Sprintf(
@@ -173,22 +172,31 @@ func decodeShard(data []byte, key ShardKey, shards int) (*shardDoc, error) {
 		return nil, err
 	}
 	for _, r := range d.Rooms.slots {
-		id, e := r.id, r.entry
-		field := "room " + id
-		switch {
-		case ValidateRoomID(id) != nil || shardIndex(id, shards) != key.Index:
-			return nil, corrupt(field, id, "not a room id of this shard")
-		case ValidateCandidateID(e.Candidate) != nil:
-			return nil, corrupt(field, e.Candidate, "invalid candidate id")
-		case ValidateMetadata(e.Metadata) != nil:
-			return nil, corrupt(field, truncate(e.Metadata), "invalid metadata")
-		case e.Term == 0 || e.Term > d.Floor:
-			return nil, corrupt(field, fmt.Sprint(e.Term), fmt.Sprintf("the term must be positive and at most the shard's floor %d", d.Floor))
-		case ValidateTTL(time.Duration(e.TTLSec)*time.Second) != nil:
-			return nil, corrupt(field, fmt.Sprint(e.TTLSec), "the ttl must be 5 to 300 seconds")
+		if err := checkRoom(r.id, r.entry, key, shards, d.Floor); err != nil {
+			return nil, err
 		}
 	}
 	return &d, nil
+}
+
+// checkRoom checks room id of shard key, whose entry is e, in a shard whose floor is floor.
+func checkRoom(id string, e roomEntry, key ShardKey, shards int, floor uint64) error {
+	corrupt := func(value, reason string) error {
+		return &lease.CorruptError{Field: "room " + id, Value: value, Reason: reason}
+	}
+	switch {
+	case ValidateRoomID(id) != nil || shardIndex(id, shards) != key.Index:
+		return corrupt(id, "not a room id of this shard")
+	case ValidateCandidateID(e.Candidate) != nil:
+		return corrupt(e.Candidate, "invalid candidate id")
+	case ValidateMetadata(e.Metadata) != nil:
+		return corrupt(truncate(e.Metadata), "invalid metadata")
+	case e.Term == 0 || e.Term > floor:
+		return corrupt(fmt.Sprint(e.Term), fmt.Sprintf("the term must be positive and at most the shard's floor %d", floor))
+	case ValidateTTL(time.Duration(e.TTLSec)*time.Second) != nil:
+		return corrupt(fmt.Sprint(e.TTLSec), "the ttl must be 5 to 300 seconds")
+	}
+	return nil
 }
 
 // checkShardHeader checks that d is a shard of this version, namespace, index and shard count.

@@ -29,9 +29,13 @@ func (d *shardDoc) encodedSize() int {
 	return d.size
 }
 
-// sizeWith returns the length of the document's encoding with room id set to *e. old is the
-// room's entry in the document, nil when it has none: the caller has looked it up already.
+// sizeWith returns the length of the document's encoding with room id set to *e — of a partial
+// document, what its shard accounts (partialBytes). old is the room's entry in the document,
+// nil when it has none: the caller has looked it up already.
 func (d *shardDoc) sizeWith(id string, e, old *roomEntry) int {
+	if d.partial {
+		return d.partialBytes(id, e)
+	}
 	if old != nil && old.Candidate == e.Candidate && old.Metadata == e.Metadata {
 		// A renewal: only the numbers change (the hash is always 43 characters), and numbers
 		// are written in decimal whatever else needs escaping.

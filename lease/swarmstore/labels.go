@@ -43,17 +43,21 @@ var invalidServiceChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // the namespace with "-lease" appended. A namespace that is not a valid Swarm service name as it
 // is ('.' in it, or too long) is shortened and made unique with a hash of the full namespace;
 // the anchor's namespace label always holds the full name.
-func AnchorName(namespace string) string {
-	name := namespace + anchorSuffix
+func AnchorName(namespace string) string { return serviceName(namespace, anchorSuffix) }
+
+// serviceName is namespace + suffix, or, when that is not a valid Swarm service name, the
+// namespace shortened and made unique with a hash of it, then suffix.
+func serviceName(namespace, suffix string) string {
+	name := namespace + suffix
 	clean := invalidServiceChars.ReplaceAllString(namespace, "-")
 	if clean == namespace && len(name) <= maxServiceName {
 		return name
 	}
 	sum := sha256.Sum256([]byte(namespace))
 	hash := hex.EncodeToString(sum[:6])
-	keep := maxServiceName - len(anchorSuffix) - len(hash) - 1
+	keep := maxServiceName - len(suffix) - len(hash) - 1
 	clean = strings.TrimRight(clean[:min(len(clean), keep)], "-_")
-	return clean + "-" + hash + anchorSuffix
+	return clean + "-" + hash + suffix
 }
 
 // encode writes rec into labels (which keeps any other labels it has).

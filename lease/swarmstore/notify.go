@@ -7,7 +7,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
-	"github.com/regbo/lfp-swarm-lease/lease/internal/ctxsleep"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 var _ lease.Notifier = (*Store)(nil)
@@ -35,7 +35,7 @@ func (s *Store) notifyService(ctx context.Context, name string) <-chan struct{} 
 			})
 			s.pump(ctx, res, ch)
 			lease.Signal(ch)
-			_ = ctxsleep.Sleep(ctx, eventsRetry)
+			_ = timing.Sleep(ctx, eventsRetry)
 		}
 	}()
 	return ch

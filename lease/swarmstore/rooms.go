@@ -2,12 +2,9 @@ package swarmstore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -52,17 +49,7 @@ var (
 // as AnchorName does; the namespace label always holds the full name. Lease anchors end in
 // "-lease", so the two never share a name.
 func RoomsShardName(namespace string, index int) string {
-	suffix := fmt.Sprintf("%s%02d", roomsSuffix, index)
-	name := namespace + suffix
-	clean := invalidServiceChars.ReplaceAllString(namespace, "-")
-	if clean == namespace && len(name) <= maxServiceName {
-		return name
-	}
-	sum := sha256.Sum256([]byte(namespace))
-	hash := hex.EncodeToString(sum[:6])
-	keep := maxServiceName - len(suffix) - len(hash) - 1
-	clean = strings.TrimRight(clean[:min(len(clean), keep)], "-_")
-	return clean + "-" + hash + suffix
+	return serviceName(namespace, fmt.Sprintf("%s%02d", roomsSuffix, index))
 }
 
 // LoadShard implements rooms.Store.

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,25 +41,7 @@ type Limits struct {
 type cluster struct {
 	t    *testing.T
 	urls []string
-	logs *syncBuffer
-}
-
-// syncBuffer collects the servers' logs, so that a test can prove no token reaches them.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs *leasetest.SyncBuffer // the servers' logs, so that a test can prove no token reaches them
 }
 
 // start runs n servers on handles of the store, each with its own rooms.Manager on one fresh
@@ -70,7 +51,7 @@ func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 	t.Helper()
 	wire.InstallErrorModel()
 	ns := leasetest.Namespace(t)
-	c := &cluster{t: t, logs: &syncBuffer{}}
+	c := &cluster{t: t, logs: &leasetest.SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cleanupStore := newStore(t)
 	t.Cleanup(func() {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
 	"github.com/regbo/lfp-swarm-lease/server/wire"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // HealthBody is the answer of /healthz and /readyz.
@@ -28,7 +30,10 @@ type Options struct {
 	// Rooms runs the elections API's rooms; /readyz reads a shard of them when there is no
 	// election, and checks that their store can write. Nil without the elections API.
 	Rooms *rooms.Manager
-	// Metrics counts the damage the stores report.
+	// Ready, when set, is the readiness of a server with neither an election nor rooms (run
+	// --server: whether its elections server answers).
+	Ready func(context.Context) error
+	// Metrics counts the damage the stores report, and shows the last readiness check.
 	Metrics Metrics
 	// Logger logs it.
 	Logger *slog.Logger
@@ -39,14 +44,18 @@ type Options struct {
 type Checks struct {
 	election *lease.Election
 	rooms    *rooms.Manager
+	readyFn  func(context.Context) error
 	stores   *storeHealth
+	metrics  Metrics
+	log      *slog.Logger
 }
 
 // New returns the checks of the stores opts name, subscribed to their damage reports. A file
 // store repairs a damaged election file, and recreates its directory when it was removed: `run`
 // counts and logs that as a server of rooms does.
 func New(opts Options) *Checks {
-	c := &Checks{election: opts.Election, rooms: opts.Rooms, stores: newStoreHealth(opts.Metrics, opts.Logger)}
+	c := &Checks{election: opts.Election, rooms: opts.Rooms, readyFn: opts.Ready, stores: newStoreHealth(opts.Metrics, opts.Logger),
+		metrics: opts.Metrics, log: opts.Logger}
 	if opts.Election != nil {
 		c.stores.watch(opts.Election.Store())
 	}
@@ -74,22 +83,69 @@ func (c *Checks) Register(api huma.API) {
 
 // ready is /readyz.
 func (c *Checks) ready(ctx context.Context, _ *struct{}) (*wire.Output[HealthBody], error) {
-	var err error
-	if c.election != nil {
-		_, err = c.election.Inspect(ctx)
-	} else {
-		_, err = c.rooms.Status(ctx, readinessRoom)
-	}
-	if err == nil {
-		err = c.stores.checkWritable(ctx)
-	}
-	if err != nil {
+	if err := c.check(ctx); err != nil {
 		e := wire.NewError(ctx, http.StatusServiceUnavailable, "not_ready", "the store is not ready", err.Error())
 		e.SetRetry(wire.RetryAfter)
 		return nil, e
 	}
 	body := HealthBody{Status: "ready", Details: c.stores.details()}
 	return wire.NoStore(body), nil
+}
+
+// check is the readiness check of /readyz: it reads the election, else a rooms shard, and
+// checks that the rooms' store can write. The metrics show its outcome.
+func (c *Checks) check(ctx context.Context) error {
+	var err error
+	switch {
+	case c.readyFn != nil:
+		err = c.readyFn(ctx)
+	case c.election != nil:
+		_, err = c.election.Inspect(ctx)
+	default:
+		_, err = c.rooms.Status(ctx, readinessRoom)
+	}
+	if err == nil {
+		err = c.stores.checkWritable(ctx)
+	}
+	c.metrics.Ready(err == nil)
+	return err
+}
+
+// Monitor runs the readiness check at once and then every interval until ctx ends, so that a
+// server whose store is not ready says so without waiting for a probe: at start, then at a
+// bounded rate (timing.Failures) with the count and the last cause, and once more when it is
+// ready again. A server that a contender feeds (run) leaves this to the contender's log.
+func (c *Checks) Monitor(ctx context.Context, interval time.Duration) {
+	var failures timing.Failures
+	check := func() {
+		cctx, cancel := context.WithTimeout(ctx, interval)
+		defer cancel()
+		err := c.check(cctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			if failures.Fail(time.Now(), err) {
+				c.log.Warn("store not ready: requests that need it fail until it is", "err", err, "failed_checks", failures.Count(),
+					"failing_for", time.Since(failures.Since()).Round(time.Second))
+			}
+		default:
+			if n := failures.Succeed(); n > 0 {
+				c.log.Info("store ready", "failed_checks", n)
+			}
+		}
+	}
+	check()
+	// Started after the first check, so that each later check is due for its report.
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			check()
+		}
+	}
 }
 
 // readinessRoom is the room whose shard /readyz reads on an elections-only server (reading

@@ -23,6 +23,8 @@ type Metrics interface {
 	// (lease.RequestReporter): the store's kind ("etcd"), the operation, how long it took and
 	// its error (nil on success).
 	StoreRequest(store, op string, took time.Duration, err error)
+	// Ready records the outcome of a readiness check.
+	Ready(ready bool)
 }
 
 // storeHealth is what the stores reported about themselves beyond answering calls: damaged

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/bench/internal/needetcd"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
+	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 )
 
 // TestEtcdBenchmarksShort is the short variant of the etcd benchmarks of BENCHMARKS.md ("Rooms
@@ -19,8 +20,8 @@ import (
 // three-member etcd; the rooms-scale measurement at a few hundred rooms, with a restart of
 // serve; and a handover and a failover of `run` on etcd and of etcd-run, side by side.
 func TestEtcdBenchmarksShort(t *testing.T) {
-	needetcd.Long(t, "builds lfp-swarm-lease and runs etcd clusters")
-	etcd := needetcd.Binary(t)
+	leasetest.Long(t, "builds lfp-swarm-lease and runs etcd clusters")
+	etcd := etcdtest.Binary(t)
 	bin := t.TempDir()
 	build := func(name, dir, pkg string) string {
 		out := filepath.Join(bin, name)
@@ -75,8 +76,8 @@ func TestEtcdBenchmarksShort(t *testing.T) {
 			t.Fatalf("%s: %d handovers, %d failovers, %d stops, overlap check %+v", r.kind, len(r.fromStop), len(r.failover), len(r.stops), r.overlap)
 		}
 		checkCrashes(t, r, c.leaseTTL(), c.renew())
-		if r.kind != "etcd-run" && len(r.overlap.problems) != 0 {
-			t.Errorf("%s: %v", r.kind, r.overlap.problems)
+		if r.kind != "etcd-run" && r.overlap.err != nil {
+			t.Errorf("%s: %v", r.kind, r.overlap.err)
 		}
 		// No more than a TTL and a poll on an idle machine (a second of margin for CI's load).
 		if f := r.failover[0]; f > c.leaseTTL()+time.Second {

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // The handover benchmark runs a leader-only child under three contending supervisors on one
@@ -169,6 +172,7 @@ type handoverRun struct {
 	kind  string
 	round int
 	load  string // the host's 1-minute load average when the run began and ended
+	// fromStop, fromSignal and failover are the latencies in the order measured.
 	// fromStop, fromSignal, failover and stops are the latencies in the order measured.
 	fromStop, fromSignal, failover, stops []time.Duration
 	// ranOn is how many stopped leaders' children still ran when the next child started.
@@ -185,7 +189,7 @@ type contenders struct {
 	procs   map[string]*proc // running, by holder
 	stopped []*proc          // signalled, not yet seen to exit
 	termed  map[*proc]bool   // the stopped ones that got SIGTERM (must exit 0)
-	killed  []childEvent     // the last heartbeats of children killed without a word
+	killed  map[string]int64 // children killed without a word (Term.Child) → their last heartbeat
 	started int              // contenders started so far (names the next holder)
 }
 
@@ -288,11 +292,11 @@ func measureHandovers(ctx context.Context, c config, group []supervisor) (runs [
 		}
 	}
 	for _, m := range ms {
-		events, err := readChildEvents(m.cs.log)
+		events, err := check.ReadChildEvents(m.cs.log)
 		if err != nil {
 			return nil, err
 		}
-		m.run.overlap = checkOverlap(append(events, m.cs.killed...), time.Now())
+		m.run.overlap = checkOverlap(events, m.cs.killed, time.Now())
 		m.run.load = load + "–" + loadAverage()
 		runs = append(runs, m.run)
 	}
@@ -305,7 +309,7 @@ func openContenders(ctx context.Context, c config, s supervisor) (*contenders, e
 	if err != nil {
 		return nil, err
 	}
-	cs := &contenders{ttl: c.leaseTTL(), dir: dir, log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}}
+	cs := &contenders{ttl: c.leaseTTL(), dir: dir, log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}, killed: map[string]int64{}}
 	if c.stops > 0 {
 		if err := os.Mkdir(beatsDir(dir), 0o755); err != nil {
 			os.RemoveAll(dir)
@@ -343,16 +347,16 @@ func (cs *contenders) handover(ctx context.Context) (fromStop, fromSignal time.D
 	if err != nil {
 		return 0, 0, err
 	}
-	events, err := readChildEvents(cs.log)
+	events, terms, err := cs.read()
 	if err != nil {
 		return 0, 0, err
 	}
-	i := slices.IndexFunc(events, func(e childEvent) bool { return e.ends() && e.PID == leader.PID })
+	i := slices.IndexFunc(terms, func(t check.Term) bool { return t.PID == leader.PID && t.Stop != 0 })
 	if i < 0 || next.PID == leader.PID {
 		return 0, 0, fmt.Errorf("SIGTERM of %s's supervisor: no stop of child %d before the next child %d:\n%s",
-			leader.HolderID, leader.PID, next.PID, describeEvents(events))
+			leader.Holder, leader.PID, next.PID, check.DescribeEvents(events))
 	}
-	return next.time().Sub(events[i].time()), next.time().Sub(sent), nil
+	return time.Duration(next.Start - terms[i].Stop), time.Unix(0, next.Start).Sub(sent), nil
 }
 
 // failover SIGKILLs the leader's supervisor (only it: its child is left to the kernel's
@@ -372,9 +376,9 @@ func (cs *contenders) failover(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	if next.PID == leader.PID {
-		return 0, fmt.Errorf("after SIGKILL of %s's supervisor its child %d started again", leader.HolderID, leader.PID)
+		return 0, fmt.Errorf("after SIGKILL of %s's supervisor its child %d started again", leader.Holder, leader.PID)
 	}
-	return next.time().Sub(sent), nil
+	return time.Unix(0, next.Start).Sub(sent), nil
 }
 
 // freeze SIGSTOPs the leader's supervisor (only it: its child runs on) and returns SIGSTOP sent
@@ -393,7 +397,7 @@ func (cs *contenders) freeze(ctx context.Context) (took time.Duration, ranOn boo
 	next, err := cs.nextStart(ctx, starts, 4*cs.ttl+10*time.Second, "a new child after SIGSTOP")
 	// Stopped a little longer: ten of the children's heartbeats tell whether the stopped
 	// leader's child still runs.
-	_ = sleep(ctx, 100*time.Millisecond)
+	_ = timing.Sleep(ctx, 100*time.Millisecond)
 	_ = syscall.Kill(p.pid, syscall.SIGCONT)
 	_ = syscall.Kill(p.pid, syscall.SIGTERM)
 	if err != nil {
@@ -408,43 +412,73 @@ func (cs *contenders) freeze(ctx context.Context) (took time.Duration, ranOn boo
 	if err != nil {
 		return 0, false, err
 	}
-	events, err := readChildEvents(cs.log)
+	if _, terms, err := cs.read(); err == nil && !slices.ContainsFunc(terms, func(t check.Term) bool { return t.Child() == leader.Child() && t.Stop != 0 }) {
+		cs.killed[leader.Child()] = beat // killed (etcd-run's lost session): it logged no end
+	}
+	return time.Duration(next.Start - sent.UnixNano()), beat > next.Start, nil
+}
+
+// lastBeat is the time of the last heartbeat of child (TESTCHILD_HEARTBEAT_DIR dir): the last
+// time it ran, in Unix nanoseconds.
+func lastBeat(dir string, child check.Term) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, strconv.FormatUint(child.Fence, 10)+"-"+strconv.Itoa(child.PID)))
 	if err != nil {
-		return 0, false, err
+		return 0, fmt.Errorf("the heartbeat of child %d: %w", child.PID, err)
 	}
-	if !slices.ContainsFunc(events, func(e childEvent) bool { return e.ends() && e.PID == leader.PID }) {
-		// Killed (etcd-run's lost session): it logged no end, and its last heartbeat is it.
-		cs.killed = append(cs.killed, childEvent{Event: "last-beat", Fence: leader.Fence, HolderID: leader.HolderID, PID: leader.PID, UnixNano: beat.UnixNano()})
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the heartbeat of child %d: %w", child.PID, err)
 	}
-	return next.time().Sub(sent), beat.After(next.time()), nil
+	return ns, nil
+}
+
+// endKilled ends the terms of the children killed without a word at their last heartbeat.
+func endKilled(terms []check.Term, killed map[string]int64) {
+	for i := range terms {
+		if beat, ok := killed[terms[i].Child()]; ok && terms[i].Stop == 0 {
+			terms[i].Stop = beat
+		}
+	}
 }
 
 // prepare settles the contenders, finds the one live child and waits a random part of a renew
 // interval, so that stops fall uniformly between two renewals. It returns the leader's child
 // and the number of start events so far.
-func (cs *contenders) prepare(ctx context.Context) (leader childEvent, starts int, err error) {
+func (cs *contenders) prepare(ctx context.Context) (leader check.Term, starts int, err error) {
 	if err := cs.settle(ctx); err != nil {
 		return leader, 0, err
 	}
-	events, err := readChildEvents(cs.log)
+	events, terms, err := cs.read()
 	if err != nil {
 		return leader, 0, err
 	}
-	live := liveChildren(append(events, cs.killed...))
+	live := slices.DeleteFunc(slices.Clone(terms), func(t check.Term) bool { return t.Stop != 0 })
 	if len(live) != 1 {
-		return leader, 0, fmt.Errorf("%d live children, want 1:\n%s", len(live), describeEvents(events))
+		return leader, 0, fmt.Errorf("%d live children, want 1:\n%s", len(live), check.DescribeEvents(events))
 	}
 	// The stop's phase against the leader's renewals, not synchronisation.
-	if err := sleep(ctx, rand.N(cs.ttl/3)); err != nil {
+	if err := timing.Sleep(ctx, rand.N(cs.ttl/3)); err != nil {
 		return leader, 0, err
 	}
-	return live[0], len(startsOf(events)), nil
+	return live[0], len(terms), nil
+}
+
+// read reads the run's child log and the children's terms. A fence that is not a number is the
+// overlap check's to report, at the end of the run.
+func (cs *contenders) read() ([]check.ChildEvent, []check.Term, error) {
+	events, err := check.ReadChildEvents(cs.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	terms, _ := check.Terms(events)
+	endKilled(terms, cs.killed)
+	return events, terms, nil
 }
 
 // take returns the supervisor of leader's child and forgets it as a contender.
-func (cs *contenders) take(leader childEvent) *proc {
-	p := cs.procs[leader.HolderID]
-	delete(cs.procs, leader.HolderID)
+func (cs *contenders) take(leader check.Term) *proc {
+	p := cs.procs[leader.Holder]
+	delete(cs.procs, leader.Holder)
 	cs.stopped = append(cs.stopped, p)
 	return p
 }
@@ -476,25 +510,25 @@ func (cs *contenders) settle(ctx context.Context) error {
 		}
 		cs.procs[holder] = p
 	}
-	return sleep(ctx, handoverWarmup) // the new contender starts and joins the election
+	return timing.Sleep(ctx, handoverWarmup) // the new contender starts and joins the election
 }
 
 // nextStart waits for start event number starts+1 and returns it.
-func (cs *contenders) nextStart(ctx context.Context, starts int, timeout time.Duration, what string) (childEvent, error) {
+func (cs *contenders) nextStart(ctx context.Context, starts int, timeout time.Duration, what string) (check.Term, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		events, err := readChildEvents(cs.log)
+		events, terms, err := cs.read()
 		if err != nil {
-			return childEvent{}, err
+			return check.Term{}, err
 		}
-		if s := startsOf(events); len(s) > starts {
-			return s[starts], nil
+		if len(terms) > starts {
+			return terms[starts], nil
 		}
 		if time.Now().After(deadline) {
-			return childEvent{}, fmt.Errorf("no %s within %v:\n%s", what, timeout, describeEvents(events))
+			return check.Term{}, fmt.Errorf("no %s within %v:\n%s", what, timeout, check.DescribeEvents(events))
 		}
-		if err := sleep(ctx, 5*time.Millisecond); err != nil { // poll interval of the log
-			return childEvent{}, err
+		if err := timing.Sleep(ctx, 5*time.Millisecond); err != nil { // poll interval of the log
+			return check.Term{}, err
 		}
 	}
 }
@@ -511,14 +545,27 @@ func (cs *contenders) stopAll() error {
 	return errors.Join(errs...)
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
+// overlapCheck is what a run's whole log says about one child at a time.
+type overlapCheck struct {
+	children int
+	// worst is the longest time two children lived at once; a child still running counts as
+	// living until the check.
+	worst time.Duration
+	// err is every overlap and every fence that did not grow.
+	err error
+}
+
+// checkOverlap checks that no two children of the log lived at once and that every child's
+// fence is greater than those before it.
+func checkOverlap(events []check.ChildEvent, killed map[string]int64, now time.Time) overlapCheck {
+	terms, err := check.Terms(events)
+	endKilled(terms, killed)
+	for i := range terms {
+		if terms[i].Stop == 0 {
+			terms[i].Stop = now.UnixNano()
+		}
 	}
+	return overlapCheck{children: len(terms), worst: check.Overlap(terms), err: errors.Join(err, check.Children(terms, nil, 0))}
 }
 
 // report is the run's line on stderr: its percentiles and every latency in order.

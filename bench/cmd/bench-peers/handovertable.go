@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -78,8 +79,10 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 		}
 	}
 	for _, r := range runs {
-		for _, p := range r.overlap.problems {
-			fmt.Fprintf(w, "\nround %d, %s: %s", r.round, r.kind, p)
+		if r.overlap.err != nil {
+			for _, p := range strings.Split(r.overlap.err.Error(), "\n") {
+				fmt.Fprintf(w, "\nround %d, %s: %s", r.round, r.kind, p)
+			}
 		}
 	}
 	fmt.Fprintln(w)

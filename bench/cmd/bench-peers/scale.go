@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // The rooms-scale measurement (-scale-rooms): many active rooms on one etcd cluster
@@ -189,7 +191,7 @@ func waitReady(ctx context.Context, addr string) error {
 				return nil
 			}
 		}
-		if err := sleep(ctx, 5*time.Millisecond); err != nil { // poll interval
+		if err := timing.Sleep(ctx, 5*time.Millisecond); err != nil { // poll interval
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/bench/internal/needetcd"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -28,7 +28,7 @@ const childScript = `echo "start $FENCE" >> "$LOG"; trap 'echo stop >> "$LOG"; e
 // next contender starts once the lease has expired. It needs Debian's etcd-server (`etcd` on
 // PATH) and skips without it, except in CI.
 func TestEtcdRunHandoverAndFailover(t *testing.T) {
-	etcdBin := needetcd.Binary(t)
+	etcdBin := etcdtest.Binary(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "etcd-run")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/electionscmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/oneshot"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/runcmd"
@@ -22,6 +21,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmd/watchcmd"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // App is the root command: it wires the commands to one Factory (streams, environment, clock,
@@ -68,52 +68,38 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	if err == nil {
 		return cmdutil.ExitOK
 	}
-	code, name := cmdutil.Classify(err)
 	var exit *cmdutil.ExitError
 	if errors.As(err, &exit) && exit.Err == cmdutil.ErrSilent {
-		return code
+		return exit.Code
 	}
-	if code == cmdutil.ExitFailure && isCobraUsage(err) {
-		code, name = cmdutil.ExitUsage, "usage"
-	}
-	err = cmdutil.DescribeStoreFault(err, code)
-	fmt.Fprintf(a.Err, "lfp-swarm-lease: %v\n", err)
-	if a.JSON {
-		_ = cmdutil.WriteJSON(a.Out, cmdutil.ErrorJSON{Error: err.Error(), Code: name, Exit: code})
-	}
-	return code
+	return cmdutil.Report(a.IOStreams, a.JSON, unknownCommand(root, err))
 }
 
 func (a *App) newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lfp-swarm-lease",
 		Short: "Leader election for Docker Swarm services, with fencing tokens",
-		Long: `lfp-swarm-lease elects exactly one leader among the replicas of a Docker Swarm service. The
-election lives in labels on a zero-replica "anchor" service, updated by compare-and-swap on the
-service's version index: Swarm's own Raft log is the database.
-
-Settings come from flags, then environment variables (SWARM_LEASE_*, or the prefix chosen with
---env-prefix; each also as *_FILE naming a regular file of at most 64 KiB), then labels of
-the current Swarm task's container, then defaults.`,
+		Long: `Leader election with fencing tokens: run a command on exactly one replica of a service (run),
+serve an elections API for processes without Docker access (serve), or watch who leads (watch).
+The election lives in Swarm (labels on a zero-replica anchor service), in etcd, or in a file
+store on one host. Settings come from flags, then SWARM_LEASE_* variables (each also as *_FILE),
+then the Swarm task's container labels, then defaults.`,
+		Example: `  lfp-swarm-lease run --store file:.lease --namespace demo --listen off -- ./reconcile
+  lfp-swarm-lease serve --listen 127.0.0.1:8080
+  lfp-swarm-lease watch http://127.0.0.1:8080`,
+		Annotations:   map[string]string{cmdutil.DocsAnnotation: "README.md"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Get().Version,
 	}
-	root.SetVersionTemplate(version.Line(buildinfo.Get()) + "\n")
-	pf := root.PersistentFlags()
-	pf.StringVar(&a.EnvPrefix, "env-prefix", config.DefaultEnvPrefix, "prefix of every environment variable")
-	pf.BoolVar(&a.JSON, "json", false, "print one JSON object instead of text")
-	pf.DurationVar(&a.Timeout, "timeout", time.Minute, "give up an operation after this long (a Swarm write can block 20 s while the Raft leader changes)")
-	config.RegisterFlags(pf, config.KeyNamespace, config.KeyHolderID, config.KeyNodeID, config.KeyTaskID,
-		config.KeyStore, config.KeyEtcdCAFile, config.KeyEtcdCertFile, config.KeyEtcdKeyFile, config.KeyEtcdUsername,
-		config.KeyEtcdDialTimeoutMs, config.KeyEtcdRequestTimeoutMs,
-		config.KeyTTLMillis, config.KeyMaxCASRetries, config.KeyMaxClockSkewMs)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	root.SetVersionTemplate(buildinfo.Get().Line("lfp-swarm-lease") + "\n")
+	root.SetHelpFunc(cmdutil.Help)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		// A secret's would-be flag (--etcd-password) is told where the secret goes instead.
 		if secret := config.SecretFlag(a.EnvPrefix, err); secret != nil {
 			return cmdutil.Usage(secret)
 		}
-		return cmdutil.Usage(err)
+		return cmdutil.FlagError(cmd, err)
 	})
 
 	root.AddCommand(
@@ -131,14 +117,30 @@ the current Swarm task's container, then defaults.`,
 		watchcmd.NewCmdWatch(a.Factory, nil),
 		electionscmd.NewCmdElections(a.Factory, nil),
 	)
+	// Shell completion, with an example in every command's help as the others have.
+	root.InitDefaultCompletionCmd()
+	if completion, _, err := root.Find([]string{"completion"}); err == nil && completion != root {
+		completion.Example = "  source <(lfp-swarm-lease completion bash)"
+		completion.Annotations = map[string]string{cmdutil.DocsAnnotation: "docs/commands.md"}
+		for _, shell := range completion.Commands() {
+			shell.Example = "  lfp-swarm-lease completion " + shell.Name() + " > lfp-swarm-lease.completion"
+		}
+	}
 	return root
 }
 
-func isCobraUsage(err error) bool {
-	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand"} {
-		if strings.HasPrefix(err.Error(), prefix) {
-			return true
-		}
+// unknownCommand restates cobra's "unknown command" (a misspelt command, or an argument a
+// command takes none of) as one line that says what to do, with cobra's suggestion; it is a
+// usage error. Other errors pass unchanged.
+func unknownCommand(root *cobra.Command, err error) error {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	var arg, path string
+	if n, _ := fmt.Sscanf(first, "unknown command %q for %q", &arg, &path); n != 2 {
+		return err
 	}
-	return false
+	fix := path + " --help lists what it takes"
+	if s := root.SuggestionsFor(arg); len(s) > 0 && path == root.Name() {
+		fix = "did you mean " + strings.Join(s, " or ") + "? (" + fix + ")"
+	}
+	return cmdutil.Usage(fmt.Errorf("%s: %s", first, fix))
 }

@@ -1,14 +1,19 @@
 package cmdutil
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
+	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// Exit codes of lfp-swarm-lease. The README's table lists the same.
+// Exit codes of lfp-swarm-lease: ExitCodes describes each, and docs/configuration.md's table
+// is generated from it.
 const (
 	// ExitOK: the command did what it was asked.
 	ExitOK = 0
@@ -20,7 +25,8 @@ const (
 	ExitNotHolder = 3
 	// ExitCorrupt: the stored election cannot be parsed; nothing was written over it.
 	ExitCorrupt = 4
-	// ExitUnavailable: the store (the Docker engine) cannot be reached.
+	// ExitUnavailable: the store (the Docker engine, etcd), or the server the command talks
+	// to, cannot be reached.
 	ExitUnavailable = 5
 	// ExitNotManager: the Docker engine is not a Swarm manager.
 	ExitNotManager = 6
@@ -40,6 +46,34 @@ const (
 	// ExitHeld: try-acquire found the election held by another contender (EX_TEMPFAIL).
 	ExitHeld = 75
 )
+
+// ExitCode documents one exit code: the codes --json prints with it, and what it means.
+type ExitCode struct {
+	Code    int
+	Names   []string
+	Meaning string
+}
+
+// ExitCodes are every exit code of lfp-swarm-lease, in order, as docs/configuration.md lists
+// them (a test keeps the page equal to this table).
+var ExitCodes = []ExitCode{
+	{ExitOK, nil, "done"},
+	{ExitFailure, []string{"failure", "internal"}, "unexpected error"},
+	{ExitUsage, []string{"usage", "invalid_configuration"}, "usage error or invalid setting: an unknown flag or command, a wrong argument, a setting out of range, a listen address in use, an input the elections server refuses (the message names the setting and where its value came from)"},
+	{ExitNotHolder, []string{"not_holder"}, "`renew`/`release`: this identity/fence pair does not hold the lease"},
+	{ExitCorrupt, []string{"corrupt_state"}, "the stored election cannot be parsed (nothing was overwritten)"},
+	{ExitUnavailable, []string{"store_unreachable", "server_unreachable"}, "the store cannot be reached (Docker engine down, socket missing, no etcd member answering), or the server a command talks to does not answer (`watch`, `elections`)"},
+	{ExitNotManager, []string{"not_swarm_manager"}, "the Docker engine is not a Swarm manager"},
+	{ExitNoQuorum, []string{"no_quorum"}, "the Swarm or the etcd cluster has no leader (quorum lost)"},
+	{ExitAmbiguous, []string{"outcome_unknown"}, "a write timed out, lost its Raft leader, or was refused as a conflict so late (≥ 500 ms, through a Swarm with several managers) that the refusal may be that of a second copy a manager re-sent, and its outcome could not be settled by reading back (also a `try-acquire` that then found another holder: its own write may have landed; `renew`/`release` in that case exit 3, since the term is over either way, and say that the earlier write may have been applied)"},
+	{ExitConflict, []string{"too_many_conflicts"}, "every attempt met a conflicting write (`max_cas_retries` exhausted)"},
+	{runloop.ExitLost, nil, "`run --once`: the term was lost before the command finished"},
+	{ExitPermission, []string{"permission_denied"}, "the store refuses access: permission denied or a read-only file system (the message names the path), or etcd refused the user and password (the message names their settings)"},
+	{ExitStoreFull, []string{"store_full"}, "the store has no space left for a write (the message names the path; nothing partial is written)"},
+	{ExitHeld, []string{"held"}, "`try-acquire`: another contender holds the election"},
+	{supervisor.ExitNotExecutable, []string{"command_not_executable"}, "`run`: the command is not executable (a directory, no execute permission)"},
+	{supervisor.ExitNotFound, []string{"command_not_found"}, "`run`: the command is not found"},
+}
 
 // ExitError carries an exit code chosen by a command (for outcomes that are not errors of the
 // program, such as "held by another contender").
@@ -77,12 +111,13 @@ func Classify(err error) (int, string) {
 	var exit *ExitError
 	var usage *UsageError
 	var corrupt *lease.CorruptError
+	var unreachable *UnreachableError
 	switch {
 	case err == nil:
 		return ExitOK, ""
 	case errors.As(err, &exit):
 		return exit.Code, codeName(exit.Code)
-	case errors.As(err, &usage), errors.Is(err, config.ErrDiscovery):
+	case errors.As(err, &usage), errors.Is(err, config.ErrDiscovery), errors.Is(err, swarmlease.ErrInvalidInput):
 		return ExitUsage, "invalid_configuration"
 	case errors.Is(err, lease.ErrNotHolder):
 		return ExitNotHolder, "not_holder"
@@ -104,20 +139,32 @@ func Classify(err error) (int, string) {
 		return ExitNoQuorum, "no_quorum"
 	case errors.Is(err, lease.ErrTooManyConflicts):
 		return ExitConflict, "too_many_conflicts"
+	case errors.As(err, &unreachable): // a server's; a store's is ErrUnavailable
+		return ExitUnavailable, "server_unreachable"
 	}
 	return ExitFailure, "internal"
 }
 
+// codeName is the --json code of an exit code a command chose: the first of its names.
 func codeName(code int) string {
-	switch code {
-	case ExitHeld:
-		return "held"
-	case ExitNotHolder:
-		return "not_holder"
-	case supervisor.ExitNotExecutable:
-		return "command_not_executable"
-	case supervisor.ExitNotFound:
-		return "command_not_found"
+	for _, c := range ExitCodes {
+		if c.Code == code && len(c.Names) > 0 {
+			return c.Names[0]
+		}
 	}
 	return "failure"
+}
+
+// Report prints a command's failure — on stderr as one "lfp-swarm-lease: …" message, restated
+// by DescribeStoreFault where the store's path says more, and with --json also as one line of
+// {"error", "code", "exit_code"} on stdout — and returns its exit code. Every command's failure
+// goes through it, so that one failure has one voice and one code whichever command meets it.
+func Report(io IOStreams, asJSON bool, err error) int {
+	code, name := Classify(err)
+	err = DescribeStoreFault(err, code)
+	fmt.Fprintf(io.Err, "lfp-swarm-lease: %v\n", err)
+	if asJSON {
+		_ = json.NewEncoder(io.Out).Encode(ErrorJSON{Error: err.Error(), Code: name, Exit: code})
+	}
+	return code
 }

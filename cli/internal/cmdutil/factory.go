@@ -8,6 +8,7 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
@@ -32,11 +33,26 @@ type Factory struct {
 	// standard environment, DOCKER_HOST).
 	Discover func(ctx context.Context, hostname string) (config.Task, error)
 
-	// EnvPrefix, JSON and Timeout are the root command's persistent flags, set before any
-	// command runs.
+	// EnvPrefix, JSON and Timeout are the flags --env-prefix, --json and --timeout of the
+	// commands that take them (AddEnvPrefixFlag, AddJSONFlag, AddTimeoutFlag).
 	EnvPrefix string
 	JSON      bool
 	Timeout   time.Duration
+}
+
+// AddEnvPrefixFlag adds --env-prefix, which every command that reads settings takes.
+func (f *Factory) AddEnvPrefixFlag(fs *pflag.FlagSet) {
+	fs.StringVar(&f.EnvPrefix, "env-prefix", config.DefaultEnvPrefix, "prefix of every variable (PREFIX_*) and container label")
+}
+
+// AddJSONFlag adds --json.
+func (f *Factory) AddJSONFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.JSON, "json", false, "print one JSON object instead of text (a failure too)")
+}
+
+// AddTimeoutFlag adds --timeout.
+func (f *Factory) AddTimeoutFlag(fs *pflag.FlagSet) {
+	fs.DurationVar(&f.Timeout, "timeout", time.Minute, "give up after this long (a Swarm write can block 20 s while Raft elects)")
 }
 
 // Clock returns Now, or time.Now when unset.

@@ -2,13 +2,15 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
+	"syscall"
 
-	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server"
 	"github.com/regbo/lfp-swarm-lease/server/connlimit"
@@ -76,4 +78,28 @@ func CheckConnectionLimit(cfg *config.Config) error {
 			key, n, cfg.Source(key), capacity))
 	}
 	return nil
+}
+
+// Listen binds the listen address of a command serving the HTTP API — the one place where a
+// bind error becomes what to do: an address in use names the setting, where it came from, and
+// another port, and, where the command also runs without the API (run), off. Every failure is a
+// usage error (exit 2).
+func Listen(cfg *config.Config, offAllowed bool) (net.Listener, error) {
+	flag := "--" + config.FlagName(config.KeyListen)
+	if cfg.Listen == config.ListenOff && !offAllowed {
+		return nil, Usage(fmt.Errorf("%s is off (from %s), and this command serves nothing else: set %s to an address such as 127.0.0.1:8080",
+			config.KeyListen, cfg.Source(config.KeyListen), flag))
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	switch {
+	case err == nil:
+		return ln, nil
+	case errors.Is(err, syscall.EADDRINUSE):
+		fix := fmt.Sprintf("set %s to another port (%s 127.0.0.1:0 takes any free one)", flag, flag)
+		if offAllowed {
+			fix += ", or " + flag + " off to run without the HTTP API"
+		}
+		return nil, Usage(fmt.Errorf("%s %s (from %s) is in use by another process: %s", config.KeyListen, cfg.Listen, cfg.Source(config.KeyListen), fix))
+	}
+	return nil, Usage(fmt.Errorf("cannot listen on %s %s (from %s): %w", config.KeyListen, cfg.Listen, cfg.Source(config.KeyListen), err))
 }

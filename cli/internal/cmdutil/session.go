@@ -24,6 +24,20 @@ type Session struct {
 	Close func()
 }
 
+// Unreachable restates err, when it says the store did not answer, cause first: which store,
+// why in a few words, and what to do (still exit 5). Other errors pass unchanged.
+func (s *Session) Unreachable(err error) error {
+	if !errors.Is(err, lease.ErrUnavailable) || errors.Is(err, lease.ErrAmbiguous) {
+		return err
+	}
+	start := "start it"
+	if s.Config.Store == config.StoreSwarm {
+		start = "start that Docker engine, point DOCKER_HOST at a Swarm manager's"
+	}
+	fix := fmt.Sprintf("%s, or set --%s (now from %s) to a store that answers", start, config.FlagName(config.KeyStore), s.Config.Source(config.KeyStore))
+	return &UnreachableError{What: s.Store.Describe(), Fix: fix, Err: err}
+}
+
 // OpenElection opens the election cfg names; extra options (a metrics recorder, the
 // incarnation) go to the election. This host's witness proves gone the holders of this host
 // whose processes have ended (incarnation.Host).

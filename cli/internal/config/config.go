@@ -102,8 +102,8 @@ type Elections struct {
 	WatchLifetime       time.Duration
 }
 
-// ErrDiscovery wraps every failure to learn the namespace or identity from the Swarm task.
-var ErrDiscovery = errors.New("config: Swarm discovery failed")
+// ErrDiscovery marks a namespace or identity that neither a setting nor the Swarm task gave.
+var ErrDiscovery = errors.New("settings missing")
 
 // RequireElection checks the settings that commands acting on an election need: a valid
 // namespace and a holder ID.

@@ -126,7 +126,9 @@ func TestInvalidValuesNameSettingAndSource(t *testing.T) {
 func TestDiscoveryFailureIsFatalOnlyWhenIdentityIsMissing(t *testing.T) {
 	failing := func(context.Context) (config.Task, error) { return config.Task{}, errors.New("no container named abc") }
 	_, err := config.Loader{Environ: env("SWARM_LEASE_STORE=memory"), Discover: failing}.Load(context.Background())
-	if !errors.Is(err, config.ErrDiscovery) || !strings.Contains(err.Error(), "set SWARM_LEASE_NAMESPACE and SWARM_LEASE_HOLDER_ID") {
+	// The missing settings and how to set them first; discovery's failure after them.
+	if !errors.Is(err, config.ErrDiscovery) || !strings.HasPrefix(err.Error(), "no namespace and no holder ID: set --namespace or SWARM_LEASE_NAMESPACE, and --holder-id or SWARM_LEASE_HOLDER_ID (") ||
+		!strings.Contains(err.Error(), "no container named abc") {
 		t.Fatalf("err = %v", err)
 	}
 	c, err := config.Loader{Environ: env("SWARM_LEASE_NAMESPACE=n", "SWARM_LEASE_HOLDER_ID=h"), Discover: failing}.Load(context.Background())
@@ -257,7 +259,7 @@ func TestHolderDefaultsToTheHostname(t *testing.T) {
 		t.Fatalf("swarm store outside a task: %+v, %v", c, err)
 	}
 	_, err = config.Loader{Environ: env("SWARM_LEASE_STORE=file:///tmp/x"), Discover: failing, Hostname: host}.Load(context.Background())
-	if !errors.Is(err, config.ErrDiscovery) || !strings.Contains(err.Error(), "set SWARM_LEASE_NAMESPACE or --namespace") {
+	if !errors.Is(err, config.ErrDiscovery) || !strings.HasPrefix(err.Error(), "no namespace: set --namespace or SWARM_LEASE_NAMESPACE (") {
 		t.Fatalf("no namespace: %v", err)
 	}
 	task := func(context.Context) (config.Task, error) {

@@ -53,24 +53,66 @@ func EnvName(prefix, key string) string { return schema(prefix).Variable(key) }
 // LabelName returns the container label of a key under prefix, e.g. swarm-lease.ttl_ms.
 func LabelName(prefix, key string) string { return schema(prefix).Label(key) }
 
+// Keys of the settings that --help groups apart from a command's own flags.
+var (
+	// ElectionKeys name the election and this contender, and tune the lease.
+	ElectionKeys = []string{KeyNamespace, KeyHolderID, KeyNodeID, KeyTaskID, KeyTTLMillis, KeyMaxCASRetries, KeyMaxClockSkewMs}
+	// StoreKeys choose the store and connect to it.
+	StoreKeys = []string{KeyStore, KeyEtcdCAFile, KeyEtcdCertFile, KeyEtcdKeyFile, KeyEtcdUsername, KeyEtcdPassword,
+		KeyEtcdDialTimeoutMs, KeyEtcdRequestTimeoutMs}
+)
+
+// FlagGroup is the annotation of a flag that --help lists with the others of its group, in
+// one line: "etcd" for the etcd store's connection.
+const FlagGroup = "lfp-swarm-lease/group"
+
 // RegisterFlags adds one flag per setting to fs, but for secrets: a command line shows in the
-// process list. Defaults are not set on the flags: a flag counts only when given, so that lower
-// layers can still apply.
+// process list. Each flag's help names its variable and default, and the flags of the store
+// connection are annotated as the etcd group (FlagGroup). Defaults are not set on the flags: a flag counts only when
+// given, so that lower layers can still apply.
 func RegisterFlags(fs *pflag.FlagSet, keys ...string) {
 	for _, s := range Settings {
 		if len(keys) > 0 && !slices.Contains(keys, s.Key) || s.Kind == settings.Secret {
 			continue
 		}
-		help := s.Help
-		if s.Default != "" {
-			help += " (default " + s.Default + ")"
-		}
+		help := flagUsage(s, s.Default)
+		name := FlagName(s.Key)
 		if s.Kind == settings.Number {
-			fs.Int64(FlagName(s.Key), 0, help)
-			continue
+			fs.Int64(name, 0, help)
+		} else {
+			fs.String(name, "", help)
 		}
-		fs.String(FlagName(s.Key), "", help)
+		if slices.Contains(StoreKeys, s.Key) && s.Key != KeyStore {
+			_ = fs.SetAnnotation(name, FlagGroup, []string{"etcd"})
+		}
 	}
+}
+
+// SetFlagDefault shows, in the help of key's flag in fs, the default text a command uses
+// instead of the setting's (serve's store).
+func SetFlagDefault(fs *pflag.FlagSet, key, text string) {
+	for _, s := range Settings {
+		if f := fs.Lookup(FlagName(key)); f != nil && s.Key == key {
+			f.Usage = flagUsage(s, text)
+		}
+	}
+}
+
+// flagUsage is a setting's flag help: its help, then its variable and its default — the
+// default's text, else the one the help ends with ("… (default: a third of the TTL)").
+func flagUsage(s Setting, defaultText string) string {
+	help := s.Help
+	if i := strings.LastIndex(help, " (default: "); i >= 0 && strings.HasSuffix(help, ")") {
+		if defaultText == "" {
+			defaultText = help[i+len(" (default: ") : len(help)-1]
+		}
+		help = help[:i]
+	}
+	help += " (" + EnvName(DefaultEnvPrefix, s.Key)
+	if defaultText != "" {
+		help += "; default " + defaultText
+	}
+	return help + ")"
 }
 
 // Load reads every layer, validates the result, and reports the first problems found, each
@@ -128,12 +170,8 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 			if err := refuseSecrets(s, labelLayer); err != nil {
 				return nil, err
 			}
-		case needHolder && !l.NamespaceOptional:
-			return nil, fmt.Errorf("%w: %w\nthe namespace and holder ID come from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s and %s (flags --%s, --%s)",
-				ErrDiscovery, err, EnvName(prefix, KeyNamespace), EnvName(prefix, KeyHolderID), FlagName(KeyNamespace), FlagName(KeyHolderID))
-		case needNamespace && !l.NamespaceOptional:
-			return nil, fmt.Errorf("%w: %w\nthe namespace comes from the Swarm task only when the Docker socket is mounted and the container hostname is Docker's default; otherwise set %s or --%s",
-				ErrDiscovery, err, EnvName(prefix, KeyNamespace), FlagName(KeyNamespace))
+		case (needHolder || needNamespace) && !l.NamespaceOptional:
+			return nil, discoveryFailed(prefix, needNamespace, needHolder, err)
 		}
 	}
 	if l.Hostname != nil && !l.NoHolderID {
@@ -154,6 +192,31 @@ func (l Loader) Load(ctx context.Context) (*Config, error) {
 	c, err := build(prefix, values, task)
 	return c, errors.Join(typeErr, err)
 }
+
+// discoveryFailed is the error of a command that lacks a namespace or holder ID which no Swarm
+// task could give: the missing settings and how to set them first, then why discovery failed —
+// on another store than swarm that failure is no cause of its own.
+func discoveryFailed(prefix string, namespace, holder bool, err error) error {
+	var missing, set []string
+	if namespace {
+		missing, set = append(missing, "namespace"), append(set, "--"+FlagName(KeyNamespace)+" or "+EnvName(prefix, KeyNamespace))
+	}
+	if holder {
+		missing, set = append(missing, "holder ID"), append(set, "--"+FlagName(KeyHolderID)+" or "+EnvName(prefix, KeyHolderID))
+	}
+	return &discoveryError{err: err, msg: fmt.Sprintf("no %s: set %s (discovered only in a Swarm task with the Docker socket mounted; here: %v)",
+		strings.Join(missing, " and no "), strings.Join(set, ", and "), err)}
+}
+
+// discoveryError is ErrDiscovery with its message and the discovery's error.
+type discoveryError struct {
+	msg string
+	err error
+}
+
+func (e *discoveryError) Error() string        { return e.msg }
+func (e *discoveryError) Unwrap() error        { return e.err }
+func (e *discoveryError) Is(target error) bool { return target == ErrDiscovery }
 
 func validPrefix(p string) bool {
 	for i, r := range p {

@@ -80,49 +80,50 @@ func schema(prefix string) *settings.Schema {
 	return &settings.Schema{Prefix: prefix, Settings: Settings, Reserved: reservedVariables}
 }
 
-// Settings lists every setting in the order of the README's table.
+// Settings lists every setting in the order of docs/configuration.md's table. Help is the
+// flag's help: short, since the variable and the default follow it; the page says the rest.
 var Settings = []Setting{
-	{Key: KeyNamespace, Help: "election name; default: the current Swarm service name"},
-	{Key: KeyHolderID, Help: "holder identity; default: the current Swarm node ID, outside a Swarm task the hostname"},
-	{Key: KeyNodeID, Help: "node metadata; default: the current Swarm node ID"},
-	{Key: KeyTaskID, Help: "task identity; default: the current Swarm task ID (empty outside Swarm)"},
-	{Key: KeyStore, Default: "swarm", Help: "where elections and rooms live: swarm, etcd://HOST:PORT[,HOST:PORT…][/PREFIX] (an etcd v3 cluster), file:///abs/dir, or file:rel/dir or file://./rel/dir relative to the working directory (one host only), or memory; serve defaults to file:// in its data directory"},
-	{Key: KeyEtcdCAFile, Help: "PEM file of the CA that signed the etcd members' certificates; set, the etcd store speaks TLS"},
-	{Key: KeyEtcdCertFile, Help: "PEM client certificate for etcd, with etcd_key_file (clusters that authenticate clients by certificate); turns TLS on"},
-	{Key: KeyEtcdKeyFile, Help: "PEM private key of etcd_cert_file"},
-	{Key: KeyEtcdUsername, Help: "etcd user, with etcd_password"},
+	{Key: KeyNamespace, Help: "the election's name (default: the Swarm service's name)"},
+	{Key: KeyHolderID, Help: "this contender's identity (default: the Swarm node ID, else the hostname)"},
+	{Key: KeyNodeID, Help: "node metadata (default: the Swarm node ID)"},
+	{Key: KeyTaskID, Help: "with the holder ID, the identity (default: the Swarm task ID)"},
+	{Key: KeyStore, Default: "swarm", Help: "swarm, etcd://HOST:PORT[,…][/PREFIX], file:DIR (one host only) or memory"},
+	{Key: KeyEtcdCAFile, Help: "PEM CA of the etcd members' certificates (turns TLS on)"},
+	{Key: KeyEtcdCertFile, Help: "PEM client certificate for etcd, with --etcd-key-file (turns TLS on)"},
+	{Key: KeyEtcdKeyFile, Help: "PEM private key of --etcd-cert-file"},
+	{Key: KeyEtcdUsername, Help: "etcd user; its password only from the variable or its _FILE"},
 	{Key: KeyEtcdPassword, Kind: settings.Secret, Help: "that etcd user's password: from the variable or its _FILE only, never a flag or a label"},
-	{Key: KeyEtcdDialTimeoutMs, Kind: settings.Number, Default: defaultMillis(etcdstore.DefaultDialTimeout), Help: "bound on connecting to an etcd member, in milliseconds"},
-	{Key: KeyEtcdRequestTimeoutMs, Kind: settings.Number, Default: defaultMillis(etcdstore.DefaultRequestTimeout), Help: "bound on one etcd request, in milliseconds; a write cut short is settled by reading it back"},
-	{Key: KeyTTLMillis, Kind: settings.Number, Default: "30000", Help: "lease duration in milliseconds (at least 500)"},
+	{Key: KeyEtcdDialTimeoutMs, Kind: settings.Number, Default: defaultMillis(etcdstore.DefaultDialTimeout), Help: "bound on connecting to an etcd member, ms"},
+	{Key: KeyEtcdRequestTimeoutMs, Kind: settings.Number, Default: defaultMillis(etcdstore.DefaultRequestTimeout), Help: "bound on one etcd request, ms"},
+	{Key: KeyTTLMillis, Kind: settings.Number, Default: "30000", Help: "lease duration, ms (at least 500)"},
 	{Key: KeyMaxCASRetries, Kind: settings.Number, Default: "8", Help: "conflicting writes retried within one operation"},
-	{Key: KeyMaxClockSkewMs, Kind: settings.Number, Default: "1000", Help: "tolerated wall-clock difference between hosts, in milliseconds (below the TTL; unset, at most a tenth of the TTL)"},
-	{Key: KeyListen, Default: "0.0.0.0:8080", Help: "HTTP listen address (run, serve); off disables it for run"},
-	{Key: KeyDefaultPollMillis, Kind: settings.Number, Default: "1000", Help: "watcher poll interval in milliseconds"},
-	{Key: KeyKeepAliveMillis, Kind: settings.Number, Default: "15000", Help: "SSE keep-alive interval in milliseconds"},
-	{Key: KeyShutdownTimeoutMs, Kind: settings.Number, Default: "10000", Help: "grace period for the child between SIGTERM and SIGKILL, in milliseconds"},
-	{Key: KeyRenewIntervalMs, Kind: settings.Number, Help: "how often the leader renews, in milliseconds (default: a third of the TTL)"},
-	{Key: KeyMaxConnections, Kind: settings.Number, Help: "open HTTP connections at most; at the limit a waiting one is closed to admit a new one (default: the descriptor limit less a reserve for the store)"},
-	{Key: KeyMaxConnectionsPerClient, Kind: settings.Number, Help: "open HTTP connections per client address at most (default: a quarter of max_connections)"},
+	{Key: KeyMaxClockSkewMs, Kind: settings.Number, Default: "1000", Help: "tolerated clock difference between hosts, ms (at most a tenth of the TTL unless set)"},
+	{Key: KeyListen, Default: "0.0.0.0:8080", Help: "HTTP address, or off"},
+	{Key: KeyDefaultPollMillis, Kind: settings.Number, Default: "1000", Help: "watcher poll interval, ms"},
+	{Key: KeyKeepAliveMillis, Kind: settings.Number, Default: "15000", Help: "SSE keep-alive interval, ms"},
+	{Key: KeyShutdownTimeoutMs, Kind: settings.Number, Default: "10000", Help: "the command's grace between SIGTERM and SIGKILL, ms"},
+	{Key: KeyRenewIntervalMs, Kind: settings.Number, Help: "how often the leader renews, ms (default: a third of the TTL)"},
+	{Key: KeyMaxConnections, Kind: settings.Number, Help: "open HTTP connections at most (default: from the descriptor limit)"},
+	{Key: KeyMaxConnectionsPerClient, Kind: settings.Number, Help: "open HTTP connections per client (default: a quarter of the above)"},
 
-	{Key: KeyElections, Default: "on", Help: "serve the elections (rooms) API: on, or off to answer every elections endpoint 403 (serve)"},
-	{Key: KeyElectionsNamespace, Default: "lfp-elections", Help: "where the rooms live in the store; every server of one elections service uses the same (serve)"},
-	{Key: KeyRoomShards, Kind: settings.Number, Help: "shards the rooms are spread over, 1 to 256; the same on every server of the namespace (default: the store's, " +
-		strconv.Itoa(rooms.DefaultShards) + ", on etcd " + strconv.Itoa(rooms.DefaultShardsIndividual) + ") (serve)"},
-	{Key: KeyMaxActiveRooms, Kind: settings.Number, Help: "rooms with a live lease at once; 0 for no limit (default: the store's, " +
-		strconv.Itoa(rooms.DefaultMaxActiveRooms) + ", on etcd " + strconv.Itoa(rooms.DefaultMaxActiveRoomsIndividual) + ") (serve)"},
-	{Key: KeyAdmissionPerMinute, Kind: settings.Number, Default: "600", Help: "room creations and campaigns per minute per client; 0 for no limit (serve)"},
-	{Key: KeyMaxTrackedClients, Kind: settings.Number, Default: "65536", Help: "clients whose admission budget is remembered; the least recently seen is forgotten first (serve)"},
-	{Key: KeyTrustedProxies, Help: "comma-separated addresses or CIDR prefixes of proxies whose X-Forwarded-For names the client (serve)"},
-	{Key: KeyCORSAllowedOrigins, Help: "comma-separated origins (scheme://host[:port], or * for any) whose browser pages may call the HTTP API, SSE included; empty: no CORS headers (run, serve)"},
-	{Key: KeyMaxWatchesPerClient, Kind: settings.Number, Default: "32", Help: "concurrent elections watch streams per client (serve)"},
-	{Key: KeyMaxWatches, Kind: settings.Number, Default: "10000", Help: "concurrent elections watch streams in total (serve)"},
-	{Key: KeyWatchLifetimeMs, Kind: settings.Number, Default: "900000", Help: "an elections watch stream ends after this many milliseconds; clients reconnect (serve)"},
+	{Key: KeyElections, Default: "on", Help: "the elections API: on, or off to answer it 403"},
+	{Key: KeyElectionsNamespace, Default: "lfp-elections", Help: "where the rooms live in the store; one per elections service"},
+	{Key: KeyRoomShards, Kind: settings.Number, Help: "shards of the rooms, 1 to 256 (default: " +
+		strconv.Itoa(rooms.DefaultShards) + ", on etcd " + strconv.Itoa(rooms.DefaultShardsIndividual) + ")"},
+	{Key: KeyMaxActiveRooms, Kind: settings.Number, Help: "rooms with a live lease, 0 for no limit (default: " +
+		strconv.Itoa(rooms.DefaultMaxActiveRooms) + ", on etcd " + strconv.Itoa(rooms.DefaultMaxActiveRoomsIndividual) + ")"},
+	{Key: KeyAdmissionPerMinute, Kind: settings.Number, Default: "600", Help: "room creations and campaigns per client per minute, 0 for no limit"},
+	{Key: KeyMaxTrackedClients, Kind: settings.Number, Default: "65536", Help: "clients whose admission budget is remembered"},
+	{Key: KeyTrustedProxies, Help: "addresses or CIDRs whose X-Forwarded-For names the client, comma-separated"},
+	{Key: KeyCORSAllowedOrigins, Help: "origins whose browser pages may call the API, comma-separated, or *"},
+	{Key: KeyMaxWatchesPerClient, Kind: settings.Number, Default: "32", Help: "concurrent watch streams per client"},
+	{Key: KeyMaxWatches, Kind: settings.Number, Default: "10000", Help: "concurrent watch streams in total"},
+	{Key: KeyWatchLifetimeMs, Kind: settings.Number, Default: "900000", Help: "a watch stream ends after this, ms; clients reconnect"},
 
-	{Key: KeyServer, Help: "base URL of an elections server to contend through instead of Swarm, e.g. http://elect:8080 (run)"},
-	{Key: KeyElectionID, Help: "the room to contend for on the elections server: 8 to 64 of [A-Za-z0-9_-] (run)"},
+	{Key: KeyServer, Help: "base URL of an elections server, e.g. http://elect:8080"},
+	{Key: KeyElectionID, Help: "the room to contend for: 8 to 64 of [A-Za-z0-9_-]"},
 
-	{Key: KeyChildCgroup, Default: "auto", Help: "auto: run the command in a cgroup v2 of its own where one is writable, so that all it starts dies with it; off: process group and subreaper only (run)"},
+	{Key: KeyChildCgroup, Default: "auto", Help: "auto: the command gets a cgroup v2 of its own where one is writable; off"},
 }
 
 // defaultMillis is d as a setting's default in milliseconds.

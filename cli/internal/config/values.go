@@ -115,11 +115,13 @@ func build(prefix string, values *settings.Values, task *Task) (*Config, error) 
 	}
 
 	c.Elections = buildElections(o, bad)
-	c.Server, c.ElectionID = strings.TrimRight(o.Server, "/"), o.ElectionID
-	if c.Server != "" {
-		if u, err := url.Parse(c.Server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			bad(KeyServer, "want an http:// or https:// base URL without credentials, e.g. http://elections:8080")
+	c.ElectionID = o.ElectionID
+	if o.Server != "" {
+		server, err := BaseURL(o.Server)
+		if err != nil { // BaseURL quotes the value without its credentials
+			errs = append(errs, fmt.Errorf("invalid %s (from %s): %w", KeyServer, c.Source(KeyServer), err))
 		}
+		c.Server = server
 	}
 
 	origins, err := parseOrigins(o.CORSAllowedOrigins)

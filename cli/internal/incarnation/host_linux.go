@@ -23,7 +23,7 @@ import (
 //   - a lock (a run's): the very file (device and inode) the incarnation holds locked for as long
 //     as run, its guard or its command lives, now locked by nobody;
 //   - a process (a one-shot command's caller), in this PID namespace: gone, or its PID reused (a
-//     later start time), or a zombie.
+//     later start time), or a zombie — and nothing left in its process group.
 //
 // Anything else — another host, a file that cannot be opened or is another file, a process in
 // another PID namespace — proves nothing, and the term ends by expiry.
@@ -42,7 +42,7 @@ func (Host) Gone(_ context.Context, rec lease.Record) (string, time.Duration) {
 		return "", 0
 	}
 	if inc.Lock.Path != "" {
-		switch held, ok := lockHeld(inc.Lock); {
+		switch held, ok := lockHeld(inc.Lock, inc.ID); {
 		case !ok:
 			return "", 0
 		case held:
@@ -51,17 +51,25 @@ func (Host) Gone(_ context.Context, rec lease.Record) (string, time.Duration) {
 		return fmt.Sprintf("the processes of incarnation %s on this host have ended: nothing holds its lock %s", inc.ID, inc.Lock.Path), 0
 	}
 	if inc.PID != 0 && inc.PIDNS == pidNamespace() {
-		if start, ok := processStart(inc.PID); ok && start == inc.PIDStart {
+		if start, _, ok := processStart(inc.PID); ok && start == inc.PIDStart {
 			return "", recheckHost
 		}
-		return fmt.Sprintf("process %d, which acquired the term (incarnation %s), has exited on this host", inc.PID, inc.ID), 0
+		// kill(-group, 0) finds any process of the group (ESRCH: none); a group whose id was
+		// taken again by a new group reads as alive, which proves nothing either way.
+		if err := syscall.Kill(-inc.PIDGroup, 0); !errors.Is(err, syscall.ESRCH) {
+			return "", recheckHost
+		}
+		return fmt.Sprintf("process %d, which acquired the term (incarnation %s), has exited on this host, and nothing is left in its process group %d",
+			inc.PID, inc.ID, inc.PIDGroup), 0
 	}
 	return "", 0
 }
 
-// lockHeld reports whether the file id names is locked by anyone; ok is false when that cannot
-// be told: the file is gone, or the path names another file now.
-func lockHeld(id lease.FileID) (held, ok bool) {
+// lockHeld reports whether the lock file id names, of incarnation inc, is locked by anyone; ok
+// is false when that cannot be told: the file is gone, or the path names another file now —
+// another device or inode, or (an inode reused after the file was removed) another content
+// than the incarnation's ID, which its run wrote into it.
+func lockHeld(id lease.FileID, inc string) (held, ok bool) {
 	f, err := os.Open(id.Path)
 	if err != nil {
 		return false, false
@@ -69,6 +77,10 @@ func lockHeld(id lease.FileID) (held, ok bool) {
 	defer f.Close()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || uint64(st.Dev) != id.Dev || st.Ino != id.Ino {
+		return false, false
+	}
+	content := make([]byte, len(inc)+1)
+	if n, _ := io.ReadFull(f, content); n != len(inc) || string(content[:n]) != inc {
 		return false, false
 	}
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -93,13 +105,26 @@ func unheld(path string) bool {
 }
 
 // createLock creates dir (0755: other users' processes may read the lock, never replace it) and
-// in it the incarnation's lock file, locked.
+// in it the incarnation's lock file, holding the incarnation's ID, open read-only — the command
+// inherits it, and has no business writing to it — and locked. Nothing names the file yet, so
+// the instant between its creation and its lock proves nothing to anyone.
 func createLock(dir, id string) (*os.File, lease.FileID, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, lease.FileID{}, err
 	}
 	path := filepath.Join(dir, id+".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, lease.FileID{}, err
+	}
+	_, err = w.WriteString(id)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, lease.FileID{}, err
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, lease.FileID{}, err
 	}
@@ -134,23 +159,25 @@ func pidNamespace() uint64 {
 }
 
 // processStart is the start time of process pid (clock ticks after boot, /proc/PID/stat's 22nd
-// field); ok is false when there is no such process, or it is a zombie (it has exited).
-func processStart(pid int) (uint64, bool) {
+// field) and its process group (the 5th); ok is false when there is no such process, or it is
+// a zombie (it has exited).
+func processStart(pid int) (start uint64, group int, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	// The command name, field 2, is in parentheses and may hold anything: count from its end.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	fields := strings.Fields(string(b[i+1:]))
 	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
-		return 0, false
+		return 0, 0, false
 	}
-	start, err := strconv.ParseUint(fields[19], 10, 64)
-	return start, err == nil
+	start, err1 := strconv.ParseUint(fields[19], 10, 64)
+	group, err2 := strconv.Atoi(fields[2])
+	return start, group, err1 == nil && err2 == nil && group > 0
 }
 
 // InitOf reports whether this process is the init process (PID 1) of container id: of its PID

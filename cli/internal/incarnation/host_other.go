@@ -20,10 +20,10 @@ var _ lease.Witness = Host{}
 // Gone implements lease.Witness: never.
 func (Host) Gone(context.Context, lease.Record) (string, time.Duration) { return "", 0 }
 
-func bootID() string                  { return "" }
-func pidNamespace() uint64            { return 0 }
-func processStart(int) (uint64, bool) { return 0, false }
-func unheld(string) bool              { return false }
+func bootID() string                       { return "" }
+func pidNamespace() uint64                 { return 0 }
+func processStart(int) (uint64, int, bool) { return 0, 0, false }
+func unheld(string) bool                   { return false }
 func createLock(string, string) (*os.File, lease.FileID, error) {
 	return nil, lease.FileID{}, errors.New("no lock outside Linux")
 }

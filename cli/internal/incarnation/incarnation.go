@@ -66,13 +66,14 @@ func (r *Run) Close() {
 
 // OneShot returns the incarnation of a one-shot command (try-acquire): its caller, the parent
 // process, whose work the term is. Every call of one caller is one incarnation — it takes its own
-// term over at once — and its exit, observed on this host, proves the term's work gone.
+// term over at once — and, observed on this host, the caller's exit with nothing left in its
+// process group (where what it started in the background runs on) proves the term's work gone.
 func OneShot() lease.Incarnation {
 	ppid := os.Getppid()
 	inc := lease.Incarnation{Boot: bootID()}
 	if inc.Boot != "" && ppid > 0 {
-		if start, ok := processStart(ppid); ok {
-			inc.PID, inc.PIDStart, inc.PIDNS = ppid, start, pidNamespace()
+		if start, group, ok := processStart(ppid); ok {
+			inc.PID, inc.PIDStart, inc.PIDNS, inc.PIDGroup = ppid, start, pidNamespace(), group
 		}
 	}
 	// Derived, not random: the caller's next call is the same incarnation.

@@ -115,7 +115,7 @@ func (l *Loop) startChild(spec supervisor.Spec, start StartFunc, log *slog.Logge
 // Nothing between the term's end and the command's stop waits on anything else: the log
 // writes nothing synchronously (run's stderr is a bounded queue), and the guard has the term's
 // deadline besides, so that the command stops by it even if this loop does not run.
-func (l *Loop) Lead(ctx context.Context, t Term) (out Outcome, err error) {
+func (l *Loop) Lead(ctx context.Context, t CommandTerm) (out Outcome, err error) {
 	start, now := l.Start, l.Now
 	if start == nil {
 		start = startSupervised
@@ -209,7 +209,7 @@ func (l *Loop) Lead(ctx context.Context, t Term) (out Outcome, err error) {
 
 // forwardDeadlines hands the guard the term's deadline after every renewal, until the term or
 // the command ends.
-func forwardDeadlines(t Term, child Child) {
+func forwardDeadlines(t CommandTerm, child Child) {
 	if t.Renewed == nil || t.Remaining == nil {
 		return
 	}

@@ -80,13 +80,13 @@ func newHarness(mod func(*Loop)) *harness {
 	return h
 }
 
-func (h *harness) term(done chan struct{}) Term {
-	return Term{Done: done, Env: []string{"SWARM_LEASE_FENCE=7"}, Log: slog.New(slog.NewTextHandler(&h.logBuf, nil)),
+func (h *harness) term(done chan struct{}) CommandTerm {
+	return CommandTerm{Done: done, Env: []string{"SWARM_LEASE_FENCE=7"}, Log: slog.New(slog.NewTextHandler(&h.logBuf, nil)),
 		Ended: func() []any { return []any{"reason", "deadline"} }}
 }
 
 // lead runs Lead in the background; the test acts on the child or the term meanwhile.
-func (h *harness) lead(ctx context.Context, t Term) <-chan result {
+func (h *harness) lead(ctx context.Context, t CommandTerm) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
 		out, err := h.loop.Lead(ctx, t)

@@ -7,8 +7,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 )
 
-// Term is one leadership term as the loop sees it, whatever engine won it.
-type Term struct {
+// CommandTerm is a term as the supervision of its command takes it, whatever engine won it:
+// when it ends, its deadline, what the command learns of it.
+type CommandTerm struct {
 	// Done is closed when the term ends.
 	Done <-chan struct{}
 	// Remaining is how long until the term's deadline, as the engine last confirmed it by its
@@ -28,7 +29,7 @@ type Term struct {
 }
 
 // deadline is the term's deadline for the guard (zero without Remaining).
-func (t Term) deadline() supervisor.Deadline {
+func (t CommandTerm) deadline() supervisor.Deadline {
 	if t.Remaining == nil {
 		return supervisor.Deadline{}
 	}

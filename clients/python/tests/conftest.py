@@ -1,6 +1,7 @@
 """The binary the tests run against (built from the repository, or LFP_SWARM_LEASE_BIN), the
-processes and temporary stores of each test, and the CI rule: under CI=true a test that
-cannot run fails instead of being skipped."""
+wheels scripts/build-wheels.sh built (LFP_SWARM_LEASE_WHEELS), the processes, etcd servers and
+temporary stores of each test, and the CI rule: under CI=true a test that cannot run fails
+instead of being skipped."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -20,7 +21,7 @@ REPO = Path(__file__).resolve().parents[3]
 CI = os.environ.get("CI") == "true"
 
 
-def unavailable(why: str) -> None:
+def unavailable(why: str) -> NoReturn:
     """Skips the test, or fails it under CI=true: CI must not pass without it."""
     if CI:
         pytest.fail(f"{why}, and CI=true", pytrace=False)
@@ -58,6 +59,42 @@ async def procs(binary: str) -> AsyncIterator[support.Processes]:
     p = support.Processes()
     yield p
     await p.close()
+
+
+@pytest.fixture
+def controller_binary(binary: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The binary as the controller finds it: LFP_SWARM_LEASE_BIN in this process's
+    environment, without any SWARM_LEASE_ variable of the machine's."""
+    for name in list(os.environ):
+        if name.startswith("SWARM_LEASE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("LFP_SWARM_LEASE_BIN", binary)
+    return binary
+
+
+@pytest.fixture
+async def etcd(tmp_path: Path) -> AsyncIterator[support.Etcd]:
+    """A real one-member etcd cluster (Debian's etcd-server) on free loopback ports."""
+    if shutil.which("etcd") is None:
+        unavailable("etcd is not installed (apt-get install etcd-server)")
+    server = support.Etcd(tmp_path / "etcd")
+    await server.start()
+    yield server
+    await server.kill()
+
+
+@pytest.fixture(scope="session")
+def wheels() -> Path:
+    """The distributions scripts/build-wheels.sh built: LFP_SWARM_LEASE_WHEELS names their
+    directory (clients/python/dist)."""
+    given = os.environ.get("LFP_SWARM_LEASE_WHEELS")
+    if not given:
+        unavailable("LFP_SWARM_LEASE_WHEELS is not set: run scripts/build-wheels.sh and set it "
+                    "to clients/python/dist")
+    dist = Path(given).resolve()
+    if not any(dist.glob("*.whl")):
+        unavailable(f"LFP_SWARM_LEASE_WHEELS={given} holds no wheel: run scripts/build-wheels.sh")
+    return dist
 
 
 @pytest.fixture

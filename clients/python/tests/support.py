@@ -6,13 +6,18 @@ scripted server plays only misbehaving peers."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
+import socket
+import subprocess
 import urllib.request
 import uuid
+import venv
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 #: The binary under test (set by conftest.py once it is built).
 BINARY = ""
@@ -39,6 +44,16 @@ async def poll_until(timeout: float, what: str, cond: Callable[[], bool | Awaita
         if loop.time() > deadline:
             raise AssertionError(f"{what}: not within {timeout} s")
         await asyncio.sleep(0.02)  # the poll interval, not a synchronisation
+
+
+async def sleep_until_cancelled(cancelled_at: list[float], bound: float = 30) -> None:
+    """A held term's work: sleeps ``bound`` seconds, which a test that expects the term to
+    cancel it never sees pass, and notes when it was cancelled."""
+    try:
+        await asyncio.sleep(bound)
+    except asyncio.CancelledError:
+        cancelled_at.append(asyncio.get_running_loop().time())
+        raise
 
 
 @dataclass
@@ -137,6 +152,50 @@ class Processes:
             await p.stop()
 
 
+def free_port() -> int:
+    """A loopback port nobody listens on (closed again at once, for a server to bind)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Etcd:
+    """A real etcd server (one member) in ``data_dir``, on free loopback ports."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.url = ""
+        self.proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def store(self) -> str:
+        """The store setting of this server."""
+        return "etcd://" + self.url.removeprefix("http://")
+
+    async def start(self) -> None:
+        client, peer = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
+        self.url = client
+        self.proc = await asyncio.create_subprocess_exec(
+            "etcd", "--name", "py", "--data-dir", str(self.data_dir),
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"py={peer}", "--logger", "zap", "--log-level", "error",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL)
+
+        async def healthy() -> bool:
+            status, _ = await http_get(f"{client}/health")
+            return status == 200
+
+        await poll_until(30, f"etcd answers on {client}", healthy)
+
+    async def kill(self) -> None:
+        """SIGKILL: the store goes down at once."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+
 async def cli(store: str, ns: str, holder: str, *args: str) -> str:
     """Runs a one-shot command (try-acquire, release, init, …); returns its stdout."""
     proc = await asyncio.create_subprocess_exec(
@@ -149,14 +208,58 @@ async def cli(store: str, ns: str, holder: str, *args: str) -> str:
     return stdout.decode().strip()
 
 
+async def run_controller_snippet(python: str, script: Path, env: dict[str, str],
+                                 store: str) -> None:
+    """Runs the README's controller example (election ``consul-controllers``, holder
+    ``manager-a``) with ``python`` and ``env`` on the file ``store``: it reconciles with a new
+    fence and releases it; run again while ``manager-b`` holds the lease, it says so."""
+    async def example() -> str:
+        proc = await asyncio.create_subprocess_exec(
+            python, str(script), env=env, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, f"the example exited {proc.returncode}: {err.decode()}"
+        return out.decode().strip()
+
+    first = await example()
+    m = re.fullmatch(r"reconciled with fence (\d+)", first)
+    assert m, first
+    after = json.loads(await cli(store, "consul-controllers", "observer", "inspect", "--json"))
+    assert (after["state"], after["fence"]) == ("vacant", int(m.group(1))), "it released"
+    await cli(store, "consul-controllers", "manager-b", "try-acquire")
+    assert await example() == "held by manager-b"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without the binary override and the lease's settings: what
+    runs sees only the installed package."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "LFP_SWARM_LEASE_BIN" and not k.startswith("SWARM_LEASE_")}
+    return {**env, **extra}
+
+
+def install(dist: Path, pattern: str, where: Path) -> Path:
+    """A fresh virtual environment at ``where`` with the one wheel of ``dist`` that matches
+    ``pattern``, installed offline; returns its bin directory."""
+    found = sorted(dist.glob(pattern))
+    assert len(found) == 1, f"want one wheel {pattern} in {dist}, found {found}"
+    venv.EnvBuilder(with_pip=True).create(where)
+    subprocess.run([str(where / "bin" / "pip"), "install", "--quiet", "--no-index",
+                    str(found[0])], check=True, env=clean_env())
+    return where / "bin"
+
+
 async def http_get(url: str) -> tuple[int, str]:
-    """A plain GET with the standard library (not the client under test)."""
+    """A plain GET with the standard library (not the client under test); status 0 when
+    nothing answers."""
     def get() -> tuple[int, str]:
         try:
             with urllib.request.urlopen(url, timeout=5) as r:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
+        except OSError:
+            return 0, ""
     return await asyncio.to_thread(get)
 
 

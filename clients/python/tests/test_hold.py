@@ -19,7 +19,7 @@ from lfp_swarm_lease import (
     Options,
     safety_margin,
 )
-from support import Processes, metric, poll_until
+from support import Processes, metric, poll_until, sleep_until_cancelled
 
 FAST = Options(min_backoff=0.05, max_backoff=0.2)
 #: A body that is never cancelled ends after this long, and the test then fails.
@@ -96,11 +96,7 @@ async def test_the_body_is_cancelled_before_the_deadline_when_the_server_is_kill
             held.append(leadership)
             killed_at = loop.time()
             await srv.stop(signal.SIGKILL)
-            try:
-                await asyncio.sleep(BOUND)  # cancelled long before
-            except asyncio.CancelledError:
-                cancelled_at.append(loop.time())
-                raise
+            await sleep_until_cancelled(cancelled_at)
     leadership = held[0]
     assert ended.value.reason == "deadline"
     assert leadership.cause is ended.value

@@ -1,6 +1,8 @@
-"""The README's Python examples, taken from the README files themselves so that they cannot
+"""The documentation's Python examples, taken from the pages themselves so that they cannot
 drift, run as written — only the server's URL is the test's — as separate processes: the
-watch against live ``run`` replicas, the package page's hold against a live ``serve``."""
+watch of docs/clients.md against live ``run`` replicas, the package page's hold against a live
+``serve``, its controller on the file store from the source tree. And the clients' READMEs show
+one table."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ import signal
 import sys
 from pathlib import Path
 
-from support import Processes, Proxy, namespace
+from support import Processes, Proxy, namespace, run_controller_snippet
 
 REPO = Path(__file__).resolve().parents[3]
 SRC = Path(__file__).resolve().parents[1] / "src"
-#: The URLs the examples name: the README's watch runs against a `run` on 8081, next to the
+#: The URLs the examples name: docs/clients.md's watch runs against a `run` on 8083, next to the
 #: Quickstart's `serve` on 8080; the package README's hold against that `serve`.
-RUN_URL = "http://127.0.0.1:8081"
+RUN_URL = "http://127.0.0.1:8083"
 SERVE_URL = "http://127.0.0.1:8080"
 
 
@@ -31,6 +33,13 @@ def snippet(readme: Path, heading: str, marker: str, url: str) -> str:
             assert url in block, f"the example in {readme.name} no longer uses {url}"
             return str(block)
     raise AssertionError(f"{readme.name}: no python block with {marker!r} after {heading!r}")
+
+
+def controller_snippet() -> str:
+    """The package README's controller example: the seed's, with a function of its own in
+    place of the reconciler."""
+    return snippet(REPO / "clients/python/README.md", "## Hold the Swarm lease from Python",
+                   "SwarmLeaseController.connect(", "")
 
 
 async def start_script(code: str, url: str, base: str, tmp: Path) -> asyncio.subprocess.Process:
@@ -55,7 +64,7 @@ async def line(proc: asyncio.subprocess.Process, timeout: float = 20) -> str:
 
 async def test_the_readme_watch_example_against_run(procs: Processes, store: str,
                                                     tmp_path: Path) -> None:
-    code = snippet(REPO / "README.md", "## From Python", "RemoteLeaseObserver.connect", RUN_URL)
+    code = snippet(REPO / "docs/clients.md", "## From Python", "RemoteLeaseObserver.connect", RUN_URL)
     ns = namespace()
     a = await procs.run(store, ns, "replica-a")
     vip = await Proxy([a]).start()  # the service's VIP: replica-b joins it below
@@ -95,3 +104,28 @@ async def test_the_package_readme_hold_example_against_serve(procs: Processes, s
     assert len(lines) == 2, lines
     assert re.fullmatch(r"leading room [A-Za-z0-9_-]{32} with term \d+", lines[0]), lines
     assert lines[1] == "vacant", "leaving the block resigned the term"
+
+
+async def test_the_package_readme_controller_runs_on_the_file_store_from_the_source_tree(
+        controller_binary: str, store: str, tmp_path: Path) -> None:
+    script = tmp_path / "controller.py"
+    script.write_text(controller_snippet())
+    # As the README runs it from a clone: the package's source on the path, a binary built
+    # from the tree, the store from the environment.
+    env = {**os.environ, "PYTHONPATH": str(SRC), "SWARM_LEASE_STORE": store}
+    await run_controller_snippet(sys.executable, script, env, store)
+
+
+def test_the_clients_readmes_show_one_table() -> None:
+    tables = {}
+    for readme in ("README.md", "clients/go/README.md", "clients/typescript/README.md",
+                   "clients/python/README.md"):
+        text = (REPO / readme).read_text()
+        assert "## What each client can do" in text, readme
+        section = text.split("## What each client can do", 1)[1].split("\n## ", 1)[0]
+        tables[readme] = section.strip()
+    assert len(set(tables.values())) == 1, "the READMEs show different tables"
+    table = next(iter(tables.values()))
+    for capability in ("observe an election", "rooms of the elections API", "hold a room",
+                       "hold the Swarm lease"):
+        assert capability in table

@@ -47,8 +47,10 @@ func TestWritesGetThroughAConnectionFlood(t *testing.T) {
 		t.Skip("prlimit (util-linux) is missing: it sets the server's descriptor limit")
 	}
 	dir := t.TempDir()
+	e := startElection(t)
+	e.newTerm(t, "worker")
 	cmd := exec.Command("prlimit", "--nofile=1024:1024", "--", demoBin, "serve", "--listen", "127.0.0.1:0",
-		"--write-listen", "127.0.0.1:0", "--data", dir, "--controller", "http://127.0.0.1:1")
+		"--write-listen", "127.0.0.1:0", "--data", dir, "--controller", e.url)
 	p := startServeCmd(t, dir, cmd)
 	if p.base == "" {
 		t.Fatalf("demo serve exited before it listened:\n%s", p.stderr)

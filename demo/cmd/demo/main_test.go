@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -12,36 +14,50 @@ import (
 	"time"
 
 	"github.com/regbo/lfp-swarm-lease/demo/internal/serve"
+	"github.com/regbo/lfp-swarm-lease/demo/internal/timeline"
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 )
 
-// demoBin is the demo binary, built once for the process tests.
-var demoBin string
+// demoBin is the demo binary and leaseBin lfp-swarm-lease (the controllers), built once for the
+// process tests.
+var demoBin, leaseBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "demo-bin-")
 	if err != nil {
 		panic(err)
 	}
-	demoBin = filepath.Join(dir, "demo")
-	if out, err := exec.Command("go", "build", "-o", demoBin, ".").CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		panic("go build: " + err.Error() + "\n" + string(out))
+	demoBin, leaseBin = filepath.Join(dir, "demo"), filepath.Join(dir, "lfp-swarm-lease")
+	for _, b := range []struct{ out, dir, pkg string }{{demoBin, ".", "."}, {leaseBin, "../../../cli", "./cmd/lfp-swarm-lease"}} {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Dir = b.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			panic("go build " + b.pkg + ": " + err.Error() + "\n" + string(out))
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// ledgerServer is a real demo serve write address over a fresh ledger.
+// ledgerServer is a real demo serve write address over a fresh ledger, checking fences against
+// a real election that has issued a term (so every fence up to that term's passes the check).
 func ledgerServer(t *testing.T) (*ledger.Ledger, *httptest.Server) {
 	t.Helper()
-	l, err := ledger.Open(t.TempDir())
+	e := startElection(t)
+	e.newTerm(t, "leader")
+	tl := timeline.New()
+	ctx, cancel := context.WithCancel(context.Background())
+	following := make(chan struct{})
+	log := slog.New(slog.DiscardHandler)
+	go func() { defer close(following); tl.Follow(ctx, e.url, http.DefaultTransport, log) }()
+	l, err := ledger.Open(t.TempDir(), tl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(serve.WriteHandler(l, slog.New(slog.DiscardHandler)))
-	t.Cleanup(func() { srv.Close(); l.Close() })
+	srv := httptest.NewServer(serve.WriteHandler(l, log))
+	t.Cleanup(func() { srv.Close(); cancel(); <-following; l.Close() })
 	return l, srv
 }
 
@@ -102,7 +118,7 @@ func TestWorkerWritesItsFenceAndStopsOnSIGTERM(t *testing.T) {
 // writing with it, and every write is rejected — the ledger decides, not the worker.
 func TestWorkerKeepsItsStaleFence(t *testing.T) {
 	l, srv := ledgerServer(t)
-	if _, err := l.Append(ledger.Write{Fence: 100, Holder: "newer"}); err != nil {
+	if _, err := l.Append(context.Background(), ledger.Write{Fence: 100, Holder: "newer"}); err != nil {
 		t.Fatal(err)
 	}
 	startWorker(t, srv.URL, "42")

@@ -57,6 +57,8 @@ func startServeCmd(t *testing.T, dir string, cmd *exec.Cmd) *serveProc {
 	}
 }
 
+// serveCommand is `demo serve` on dir and free ports; its controller, unless args name one
+// (--controller), is an address where nothing listens.
 func serveCommand(dir string, args ...string) *exec.Cmd {
 	return exec.Command(demoBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--write-listen", "127.0.0.1:0",
 		"--data", dir, "--controller", "http://127.0.0.1:1"}, args...)...)
@@ -104,7 +106,9 @@ func postBody(t *testing.T, base, body string) int {
 // restart, so a fence below them is refused.
 func TestSecondServeOnOneDataDirRefuses(t *testing.T) {
 	dir := t.TempDir()
-	a := startServe(t, dir)
+	e := startElection(t)
+	e.newTerm(t, "a")
+	a := startServe(t, dir, "--controller", e.url)
 	if got := postWrite(t, a.writes, 10, "a"); got != http.StatusCreated {
 		t.Fatalf("write to the first server: %d", got)
 	}
@@ -120,7 +124,7 @@ func TestSecondServeOnOneDataDirRefuses(t *testing.T) {
 		t.Fatalf("write to the first server after the refused second one: %d", got)
 	}
 	a.stop(syscall.SIGTERM)
-	a2 := startServe(t, dir)
+	a2 := startServe(t, dir, "--controller", e.url)
 	if got := postWrite(t, a2.writes, 9, "old"); got != http.StatusConflict {
 		t.Fatalf("a fence below the acknowledged ones after a restart: %d, want 409", got)
 	}
@@ -132,7 +136,9 @@ func TestSecondServeOnOneDataDirRefuses(t *testing.T) {
 // the election cannot issue.
 func TestOnlyTheWriteAddressWrites(t *testing.T) {
 	dir := t.TempDir()
-	a := startServe(t, dir)
+	e := startElection(t)
+	fence := e.newTerm(t, "leader")
+	a := startServe(t, dir, "--controller", e.url)
 	const poison = `{"fence":18446744073709551615,"holder":"anyone"}`
 	if got := postBody(t, a.base, poison); got != http.StatusForbidden {
 		t.Errorf("a write on the page's address: %d, want 403", got)
@@ -147,8 +153,8 @@ func TestOnlyTheWriteAddressWrites(t *testing.T) {
 		t.Errorf("fence 2^53 on the write address: %d, want 400", got)
 	}
 	a.stop(syscall.SIGTERM)
-	a2 := startServe(t, dir)
-	if got := postWrite(t, a2.writes, 1796303263919234, "leader"); got != http.StatusCreated {
+	a2 := startServe(t, dir, "--controller", e.url)
+	if got := postWrite(t, a2.writes, fence, "leader"); got != http.StatusCreated {
 		t.Errorf("a leader's write after the refused ones and a restart: %d, want 201", got)
 	}
 	resp, err := http.Get(a2.base + "/api/ledger")

@@ -29,10 +29,15 @@ type WriteAnswer struct {
 	Entry *ledger.Entry `json:"entry,omitempty"`
 	// Error explains a rejection; empty when accepted.
 	Error string `json:"error,omitempty"`
+	// Code names the rejection for programs: stale_fence, fence_not_issued,
+	// controller_unreachable, invalid_write, not_recorded, write_address_only.
+	Code string `json:"code,omitempty"`
 }
 
-// append answers 201 for an accepted write, 409 for a stale one (recorded as rejected), 400
-// for a malformed one and 500 when it could not be recorded (nothing acknowledged).
+// append answers 201 for an accepted write; 409 for a stale one and 422 for one whose fence the
+// election has not issued (both recorded as rejected); 400 for a malformed one; 503 when the
+// election could not be read to check the fence, and 500 when the write could not be recorded
+// (nothing recorded or acknowledged).
 func (a ledgerAPI) append(w http.ResponseWriter, r *http.Request) {
 	var in ledger.Write
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWriteBody))
@@ -45,19 +50,26 @@ func (a ledgerAPI) append(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: "the body must be one JSON write {fence, holder, node, task, written_at} and nothing else: " + err.Error()})
+		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: "the body must be one JSON write {fence, holder, node, task, written_at} and nothing else: " + err.Error(), Code: "invalid_write"})
 		return
 	}
-	e, err := a.ledger.Append(in)
+	e, err := a.ledger.Append(r.Context(), in)
 	switch {
 	case errors.Is(err, ledger.ErrInvalidWrite):
-		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: err.Error()})
+		writeJSON(w, http.StatusBadRequest, WriteAnswer{Error: err.Error(), Code: "invalid_write"})
+	case errors.Is(err, ledger.ErrElectionUnknown):
+		a.log.Warn("write not checked: the controllers cannot be reached", "fence", in.Fence, "holder", in.Holder, "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, WriteAnswer{Error: err.Error(), Code: "controller_unreachable"})
 	case err != nil:
 		a.log.Error("ledger write failed", "err", err)
-		writeJSON(w, http.StatusInternalServerError, WriteAnswer{Error: "the write could not be recorded"})
+		writeJSON(w, http.StatusInternalServerError, WriteAnswer{Error: "the write could not be recorded", Code: "not_recorded"})
+	case e.Reason == ledger.NotIssued:
+		a.log.Warn("write rejected: fence not issued", "fence", e.Fence, "issued", e.Issued, "holder", e.Holder, "task", e.Task)
+		writeJSON(w, http.StatusUnprocessableEntity, WriteAnswer{Entry: &e, Error: "fence not issued: above the highest fence the election has issued", Code: "fence_not_issued"})
 	case !e.Accepted:
 		a.log.Warn("stale write rejected", "fence", e.Fence, "highest", e.Highest, "holder", e.Holder, "task", e.Task)
-		writeJSON(w, http.StatusConflict, WriteAnswer{Entry: &e, Error: "stale fence: below the highest accepted fence"})
+		writeJSON(w, http.StatusConflict, WriteAnswer{Entry: &e, Error: "stale fence: below the highest accepted fence", Code: "stale_fence"})
 	default:
 		writeJSON(w, http.StatusCreated, WriteAnswer{Entry: &e})
 	}

@@ -82,19 +82,20 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 // refuseWrite answers a write sent to the page's address.
 func refuseWrite(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusForbidden, WriteAnswer{Error: "writes are not accepted on the page's address: the workers write to the ledger's " +
-		"write address (DEMO_WRITE_LISTEN), on the stack's internal network"})
+		"write address (DEMO_WRITE_LISTEN), on the stack's internal network", Code: "write_address_only"})
 }
 
 // Run opens the ledger and serves until ctx ends, then shuts down gracefully. The page is
 // served first: Swarm gives a task a DNS name only once its healthcheck (the page's /healthz)
 // passes, and the write address may be a name that waits for it.
 func Run(ctx context.Context, o Options) error {
-	l, err := ledger.Open(o.DataDir)
+	// The timeline follows the election, and tells the ledger which fences it issued.
+	tl := timeline.New()
+	l, err := ledger.Open(o.DataDir, tl)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	tl := timeline.New()
 	// One way to the controllers for the proxy and the timeline: a replica found stalled by one
 	// is tried last by both.
 	transport := controllers.NewTransport(nil)
@@ -156,7 +157,7 @@ func Run(ctx context.Context, o Options) error {
 // workers of lost terms one each until they stop.
 const writeConnections = 64
 
-// connectionBudget divides what the descriptor limit leaves (server.ConnectionCapacity: the
+// connectionBudget divides what the descriptor limit leaves (connlimit.Capacity: the
 // limit less a reserve for the ledger and the process) between the write address and the
 // page's: the page's connections get half of the rest, since each one may hold a second
 // descriptor, the proxy's connection to a controller for its event stream. A flood of the

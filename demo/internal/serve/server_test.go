@@ -2,7 +2,9 @@ package serve
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,10 +18,30 @@ import (
 	"github.com/regbo/lfp-swarm-lease/demo/ledger"
 )
 
-// newDemo serves a fresh ledger's page address and write address.
+// issuedUpTo is an election that has issued every fence up to its value (the tests of the real
+// election's check run real controllers: demo/cmd/demo).
+type issuedUpTo uint64
+
+func (i issuedUpTo) Issued(context.Context, uint64) (uint64, error) { return uint64(i), nil }
+
+// unreadable is an election whose controllers cannot be reached.
+type unreadable struct{}
+
+func (unreadable) Issued(context.Context, uint64) (uint64, error) {
+	return 0, fmt.Errorf("%w: no controller", ledger.ErrElectionUnknown)
+}
+
+// newDemo serves a fresh ledger's page address and write address; the election has issued
+// fences up to 100.
 func newDemo(t *testing.T, controller string) (page, writes *httptest.Server) {
 	t.Helper()
-	l, err := ledger.Open(t.TempDir())
+	return newDemoOf(t, controller, issuedUpTo(100))
+}
+
+// newDemoOf is newDemo with election.
+func newDemoOf(t *testing.T, controller string, election ledger.Election) (page, writes *httptest.Server) {
+	t.Helper()
+	l, err := ledger.Open(t.TempDir(), election)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +75,8 @@ func TestLedgerAPIAnswers(t *testing.T) {
 	}{
 		{`{"fence":5,"holder":"a"}`, http.StatusCreated},
 		{`{"fence":7,"holder":"b"}`, http.StatusCreated},
-		{`{"fence":5,"holder":"a"}`, http.StatusConflict}, // stale: recorded as rejected
+		{`{"fence":5,"holder":"a"}`, http.StatusConflict},              // stale: recorded as rejected
+		{`{"fence":101,"holder":"a"}`, http.StatusUnprocessableEntity}, // not issued: recorded as rejected
 		{`{"fence":0,"holder":"a"}`, http.StatusBadRequest},
 		{`{"fence":9007199254740992,"holder":"a"}`, http.StatusBadRequest}, // above 2^53-1
 		{`{"fence":18446744073709551615,"holder":"a"}`, http.StatusBadRequest},
@@ -76,8 +99,8 @@ func TestLedgerAPIAnswers(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&snap)
 	resp.Body.Close()
-	if snap.Counts != (ledger.Counts{Accepted: 3, Rejected: 1}) || snap.Highest != 8 {
-		t.Fatalf("the ledger after the writes: %+v, want 3 accepted (5, 7, 8), 1 rejected", snap)
+	if snap.Counts != (ledger.Counts{Accepted: 3, Rejected: 2, NotIssued: 1}) || snap.Highest != 8 {
+		t.Fatalf("the ledger after the writes: %+v, want 3 accepted (5, 7, 8), 2 rejected (5 stale, 101 not issued)", snap)
 	}
 }
 
@@ -116,7 +139,7 @@ func TestEventsAreProxiedOneByOne(t *testing.T) {
 }
 
 func TestControllerURLMustBeHTTP(t *testing.T) {
-	l, err := ledger.Open(t.TempDir())
+	l, err := ledger.Open(t.TempDir(), issuedUpTo(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +164,32 @@ func TestThePageRefusesWrites(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&snap)
 	if snap.Counts != (ledger.Counts{}) {
 		t.Fatalf("the page's address recorded a write: %+v", snap.Counts)
+	}
+}
+
+// TestAWriteTheLedgerCannotCheckIs503: with the controllers out of reach, a write above the
+// highest accepted fence is answered 503 with Retry-After and its own code, and nothing is
+// recorded.
+func TestAWriteTheLedgerCannotCheckIs503(t *testing.T) {
+	page, writes := newDemoOf(t, "http://127.0.0.1:1", unreadable{})
+	resp, err := http.Post(writes.URL+"/api/ledger/entries", "application/json", strings.NewReader(`{"fence":5,"holder":"a"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer WriteAnswer
+	json.NewDecoder(resp.Body).Decode(&answer)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || answer.Code != "controller_unreachable" || answer.Entry != nil {
+		t.Fatalf("%s, Retry-After %q, %+v; want 503 controller_unreachable with Retry-After and no entry", resp.Status, resp.Header.Get("Retry-After"), answer)
+	}
+	var snap ledger.Snapshot
+	r2, err := http.Get(page.URL + "/api/ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Body.Close()
+	json.NewDecoder(r2.Body).Decode(&snap)
+	if snap.Counts != (ledger.Counts{}) {
+		t.Fatalf("the unchecked write was recorded: %+v", snap.Counts)
 	}
 }

@@ -1,7 +1,8 @@
 // Package timeline keeps the election's recent transitions as `demo serve` follows them — each
 // new term and each vacancy — so that a page loaded after a failover shows what happened, not
-// only the leader of the moment. It lives in memory: after a restart of `demo serve` it starts
-// again from the election's current state.
+// only the leader of the moment, and the highest fence the election has issued, which the
+// ledger checks every write's fence against (Issued). It lives in memory: after a restart of
+// `demo serve` it starts again from the election's current state.
 package timeline
 
 import (
@@ -57,10 +58,21 @@ type Timeline struct {
 	// termFence is the fence of the latest term recorded (0 before the first).
 	termFence uint64
 	now       func() time.Time
+	// issued is the highest fence any state showed: issued for good, fences are never taken
+	// back.
+	issued uint64
+	// readAt is when the latest read of the state that succeeded began.
+	readAt time.Time
+	// changed is closed, and replaced, when issued or readAt moves: Issued's waiters look again.
+	changed chan struct{}
+	// hurry asks the follower for a read of the state now (Issued waits for one).
+	hurry chan struct{}
 }
 
 // New returns an empty Timeline.
-func New() *Timeline { return &Timeline{now: time.Now} }
+func New() *Timeline {
+	return &Timeline{now: time.Now, changed: make(chan struct{}), hurry: make(chan struct{}, 1)}
+}
 
 // Observe records s if it starts a transition: a live holder with another fence or holder than
 // the last term, or no live holder after one. A term that follows another without a vacancy
@@ -74,6 +86,10 @@ func (t *Timeline) Observe(s swarmlease.State) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if s.Fence > t.issued {
+		t.issued = s.Fence
+		t.notify()
+	}
 	if s.Fence < t.termFence {
 		return // older than a term already recorded: a late answer of a poll
 	}
@@ -165,8 +181,9 @@ func (t *Timeline) Follow(ctx context.Context, controller string, transport http
 	}
 }
 
-// pollState reads the controller's GET /v1/state every statePoll until ctx ends; failures are
-// left to the stream's logging.
+// pollState reads the controller's GET /v1/state every statePoll, and at once (but at most
+// every readSpacing) when Issued asks for a read, until ctx ends; failures are left to the
+// stream's logging.
 func (t *Timeline) pollState(ctx context.Context, controller string, client *http.Client) {
 	url := strings.TrimSuffix(controller, "/") + "/v1/state"
 	tick := time.NewTicker(statePoll)
@@ -176,9 +193,17 @@ func (t *Timeline) pollState(ctx context.Context, controller string, client *htt
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-t.hurry:
 		}
+		began := t.now()
 		if s, ok := readState(ctx, client, url); ok {
 			t.Observe(s)
+			t.read(began)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(readSpacing):
 		}
 	}
 }

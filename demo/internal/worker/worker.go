@@ -126,6 +126,8 @@ func writeOnce(ctx context.Context, client *http.Client, url string, o Options) 
 		o.Log.Info("write accepted", "fence", w.Fence, "seq", answer.Entry.Seq)
 	case http.StatusConflict:
 		o.Log.Warn("write rejected: stale fence", "fence", w.Fence, "highest", answer.Entry.Highest, "seq", answer.Entry.Seq)
+	case http.StatusUnprocessableEntity:
+		o.Log.Error("write rejected: the election has not issued this fence", "fence", w.Fence, "issued", answer.Entry.Issued, "seq", answer.Entry.Seq)
 	default:
 		o.Log.Warn("write failed", "fence", w.Fence, "status", resp.StatusCode, "error", answer.Error)
 		return resp.StatusCode < http.StatusInternalServerError

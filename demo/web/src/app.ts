@@ -13,13 +13,18 @@ interface Entry {
   written_at: string;
   received_at: string;
   accepted: boolean;
+  /** Why a write was rejected: its fence below the highest accepted, or above the highest issued. */
+  reason?: "stale" | "not_issued";
+  /** The fence that beat a stale write. */
   highest?: number;
+  /** The highest fence the election had issued when a write was rejected as not issued. */
+  issued?: number;
 }
 
 /** GET /api/ledger. */
 interface Ledger {
   highest_fence: number;
-  counts: { accepted: number; rejected: number };
+  counts: { accepted: number; rejected: number; not_issued: number };
   accepted: Entry[];
   rejected: Entry[];
 }
@@ -140,6 +145,7 @@ function render(): void {
   for (const e of [...(ledger?.accepted ?? []), ...(ledger?.rejected ?? [])]) {
     fences.add(e.fence);
     if (e.highest) fences.add(e.highest);
+    if (e.issued) fences.add(e.issued);
   }
   if (current?.fence) fences.add(current.fence);
   renderLeader();
@@ -180,7 +186,8 @@ function renderLedger(): void {
   const l = ledger;
   if (!l) return;
   $("highest").replaceChildren(l.highest_fence ? fenceEl(l.highest_fence) : "—");
-  $("counts").textContent = `${l.counts.accepted} accepted, ${l.counts.rejected} rejected`;
+  $("counts").textContent =
+    `${l.counts.accepted} accepted, ${l.counts.rejected - l.counts.not_issued} stale, ${l.counts.not_issued} not issued`;
   $("accepted").replaceChildren(
     ...l.accepted
       .slice(0, shownAccepted)
@@ -197,19 +204,25 @@ function renderLedger(): void {
       ),
   );
   $("rejected").replaceChildren(
-    ...l.rejected.map((e) =>
-      row(
+    ...l.rejected.map((e) => {
+      // The rejected fence and the one it was held against — the fence that beat a stale write,
+      // the highest the election had issued for one no leader was given — each marked where it
+      // differs from the other.
+      const notIssued = e.reason === "not_issued";
+      const against = (notIssued ? e.issued : e.highest) ?? 0;
+      const why = document.createElement("span");
+      why.append(notIssued ? "not issued: the election is at " : "beaten by ", fenceEl(against, e.fence));
+      return row(
         [
           cell("#", String(e.seq)),
           cell("time", time(e.received_at)),
-          // The stale fence and the one that beat it, each marked where it differs from the other.
-          cell("fence", fenceEl(e.fence, e.highest)),
-          cell("beaten by", e.highest ? fenceEl(e.highest, e.fence) : ""),
+          cell("fence", fenceEl(e.fence, against)),
+          cell("why", why),
           cell("writer", e.holder),
         ],
-        { class: "stale", "data-fence": String(e.fence) },
-      ),
-    ),
+        { class: notIssued ? "unissued" : "stale", "data-fence": String(e.fence) },
+      );
+    }),
   );
 }
 

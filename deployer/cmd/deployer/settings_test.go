@@ -151,10 +151,11 @@ func TestTLSFailureNamesTheCAFileSetting(t *testing.T) {
 	noSecret(t, r.Stdout+r.Stderr, apiKey)
 }
 
-// A flag the command does not have is a usage error: exit 2, as every setting to fix.
+// A flag the command does not have is a usage error: exit 2, as every setting to fix, answered
+// with the flag meant.
 func TestUnknownFlagExits2(t *testing.T) {
 	r := deployer(t, nil, "remove", "--portainer-ulr", "https://portainer.example")
-	if r.Code != 2 || !strings.Contains(r.Stderr, "unknown flag: --portainer-ulr") {
+	if r.Code != 2 || !strings.Contains(r.Stderr, "unknown flag --portainer-ulr: did you mean --portainer-url?") {
 		t.Errorf("exit %d, want 2 naming the flag\nstderr: %s", r.Code, r.Brief())
 	}
 }

@@ -8,17 +8,6 @@ import (
 	"fmt"
 )
 
-// Size reads a limit as "64 KiB" or "1 MiB".
-func Size(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // Buffer is an io.Writer that keeps the first Limit bytes written to it and counts the rest:
 // a child process's output, kept for a message, never grows without bound. Writes never fail,
 // so the child is not stopped by a full pipe.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -157,9 +156,10 @@ func (c *Client) send(ctx context.Context, cl call, payload []byte, token Secret
 
 // apiError builds the *APIError of a non-2xx answer, with the client's credentials (known) and
 // the call's secrets redacted from the text Portainer sent — before a plain-text body is cut
-// to its bounded size, since a cut through a secret would leave a part that no longer matches.
-// Surrounding white space goes: a failed deploy's message is the docker CLI's stderr, which
-// ends in a newline.
+// to its bounded size, since a cut through a secret would leave a part that is harder to find.
+// Portainer's error body, {"message","details"}, is read as such whatever its Content-Type
+// (a proxy may relabel it), so the fields are redacted decoded. Surrounding white space goes:
+// a failed deploy's message is the docker CLI's stderr, which ends in a newline.
 func apiError(cl call, resp response, known []string) *APIError {
 	e := &APIError{Op: cl.op, StatusCode: resp.status, also: cl.also}
 	secrets := append(known, cl.secrets...)
@@ -167,8 +167,7 @@ func apiError(cl call, resp response, known []string) *APIError {
 		Message string `json:"message"`
 		Details string `json:"details"`
 	}
-	mediaType, _, _ := mime.ParseMediaType(resp.header.Get("Content-Type"))
-	if mediaType == "application/json" && json.Unmarshal(resp.body, &body) == nil {
+	if json.Unmarshal(resp.body, &body) == nil && body.Message+body.Details != "" {
 		e.Message = strings.TrimSpace(redact.Text(body.Message, secrets...))
 		e.Details = strings.TrimSpace(redact.Text(body.Details, secrets...))
 		return e

@@ -44,11 +44,14 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/stacks", s.authenticated(s.createStackDeprecated))
 	mux.HandleFunc("PUT /api/stacks/{id}", s.authenticated(s.updateStack))
 	mux.HandleFunc("DELETE /api/stacks/{id}", s.authenticated(s.deleteStack))
-	recorded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var recorded http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
 		csrf(mux).ServeHTTP(rec, r)
 		s.record(r, rec.status)
 	})
+	if s.quote != nil {
+		recorded = s.echo(recorded)
+	}
 	return recorded
 }
 

@@ -39,6 +39,9 @@ type Options struct {
 	// Stacks are records the server starts with, as a Portainer database from earlier would
 	// hold them: nothing of them is deployed. IDs must be unique; new records get higher ones.
 	Stacks []Stack
+	// Echo, when set, quotes every failed request in its answer, as no real Portainer does
+	// (a proxy before it might): for the tests of what the deployer prints of an answer.
+	Echo *Echo
 }
 
 // Endpoint is one environment of the fake.
@@ -110,6 +113,7 @@ type Server struct {
 	apiKeys    []string
 	users      map[string]string
 	endpoints  []Endpoint
+	quote      *Echo
 	stopOnce   sync.Once
 
 	mu      sync.Mutex
@@ -155,6 +159,7 @@ func Start(t testing.TB, o Options) *Server {
 		apiKeys:    slices.Clone(o.APIKeys),
 		users:      o.Users,
 		endpoints:  slices.Clone(o.Endpoints),
+		quote:      o.Echo,
 		stacks:     map[int]*Stack{},
 		nextID:     1,
 		created:    map[string]bool{},

@@ -19,9 +19,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/gitrun"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/root"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainertest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"

@@ -1,16 +1,14 @@
 // Command faultchild is the leader-only child of the fault tests' `lfp-swarm-lease run`
 // supervisors. It appends a line to the file named by FAULTCHILD_LOG when it starts and when
-// SIGTERM stops it:
+// SIGTERM stops it, a check.ChildEvent:
 //
-//	start   <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns> <task_id>
-//	stop    <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns> <task_id>
-//	overlap <fence> <holder_id> <pid> <CLOCK_MONOTONIC ns> <task_id>
+//	{"event":"start","fence":"7","holder_id":"node1-a","task_id":"…","pid":4242,"hostname":"…","t":<CLOCK_MONOTONIC ns>}
 //
 // Every child of a test runs on one kernel — in a Swarm task's container too, whose log is a
 // bind mount of the host's — so the timestamps of all children, and of the test itself, come
 // from one clock that no wall-clock step can move, and two children's terms can be compared to
-// the nanosecond. The task ID tells apart the children of one holder ID (a node's, for every
-// container on it) whose PIDs, counted in each container's own PID namespace, repeat.
+// the nanosecond. The hostname tells apart the children of different containers, whose PIDs,
+// counted in each container's own PID namespace, repeat.
 //
 // Every child also locks the file FAULTCHILD_LOG.lock (flock) for as long as it lives: one
 // that finds it locked logs "overlap" before its start — another child still lives — and takes
@@ -20,6 +18,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -27,6 +26,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/regbo/lfp-swarm-lease/faults/check"
 )
 
 func logLine(event string) {
@@ -34,14 +35,15 @@ func logLine(event string) {
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		fail(err)
 	}
-	line := fmt.Sprintf("%s %s %s %d %d %s\n", event, os.Getenv("SWARM_LEASE_FENCE"), os.Getenv("SWARM_LEASE_HOLDER_ID"), os.Getpid(), ts.Nano(),
-		os.Getenv("SWARM_LEASE_TASK_ID"))
+	host, _ := os.Hostname()
+	line, _ := json.Marshal(check.ChildEvent{Event: event, Fence: os.Getenv("SWARM_LEASE_FENCE"),
+		HolderID: os.Getenv("SWARM_LEASE_HOLDER_ID"), TaskID: os.Getenv("SWARM_LEASE_TASK_ID"), PID: os.Getpid(), Hostname: host, At: ts.Nano()})
 	// One write of one line with O_APPEND: lines of concurrent children never interleave.
 	f, err := os.OpenFile(os.Getenv("FAULTCHILD_LOG"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		fail(err)
 	}
-	_, err = f.WriteString(line)
+	_, err = f.Write(append(line, '\n'))
 	if err = errors.Join(err, f.Close()); err != nil {
 		fail(err)
 	}

@@ -1,7 +1,6 @@
 package etcdtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,17 +23,22 @@ import (
 // BinaryEnv names the etcd server binary when it is not `etcd` on PATH.
 const BinaryEnv = "LFP_ETCD_BIN"
 
-// Binary returns the etcd server binary: $LFP_ETCD_BIN, else `etcd` on PATH (Debian's
-// etcd-server). Without one the test is skipped — or failed when CI=true, where .ci/run
-// installs it: a fault test that CI never runs would go unnoticed when it breaks. Under -short
-// (the fast lane) it is skipped too, as a Long test.
+// LookBinary returns the etcd server binary: $LFP_ETCD_BIN, else `etcd` on PATH (Debian's
+// etcd-server).
+func LookBinary() (string, error) {
+	if bin := os.Getenv(BinaryEnv); bin != "" {
+		return bin, nil
+	}
+	return exec.LookPath("etcd")
+}
+
+// Binary returns LookBinary's binary. Without one the test is skipped — or failed when CI=true,
+// where .ci/run installs it: a test that CI never runs would go unnoticed when it breaks. Under
+// -short (the fast lane) it is skipped too, as a Long test.
 func Binary(t testing.TB) string {
 	t.Helper()
 	leasetest.Long(t, "runs etcd server processes")
-	if bin := os.Getenv(BinaryEnv); bin != "" {
-		return bin
-	}
-	if bin, err := exec.LookPath("etcd"); err == nil {
+	if bin, err := LookBinary(); err == nil {
 		return bin
 	}
 	const msg = "no etcd server binary (apt-get install etcd-server, or set " + BinaryEnv + ")"
@@ -68,25 +72,7 @@ type Member struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
-	out  *syncBuffer
-}
-
-// syncBuffer is a member's output: written by the process's copier, read by WaitReady.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	out  *leasetest.SyncBuffer
 }
 
 // StartCluster starts an n-member cluster and returns once every member answers a
@@ -185,7 +171,7 @@ func (m *Member) start(initialCluster, state string) error {
 		"--initial-cluster-token", m.c.token,
 		"--heartbeat-interval", "25", "--election-timeout", "250",
 		"--logger", "zap", "--log-level", "error")
-	out := &syncBuffer{}
+	out := &leasetest.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so that a signal meant for it reaches nothing else.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
@@ -101,6 +102,46 @@ func archiveName(binary, platform string) string {
 	return binary + "_" + throwawayVersion + "_" + platform + ext
 }
 
+var (
+	releaseOnce sync.Once
+	releaseKept string
+)
+
+// throwawayRelease makes a real release of the throwaway tag in the clone (the whole matrix,
+// once per test binary: goreleaser release into the clone's dist/) and returns a directory that
+// keeps its checksums.txt and lfp-swarm-lease archives, which later builds in the clone do not
+// overwrite: the release job hands the same files to the Python wheels.
+func throwawayRelease(t *testing.T) string {
+	t.Helper()
+	clone := taggedClone(t)
+	releaseOnce.Do(func() {
+		goreleaser(t, clone, []string{"BUILD_ARM=true"}, "release", "--clean", "--parallelism", "2")
+		dist := filepath.Join(clone, "dist")
+		kept := filepath.Join(scratch, "release")
+		archives, err := filepath.Glob(filepath.Join(dist, "lfp-swarm-lease_*"))
+		if err != nil || len(archives) == 0 {
+			t.Fatalf("no lfp-swarm-lease archives in %s: %v", dist, err)
+		}
+		if err := os.MkdirAll(kept, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append(archives, filepath.Join(dist, "checksums.txt")) {
+			content, err := os.ReadFile(f)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(kept, filepath.Base(f)), content, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		releaseKept = kept
+	})
+	if releaseKept == "" {
+		t.Fatal("the throwaway release failed (the first test that made it says why)")
+	}
+	return releaseKept
+}
+
 // A real release of the throwaway tag builds every binary for every platform (the whole
 // matrix, once), with archives and checksums and the version stamped; BUILD_ARM=false leaves
 // the arm64 builds out. That last claim is about the arm64 build entries' skip switch, not about
@@ -108,7 +149,7 @@ func archiveName(binary, platform string) string {
 // skipped (goreleaser build --single-target), 3 builds instead of another 9 plus archives.
 func TestGoreleaserReleaseOfAThrowawayTag(t *testing.T) {
 	clone := taggedClone(t)
-	goreleaser(t, clone, []string{"BUILD_ARM=true"}, "release", "--clean", "--parallelism", "2")
+	throwawayRelease(t)
 	dist := filepath.Join(clone, "dist")
 	arts := readArtifacts(t, dist)
 	checksums, err := os.ReadFile(filepath.Join(dist, "checksums.txt"))

@@ -33,8 +33,10 @@ func TestReleaseWorkflowHasNoDeploymentSecrets(t *testing.T) {
 	}
 }
 
-// The Python client goes to PyPI by trusted publishing: a job of its own with the OIDC token,
-// behind PUBLISH_PYPI (a manual run's publish_pypi input), and no PyPI token anywhere.
+// The Python package goes to PyPI by trusted publishing: a job of its own with the OIDC token,
+// behind PUBLISH_PYPI (a manual run's publish_pypi input), and no PyPI token anywhere. Its
+// wheels carry the release's own binaries: the release job hands its archives and checksums to
+// it, and refuses BUILD_ARM=false with PyPI on before it publishes anything.
 func TestReleaseWorkflowPublishesToPyPIByTrustedPublishing(t *testing.T) {
 	content := readFile(t, ".github/workflows/release.yml")
 	_, job, found := strings.Cut(content, "\n  pypi:\n")
@@ -42,9 +44,18 @@ func TestReleaseWorkflowPublishesToPyPIByTrustedPublishing(t *testing.T) {
 		t.Fatal("release.yml has no pypi job")
 	}
 	for _, want := range []string{"needs: release", "inputs.publish_pypi || vars.PUBLISH_PYPI", "id-token: write",
-		"environment: release", "pypa/gh-action-pypi-publish@", "packages-dir: clients/python/dist/", "python -m build"} {
+		"environment: release", "pypa/gh-action-pypi-publish@", "packages-dir: clients/python/dist/",
+		"actions/download-artifact@", "name: wheel-binaries", "scripts/build-wheels.sh --from-release"} {
 		if !strings.Contains(job, want) {
 			t.Errorf("the pypi job lacks %q", want)
+		}
+	}
+	releaseJob, _, _ := strings.Cut(content, "\n  pypi:\n")
+	for _, want := range []string{"actions/upload-artifact@", "name: wheel-binaries", "dist/checksums.txt",
+		"dist/lfp-swarm-lease_*_linux_*.tar.gz", "dist/lfp-swarm-lease_*_darwin_*.tar.gz",
+		"env.PUBLISH_PYPI == 'true' && env.BUILD_ARM == 'false'"} {
+		if !strings.Contains(releaseJob, want) {
+			t.Errorf("the release job lacks %q", want)
 		}
 	}
 	if !strings.Contains(content, "publish_pypi:") {

@@ -1,7 +1,6 @@
 package readme
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -136,11 +135,11 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
-// asWritten is a README command as the test runs it: the built binary for `go run` of the CLI
-// (which the README says is the same program), and for each of the README's ports the test's
-// own (ports maps "8080" to a free port, …), since another process of the machine may hold
-// the README's. Two commands that use one port in the README use one port here too, so a
-// collision in the README is one here. Nothing else changes.
+// asWritten is a command of the pages as the test runs it: the built binary for `go run` of
+// the CLI (the same program), and for each of the pages' ports the test's own (ports maps
+// "8080" to a free port, …), since another process of the machine may hold the pages'. Two
+// commands that use one port in the pages use one port here too, so a collision in the pages
+// is one here. Nothing else changes.
 func asWritten(command string, ports map[string]string) string {
 	command = strings.ReplaceAll(command, "go run ./cli/cmd/lfp-swarm-lease", "bin/lfp-swarm-lease")
 	for readme, port := range ports {
@@ -156,8 +155,8 @@ func environ(t *testing.T) []string {
 }
 
 // background starts command with bash in dir as a process group of its own, which the test's
-// cleanup stops.
-func background(t *testing.T, dir, command string) {
+// cleanup stops, and returns it.
+func background(t *testing.T, dir, command string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", command)
 	cmd.Dir = dir
@@ -182,6 +181,7 @@ func background(t *testing.T, dir, command string) {
 			t.Logf("%s:\n%s", command, log)
 		}
 	})
+	return cmd
 }
 
 // waitHealthy waits until a server answers /healthz on port.
@@ -203,20 +203,6 @@ func waitHealthy(t *testing.T, port string) {
 		case <-time.After(100 * time.Millisecond): // polling: the server has no way to tell
 		}
 	}
-}
-
-// serve starts the Quickstart's serve (the README's first block) from the clone, and returns
-// the ports of its commands: the README's 8080 is ports["8080"].
-func serve(t *testing.T, clone string) map[string]string {
-	t.Helper()
-	blocks := blocksOf(sectionBlocks(t, "README.md", "Quickstart"), "sh")
-	if len(blocks) == 0 || !strings.Contains(blocks[0], " serve ") {
-		t.Fatalf("the Quickstart starts no serve: %q", blocks)
-	}
-	ports := map[string]string{"8080": freePort(t), "8081": freePort(t)}
-	background(t, clone, asWritten(blocks[0], ports))
-	waitHealthy(t, ports["8080"])
-	return ports
 }
 
 // run runs command with bash in dir, within timeout, and returns its stdout.
@@ -244,54 +230,5 @@ func requireCommand(t *testing.T, name string) {
 			t.Fatalf("%s is missing and CI=true", name)
 		}
 		t.Skipf("%s is missing: %v", name, err)
-	}
-}
-
-// firstLines runs command with bash in dir until its stdout has a line containing want (or
-// timeout passes), stops it, and returns the lines so far.
-func firstLines(t *testing.T, dir, command, want string, timeout time.Duration, env ...string) string {
-	t.Helper()
-	cmd := exec.Command("bash", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = append(environ(t), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var got strings.Builder
-	deadline := time.After(timeout)
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		for range lines { // drain, so that the reader ends
-		}
-		_ = cmd.Wait()
-	}()
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("%s ended before printing %q:\n%s\nstderr: %s", command, want, got.String(), stderr.String())
-			}
-			got.WriteString(line + "\n")
-			if strings.Contains(line, want) {
-				return got.String()
-			}
-		case <-deadline:
-			t.Fatalf("%s printed no %q within %v:\n%s\nstderr: %s", command, want, timeout, got.String(), stderr.String())
-		}
 	}
 }

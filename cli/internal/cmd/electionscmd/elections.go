@@ -39,17 +39,17 @@ func NewCmdElections(f *cmdutil.Factory, runF func(ctx context.Context, name str
 	parent := &cobra.Command{
 		Use:   "elections",
 		Short: "Create, inspect and watch rooms of an elections server",
-		Long: `Operators' commands against an elections server (serve, or any server with the same
-contract), named with --server URL or <PREFIX>_SERVER. Campaigning in a room is run --server URL
---election ID, which runs the leader's work.`,
+		Long: `Operators' commands against an elections server (serve, or any with the same contract), named
+with --server URL. Campaigning in a room is run --server URL --election ID, which runs the work.`,
 		Example: `  ROOM=$(lfp-swarm-lease elections create --server http://elect:8080)
   lfp-swarm-lease elections status "$ROOM" --server http://elect:8080 --json
   lfp-swarm-lease elections watch "$ROOM" --server http://elect:8080`,
 	}
+	parent.Annotations = map[string]string{cmdutil.DocsAnnotation: "docs/http-api.md"}
 	config.RegisterFlags(parent.PersistentFlags(), config.KeyServer)
 	var log cmdutil.LogOptions // watch's flags
 	sub := func(use, short, example string, args cobra.PositionalArgs, run func(context.Context, *Options) error) *cobra.Command {
-		return &cobra.Command{
+		cmd := &cobra.Command{
 			Use: use, Short: short, Example: example, Args: args,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				cfg, err := f.LoadConfig(cmd, config.Loader{Remote: true, NoHolderID: true, NamespaceOptional: true})
@@ -69,21 +69,25 @@ contract), named with --server URL or <PREFIX>_SERVER. Campaigning in a room is 
 				return run(cmd.Context(), opts)
 			},
 		}
+		f.AddEnvPrefixFlag(cmd.Flags())
+		f.AddJSONFlag(cmd.Flags())
+		return cmd
 	}
 	roomArg := func(_ *cobra.Command, args []string) error {
 		if len(args) != 1 {
-			return cmdutil.Usage(errors.New("want exactly one argument, the room id (as printed by elections create)"))
+			return cmdutil.Usage(errors.New("want one argument, the room id: pass the id that elections create printed"))
 		}
 		return nil
 	}
-	watch := sub("watch ID", "Print a room's state, then every change", "  lfp-swarm-lease elections watch nightly-report --server http://elect:8080 --json --log-format json", roomArg, watchRun)
+	watch := sub("watch ID", "Print a room's state, then every change", "  lfp-swarm-lease elections watch nightly-report --server http://elect:8080 --json", roomArg, watchRun)
 	// Long-running like watch URL: its reconnects are logged, so it takes the same log flags.
 	cmdutil.AddLogFlags(watch.Flags(), &log, "warn")
-	parent.AddCommand(
-		sub("create", "Create a room and print its id", "  lfp-swarm-lease elections create --server http://elect:8080", cobra.NoArgs, createRun),
-		sub("status ID", "Show a room's leader and term, or that it is vacant", "  lfp-swarm-lease elections status nightly-report --server http://elect:8080", roomArg, statusRun),
-		watch,
-	)
+	create := sub("create", "Create a room and print its id", "  lfp-swarm-lease elections create --server http://elect:8080", cobra.NoArgs, createRun)
+	status := sub("status ID", "Show a room's leader and term, or that it is vacant", "  lfp-swarm-lease elections status nightly-report --server http://elect:8080", roomArg, statusRun)
+	for _, c := range []*cobra.Command{create, status} {
+		f.AddTimeoutFlag(c.Flags())
+	}
+	parent.AddCommand(create, status, watch)
 	return parent
 }
 
@@ -110,10 +114,13 @@ func (o *Options) request(ctx context.Context, fn func(context.Context, *swarmle
 	return fn(ctx, el)
 }
 
-// requestError gives the server's refusals their exit codes: a refused input is a usage error.
-func requestError(err error) error {
-	if errors.Is(err, swarmlease.ErrInvalidInput) {
-		return cmdutil.Usage(err)
+// requestError says what to do about a request that failed: a server that does not answer is
+// named with its URL and the setting that points at it (exit 5); a refused input is a usage
+// error (cmdutil.Classify).
+func (o *Options) requestError(err error) error {
+	if cmdutil.NoAnswer(err) {
+		return &cmdutil.UnreachableError{What: "the elections server at " + o.Server, Err: err,
+			Fix: "start one (lfp-swarm-lease serve), or point --" + config.FlagName(config.KeyServer) + " at one that runs"}
 	}
 	return err
 }
@@ -126,7 +133,7 @@ func createRun(ctx context.Context, opts *Options) error {
 		return err
 	})
 	if err != nil {
-		return requestError(err)
+		return opts.requestError(err)
 	}
 	if opts.JSON {
 		return cmdutil.WriteJSON(opts.IO.Out, room)
@@ -144,7 +151,7 @@ func statusRun(ctx context.Context, opts *Options) error {
 		return err
 	})
 	if err != nil {
-		return requestError(err)
+		return opts.requestError(err)
 	}
 	if opts.JSON {
 		return cmdutil.WriteJSON(opts.IO.Out, watchcmd.ToRoomJSON(st))

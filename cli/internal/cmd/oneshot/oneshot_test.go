@@ -275,7 +275,6 @@ func TestCommandsParse(t *testing.T) {
 			s, err = o.Open()
 			return err
 		})
-		config.RegisterFlags(cmd.Flags(), config.KeyStore)
 		cmd.SilenceErrors, cmd.SilenceUsage = true, true
 		cmd.SetArgs([]string{"--store", store})
 		return s, cmd.Execute()

@@ -55,6 +55,19 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 	}
 }
 
+// addFlags gives cmd, a one-shot command, its flags: the store's and the election's settings
+// (the identity's too for the read-only commands, which do not need it but take it, as scripts
+// give every command the same flags), --env-prefix, --json and --timeout; and its page of the
+// docs.
+func addFlags(f *cmdutil.Factory, cmd *cobra.Command) *cobra.Command {
+	config.RegisterFlags(cmd.Flags(), append(config.ElectionKeys, config.StoreKeys...)...)
+	f.AddEnvPrefixFlag(cmd.Flags())
+	f.AddJSONFlag(cmd.Flags())
+	f.AddTimeoutFlag(cmd.Flags())
+	cmd.Annotations = map[string]string{cmdutil.DocsAnnotation: "docs/commands.md"}
+	return cmd
+}
+
 // withRunE gives cmd, a command acting on the election, its RunE: the options filled from f
 // when it runs, then runF when a test passed one, else run.
 func withRunE(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool, runF, run func(context.Context, *Options) error) *cobra.Command {
@@ -65,7 +78,7 @@ func withRunE(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool, runF, run f
 		}
 		return run(cmd.Context(), &opts)
 	}
-	return cmd
+	return addFlags(f, cmd)
 }
 
 // withFenceRunE is withRunE for the commands that take the FENCE argument (renew, release).
@@ -81,7 +94,7 @@ func withFenceRunE(f *cmdutil.Factory, cmd *cobra.Command, runF, run func(contex
 		}
 		return run(cmd.Context(), &opts)
 	}
-	return cmd
+	return addFlags(f, cmd)
 }
 
 // withSession opens the election, runs fn with the timeout bound on ctx, and closes the store.
@@ -96,13 +109,13 @@ func (o *Options) withSession(ctx context.Context, fn func(ctx context.Context, 
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	return fn(ctx, s)
+	return s.Unreachable(fn(ctx, s))
 }
 
 // parseFence parses the FENCE argument.
 func parseFence(args []string) (uint64, error) {
 	if len(args) != 1 {
-		return 0, cmdutil.Usage(fmt.Errorf("want exactly one argument, the fence (got %d)", len(args)))
+		return 0, cmdutil.Usage(fmt.Errorf("want one argument, the fence, got %d: pass the fence that try-acquire printed (renew FENCE, release FENCE)", len(args)))
 	}
 	f, err := strconv.ParseUint(args[0], 10, 64)
 	if err != nil || f == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // defaultWaitPoll bounds each wait of try-acquire --wait between attempts when the store sends
@@ -39,8 +40,10 @@ func NewCmdTryAcquire(f *cmdutil.Factory, runF func(context.Context, *TryAcquire
 		Short: "Try to become the holder; exit 75 if another contender holds the election",
 		Long: `Try once, without waiting, to become the holder. On success print the new term's fence and
 exit 0. When another contender holds a live lease, print who and until when another contender may
-take over (its expiry plus max_clock_skew_ms), and exit 75. When this identity already holds the
-lease, a new term starts with a new fence.
+take over (its expiry plus max_clock_skew_ms), and exit 75. When this caller (try-acquire's
+parent process: a script acquiring again) already holds the lease, a new term starts with a new
+fence. A live term of another caller under this identity — a restarted script's predecessor —
+is taken over once that caller has exited (seen on this host), else once the term expires.
 
 With --wait DURATION, keep trying until the lease is won or DURATION has passed (then exit 75);
 a release or expiry wakes the waiter at once.`,
@@ -59,14 +62,14 @@ a release or expiry wakes the waiter at once.`,
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "keep trying until the lease is won or this long has passed (e.g. 30s, 5m); 0 tries once")
-	return cmd
+	return addFlags(f, cmd)
 }
 
 // tryAcquireRun tries to win the lease, until opts.Wait has passed.
 func tryAcquireRun(ctx context.Context, opts *TryAcquireOptions) error {
 	now, sleep, poll := opts.Now, opts.Sleep, opts.Poll
 	if sleep == nil {
-		sleep = cmdutil.Sleep
+		sleep = timing.SleepOrWake
 	}
 	if poll <= 0 {
 		poll = defaultWaitPoll

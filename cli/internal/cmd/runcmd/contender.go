@@ -12,24 +12,24 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// A Contender wins run's terms, whatever engine holds them: the Swarm, etcd or file lease (a
-// lease.Contender: leaseEngine) or a room of an elections server (a swarmlease.Contender:
+// An engine wins run's terms, whatever engine holds them: the Swarm, etcd or file lease (a
+// lease.Contender: leaseEngine) or a room of an elections server (a swarmlease.RoomContender:
 // roomEngine). run has one loop over it (contend) and one supervision of the command
 // (runloop).
-type Contender interface {
+type engine interface {
 	// Contend contends until ctx ends, and calls lead with every term it wins, in the calling
 	// goroutine. It hands the term back (releases it) once lead has returned; when lead returned
 	// before the term ended (the command exited), it leaves the followers a poll interval before
 	// it contends again. It returns nil when ctx ends, errStopContending when lead returned it,
 	// another error of lead's, or an error that retrying cannot fix.
-	Contend(ctx context.Context, lead func(Term) error) error
+	Contend(ctx context.Context, lead func(wonTerm) error) error
 }
 
 // errStopContending, returned by a lead function, ends Contend after the term is handed back.
 var errStopContending = lease.ErrStopContending
 
-// Term is one term as run sees it, whatever engine won it.
-type Term struct {
+// wonTerm is one term as run sees it, whatever engine won it.
+type wonTerm struct {
 	// Fence is the term's fencing token: strictly increasing, never reused. (A room's `term`
 	// field on the elections API is this number.)
 	Fence uint64
@@ -48,7 +48,7 @@ type Term struct {
 }
 
 // childEnv is what the command learns of its term, under the configured prefix.
-func childEnv(prefix string, t Term) []string {
+func childEnv(prefix string, t wonTerm) []string {
 	p := prefix + "_"
 	return []string{
 		p + "FENCE=" + strconv.FormatUint(t.Fence, 10),
@@ -60,13 +60,13 @@ func childEnv(prefix string, t Term) []string {
 }
 
 // logAttrs names the term in every line of it.
-func (t Term) logAttrs() []any {
+func (t wonTerm) logAttrs() []any {
 	return []any{"namespace", t.Namespace, "holder_id", t.Holder.HolderID, "task_id", t.Holder.TaskID, "fence", t.Fence}
 }
 
 // forLoop is the term as the supervision loop takes it.
-func (t Term) forLoop(envPrefix string, log *slog.Logger) runloop.Term {
-	return runloop.Term{
+func (t wonTerm) forLoop(envPrefix string, log *slog.Logger) runloop.CommandTerm {
+	return runloop.CommandTerm{
 		Done: t.Done, Remaining: t.Remaining, Renewed: t.Renewed,
 		Env: childEnv(envPrefix, t),
 		Log: log.With(t.logAttrs()...),

@@ -22,17 +22,17 @@ type leaderLog struct {
 // onState is a lease.Contender.OnState function.
 func (l *leaderLog) onState(s lease.Snapshot) {
 	if !s.Acquired {
-		l.observe(Term{Namespace: s.Namespace}, time.Time{})
+		l.observe(wonTerm{Namespace: s.Namespace}, time.Time{})
 		return
 	}
-	l.observe(Term{Namespace: s.Namespace, Fence: s.Fence, Holder: lease.Identity{HolderID: s.HolderID, TaskID: s.TaskID}}, s.ExpiresAt)
+	l.observe(wonTerm{Namespace: s.Namespace, Fence: s.Fence, Holder: lease.Identity{HolderID: s.HolderID, TaskID: s.TaskID}}, s.ExpiresAt)
 }
 
 // onLeader receives the leader a room's contender follows.
-func (l *leaderLog) onLeader(t Term) { l.observe(t, time.Time{}) }
+func (l *leaderLog) onLeader(t wonTerm) { l.observe(t, time.Time{}) }
 
 // observe logs t's holder (none: no leader) if it differs from the last one seen.
-func (l *leaderLog) observe(t Term, expiresAt time.Time) {
+func (l *leaderLog) observe(t wonTerm, expiresAt time.Time) {
 	holder, task, fence := t.Holder.HolderID, t.Holder.TaskID, t.Fence
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -3,16 +3,16 @@ package runcmd
 import (
 	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 )
 
 // checkModeFlags refuses flags that do nothing in the mode the configuration selects: an
-// --election without a server to hold it, or an HTTP API flag with a server (run serves none
-// then). Variables and labels are left alone — one environment is often shared by replicas of
-// both modes — and only flags, typed for this one command line, are refused.
+// --election without a server to hold it, or a flag of the election's HTTP API with a server
+// (run serves only /healthz, /readyz and /metrics then). Variables and labels are left alone —
+// one environment is often shared by replicas of both modes — and only flags, typed for this
+// one command line, are refused.
 func checkModeFlags(cfg *config.Config) error {
 	flag := func(key string) bool { return cfg.Source(key).Kind == config.FromFlag }
 	var errs []error
@@ -21,9 +21,9 @@ func checkModeFlags(cfg *config.Config) error {
 			config.FlagName(config.KeyElectionID), config.FlagName(config.KeyServer), config.FlagName(config.KeyNamespace)))
 	}
 	if cfg.Server != "" {
-		for _, key := range []string{config.KeyListen, config.KeyKeepAliveMillis, config.KeyCORSAllowedOrigins} {
+		for _, key := range []string{config.KeyKeepAliveMillis, config.KeyCORSAllowedOrigins} {
 			if flag(key) {
-				errs = append(errs, fmt.Errorf("--%s does nothing with --%s: run serves no HTTP API then; observe the room on the elections server (GET /elections/ID/watch)",
+				errs = append(errs, fmt.Errorf("--%s does nothing with --%s: run serves only /healthz, /readyz and /metrics then; observe the room on the elections server (GET /elections/ID/watch)",
 					config.FlagName(key), config.FlagName(config.KeyServer)))
 			}
 		}
@@ -32,13 +32,4 @@ func checkModeFlags(cfg *config.Config) error {
 		return cmdutil.Usage(err)
 	}
 	return nil
-}
-
-// listenError explains a listen address run cannot bind; one in use says what to do.
-func listenError(cfg *config.Config, err error) error {
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return cmdutil.Usage(fmt.Errorf("%s %s (from %s) is in use by another process: set --%s off to run without the HTTP API, or another port (e.g. --%s 127.0.0.1:0 for any free one)",
-			config.KeyListen, cfg.Listen, cfg.Source(config.KeyListen), config.FlagName(config.KeyListen), config.FlagName(config.KeyListen)))
-	}
-	return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
 }

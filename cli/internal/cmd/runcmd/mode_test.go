@@ -11,8 +11,9 @@ import (
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
-// TestRunRefusesFlagsThatDoNothing: --election without --server, and the HTTP flags with one,
-// are usage errors naming the flags, before anything contends.
+// TestRunRefusesFlagsThatDoNothing: --election without --server, and the flags of the
+// election's HTTP API with one (run serves only health and metrics then), are usage errors
+// naming the flags, before anything contends.
 func TestRunRefusesFlagsThatDoNothing(t *testing.T) {
 	store := "file://" + t.TempDir()
 	for _, tc := range []struct {
@@ -21,7 +22,7 @@ func TestRunRefusesFlagsThatDoNothing(t *testing.T) {
 		want string
 	}{
 		{"election without server", []string{"--store", store, "--namespace", "jobs", "--holder-id", "a", "--election", "nightly-report"}, "--election does nothing without --server"},
-		{"listen with server", []string{"--server", "http://127.0.0.1:1", "--election", "nightly-report", "--listen", "127.0.0.1:0"}, "--listen does nothing with --server"},
+		{"keep-alive with server", []string{"--server", "http://127.0.0.1:1", "--election", "nightly-report", "--keep-alive-ms", "1000"}, "--keep-alive-ms does nothing with --server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr := runInProcess(t, nil, append(tc.args, "--", self(t))...)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/regbo/lfp-swarm-lease/cli/internal/supervisor"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/server"
+	"github.com/regbo/lfp-swarm-lease/timing"
 )
 
 // Options are run's: its streams and environment, the command to supervise, and how run ends.
@@ -41,48 +41,13 @@ type Options struct {
 func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "run [--once] -- CMD [ARGS...]",
+		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Contend forever and run CMD only while this replica leads",
-		Long: `Contend for the election in the background and run CMD only while this replica holds the
-lease, as every replica's entrypoint. CMD gets the fence and identity in <PREFIX>_FENCE,
-<PREFIX>_HOLDER_ID, <PREFIX>_NODE_ID, <PREFIX>_TASK_ID and <PREFIX>_NAMESPACE, runs in a process
-group of its own, and shares run's stdout and stderr.
-
-Each term ends shutdown_timeout_ms before the lease's own deadline if renewals fail, or at once
-when another holder appears: CMD's group then gets SIGTERM, and SIGKILL once the grace period has
-passed — so it is gone by the deadline. The same holds for everything CMD starts, also what
-calls setsid or double-forks: a guard process adopts it (child subreaper) and, where a cgroup v2
-is writable (child_cgroup=auto), CMD runs in a cgroup of its own that is killed as a whole. On SIGTERM or SIGINT, run stops CMD the same way,
-releases the lease (a follower takes over at once) and exits 0. When CMD exits by itself the
-lease is released and run contends again (--exit-on-child-exit: exits with CMD's code).
-
-With --server URL (server) and --election ID (election), run contends for the room ID of the
-elections server at URL instead of the Swarm lease — no Docker access, no discovery — with the
-same child, signals and step-down: <PREFIX>_FENCE is the room's term, <PREFIX>_HOLDER_ID the
-candidate id (holder_id, else the hostname reduced to [A-Za-z0-9._:@-], at most 64),
-<PREFIX>_NAMESPACE the election id. ttl_ms must then be whole seconds from 5000 to 300000. The
-term ends shutdown_timeout_ms before its safety deadline — the start of the last successful
-request plus the TTL minus a tenth of it (at most 2 s), by this host's monotonic clock — when
-the server cannot be reached, so CMD is gone by then. On SIGTERM/SIGINT and when CMD exits,
-run resigns the term so a follower takes over at once; followers watch the room and campaign
-as soon as it is vacant. In this mode run serves no HTTP API (the listen variable is ignored,
-the --listen flag refused): observe the room on the elections server (GET /elections/ID,
-/elections/ID/watch, or lfp-swarm-lease elections watch ID). --election without --server is
-refused too.
-
-Followers log who leads whenever that changes. The timing rule — renew_interval_ms plus
-shutdown_timeout_ms below ttl_ms minus its safety margin (a tenth, at most 2 s) — is checked
-before contending, in both modes; a listen address in use is a configuration error too.
-
-Exit codes: 0 after SIGTERM/SIGINT; CMD's exit code (128+N for signal N) when run exits because
-CMD exited (--once, --exit-on-child-exit); 10 when --once's term was lost; 2 invalid
-configuration (the timing rule, a listen address in use, or an input the elections server
-refuses); 4 corrupt election; 6 not a Swarm
-manager; 127 CMD not found, 126 CMD not executable (checked before contending: no term is taken). Other store errors, and unreachable or failing elections servers, are retried.`,
+		Long: `Contend for the election and run CMD only while this replica holds the lease; stop CMD before the
+term can end, and on SIGTERM stop it and release. PREFIX_FENCE tells CMD its term's fence.`,
 		Example: `  lfp-swarm-lease run -- ./reconcile
-  lfp-swarm-lease run --store file:///var/lib/lease --namespace nightly --listen off --once -- ./report
-  SWARM_LEASE_ETCD_PASSWORD_FILE=/run/secrets/etcd lfp-swarm-lease run --store etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379 --etcd-username reconciler --namespace reconciler -- ./reconcile
-  lfp-swarm-lease run --server http://elect:8080 --election nightly-report --log-format json -- ./report`,
+  lfp-swarm-lease run --store file:.lease --namespace nightly --listen off --once -- ./report`,
+		Annotations: map[string]string{cmdutil.DocsAnnotation: "docs/run.md"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cmdutil.Usage(errors.New("run needs a command: lfp-swarm-lease run -- CMD [ARGS...]"))
@@ -103,16 +68,19 @@ manager; 127 CMD not found, 126 CMD not executable (checked before contending: n
 			return runRun(cmd.Context(), opts)
 		},
 	}
-	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "exit after the first leadership term")
-	cmd.Flags().BoolVar(&opts.ExitOnChildExit, "exit-on-child-exit", false, "exit with the child's code when it exits by itself, instead of contending again")
-	config.RegisterFlags(cmd.Flags(), config.KeyRenewIntervalMs, config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis,
-		config.KeyListen, config.KeyKeepAliveMillis, config.KeyServer, config.KeyElectionID, config.KeyChildCgroup, config.KeyCORSAllowedOrigins)
+	cmd.Flags().BoolVar(&opts.ExitOnChildExit, "exit-on-child-exit", false, "exit with CMD's code when it exits by itself, instead of contending again")
+	config.RegisterFlags(cmd.Flags(), append([]string{config.KeyServer, config.KeyElectionID, config.KeyListen, config.KeyRenewIntervalMs,
+		config.KeyShutdownTimeoutMs, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis, config.KeyChildCgroup, config.KeyCORSAllowedOrigins},
+		append(config.ElectionKeys, config.StoreKeys...)...)...)
+	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
+	f.AddEnvPrefixFlag(cmd.Flags())
+	f.AddJSONFlag(cmd.Flags())
 	return cmd
 }
 
 // runRun checks the configuration and the command, then contends in the mode the configuration
-// names: one loop (contend) over the Contender of that mode.
+// names: one loop (contend) over the engine of that mode.
 func runRun(ctx context.Context, opts *Options) error {
 	log, err := opts.Log.Logger(opts.IO.Err)
 	if err != nil {
@@ -162,9 +130,9 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, inc *incar
 	leaders := &leaderLog{log: log, self: cfg.Identity}
 	contender.OnState = leaders.onState
 	if cfg.Listen != config.ListenOff {
-		ln, err := net.Listen("tcp", cfg.Listen)
+		ln, err := cmdutil.Listen(cfg, true)
 		if err != nil {
-			return listenError(cfg, err)
+			return err
 		}
 		// The API serves what the contender reads: one reader of the store per replica.
 		snaps := make(chan lease.Snapshot, 1)
@@ -183,30 +151,11 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, inc *incar
 	return contend(ctx, opts, cfg, leaseEngine{contender}, inc, log)
 }
 
-// roomRun is run with a server configured: it contends for a room of the elections server
-// instead of the Swarm lease, and supervises the command exactly as on the lease. It serves no
-// HTTP API: the elections server already serves the room.
-func roomRun(ctx context.Context, opts *Options, cfg *config.Config, log *slog.Logger) error {
-	log = log.With("server", cfg.Server)
-	leaders := &leaderLog{log: log}
-	room, err := newRoomEngine(cfg, log, leaders.onLeader)
-	if err != nil {
-		return err
-	}
-	leaders.self = lease.Identity{HolderID: room.id.HolderID}
-	if src := cfg.Source(config.KeyListen); src.Kind != config.FromDefault && cfg.Listen != config.ListenOff {
-		log.Info("listen is ignored with a server: observe the room on the elections server", "listen", cfg.Listen,
-			"watch", cfg.Server+"/elections/"+cfg.ElectionID+"/watch")
-	}
-	log.Info("contending", "namespace", cfg.ElectionID, "holder_id", room.id.HolderID, "ttl", cfg.TTL)
-	return contend(ctx, opts, cfg, room, nil, log)
-}
-
 // contend is run's one loop: it contends until ctx ends or the command's outcome says run
 // exits, leading every term won with the supervision loop; a command that keeps crashing makes
 // it stop contending for the back-off, the term released meanwhile. inc, when set, is run's
 // incarnation, whose lock every guard and command inherits.
-func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender, inc *incarnation.Run, log *slog.Logger) error {
+func contend(ctx context.Context, opts *Options, cfg *config.Config, c engine, inc *incarnation.Run, log *slog.Logger) error {
 	loop := &runloop.Loop{Argv: opts.Argv, Environ: withoutSecrets(opts.Environ, cfg.EnvPrefix), Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
 		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit, Log: log}
 	led := false
@@ -225,7 +174,7 @@ func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender
 	defer loop.Close()
 	for {
 		var last runloop.Outcome
-		err := c.Contend(ctx, func(t Term) error {
+		err := c.Contend(ctx, func(t wonTerm) error {
 			led = true
 			out, err := loop.Lead(ctx, t.forLoop(cfg.EnvPrefix, log))
 			if err != nil {
@@ -242,7 +191,7 @@ func contend(ctx context.Context, opts *Options, cfg *config.Config, c Contender
 			return exitWithOutcome(last)
 		case errors.Is(err, errStopContending):
 			// Released: another replica may take over while this one waits.
-			if cmdutil.Sleep(ctx, last.Backoff, nil) == nil {
+			if timing.Sleep(ctx, last.Backoff) == nil {
 				continue
 			}
 		case err != nil:

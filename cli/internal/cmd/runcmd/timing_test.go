@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 
 	"bytes"
 	"context"
@@ -13,16 +12,14 @@ import (
 	"testing"
 )
 
-// runInProcess runs `run args` in this process with env as the whole environment, the root's
-// election flags registered as the root does, and returns the exit code the root would give
-// and stderr.
+// runInProcess runs `run args` in this process with env as the whole environment, and returns
+// the exit code the root would give and stderr.
 func runInProcess(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
 	var out, errBuf bytes.Buffer
 	f := &cmdutil.Factory{IOStreams: cmdutil.IOStreams{Out: &out, Err: &errBuf},
 		Environ: func() []string { return env }, Hostname: func() string { return "test-host" }}
 	cmd := NewCmdRun(f, nil)
-	config.RegisterFlags(cmd.Flags(), config.KeyNamespace, config.KeyHolderID, config.KeyStore, config.KeyTTLMillis, config.KeyMaxClockSkewMs)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())

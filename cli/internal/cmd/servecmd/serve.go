@@ -4,7 +4,6 @@ package servecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,23 +42,11 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the elections API, and with a namespace the election's endpoints, over HTTP",
-		Long: `Serve the elections (rooms) API — POST /elections, GET /elections/{id}, POST
-/elections/{id}/campaign, /renew, /resign, GET /elections/{id}/watch — for processes without
-Docker access, together with /healthz, /readyz, /docs, /openapi.json and /metrics. With a
-namespace configured (or discovered in a Swarm task) it also serves that election's controller
-endpoints — /v1/info, /v1/state, /v1/events — without contending.
-
-With no store configured, rooms live in the embedded file store under the default data
-directory (` + "`$XDG_DATA_HOME/lfp-swarm-lease`" + `, else ` + "`~/.local/share/lfp-swarm-lease`" + `):
-one host only. With store=swarm, every replica of the service serves every room and rooms
-survive the loss of any replica. With store=etcd://HOST:PORT[,…][/PREFIX], every server on any
-host that names the same cluster and prefix serves every room, for up to max_active_rooms
-(default there: 1,000,000) rooms with a live lease; /readyz reads the cluster, so a server cut
-off from its quorum is taken out of rotation.`,
+		Long:  "Serve the elections API (rooms), /docs and /metrics, and with a namespace an election's /v1 endpoints.",
 		Example: `  lfp-swarm-lease serve --listen 127.0.0.1:8080
-  lfp-swarm-lease serve --store swarm --namespace reconciler --log-format json
-  lfp-swarm-lease serve --store etcd://10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379/elections`,
-		Args: cobra.NoArgs,
+  lfp-swarm-lease serve --store etcd://10.0.0.1:2379,10.0.0.2:2379/elections`,
+		Annotations: map[string]string{cmdutil.DocsAnnotation: "docs/http-api.md"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.IO = f.IOStreams
 			opts.Config = func() (*config.Config, error) {
@@ -74,12 +61,16 @@ off from its quorum is taken out of rotation.`,
 			return serveRun(cmd.Context(), opts)
 		},
 	}
-	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
-	config.RegisterFlags(cmd.Flags(), config.KeyListen, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis,
+	config.RegisterFlags(cmd.Flags(), append([]string{config.KeyListen, config.KeyDefaultPollMillis, config.KeyKeepAliveMillis,
 		config.KeyElections, config.KeyElectionsNamespace, config.KeyRoomShards, config.KeyMaxActiveRooms,
 		config.KeyAdmissionPerMinute, config.KeyMaxTrackedClients, config.KeyTrustedProxies,
 		config.KeyMaxWatchesPerClient, config.KeyMaxWatches, config.KeyWatchLifetimeMs,
-		config.KeyMaxConnections, config.KeyMaxConnectionsPerClient, config.KeyCORSAllowedOrigins)
+		config.KeyMaxConnections, config.KeyMaxConnectionsPerClient, config.KeyCORSAllowedOrigins,
+		config.KeyNamespace, config.KeyMaxCASRetries, config.KeyMaxClockSkewMs}, config.StoreKeys...)...)
+	config.SetFlagDefault(cmd.Flags(), config.KeyStore, "file: in the data directory, one host only")
+	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "info")
+	f.AddEnvPrefixFlag(cmd.Flags())
+	f.AddJSONFlag(cmd.Flags())
 	return cmd
 }
 
@@ -104,16 +95,13 @@ func serveRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Listen == config.ListenOff {
-		return cmdutil.Usage(errors.New("serve needs a listen address; listen is off"))
-	}
 	proxies, err := trustedProxies(cfg)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := cmdutil.Listen(cfg, false)
 	if err != nil {
-		return cmdutil.Usage(fmt.Errorf("invalid %s (from %s): %w", config.KeyListen, cfg.Source(config.KeyListen), err))
+		return err
 	}
 	defer ln.Close()
 	err = serve(ctx, cfg, proxies, ln, log, opts.IO.Err)
@@ -211,10 +199,11 @@ func roomOptions(cfg *config.Config) []rooms.Option {
 // NewCmdOpenAPI is `openapi`: it prints the HTTP API's contract on stdout.
 func NewCmdOpenAPI(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:     "openapi",
-		Short:   "Print the OpenAPI 3.1 contract of the HTTP API",
-		Example: "  lfp-swarm-lease openapi > clients/openapi.json",
-		Args:    cobra.NoArgs,
+		Use:         "openapi",
+		Short:       "Print the OpenAPI 3.1 contract of the HTTP API",
+		Example:     "  lfp-swarm-lease openapi > clients/openapi.json",
+		Annotations: map[string]string{cmdutil.DocsAnnotation: "docs/http-api.md"},
+		Args:        cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			wire.InstallErrorModel() // the contract documents the API's errors
 			doc, err := server.Contract()

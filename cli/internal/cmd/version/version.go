@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // Options are the version command's.
@@ -31,7 +31,7 @@ type versionJSON struct {
 
 // NewCmdVersion is `version`; runF, when set, replaces versionRun (tests of parsing).
 func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the version, commit and build date",
 		Example: "  lfp-swarm-lease version --json",
@@ -44,12 +44,8 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 			return versionRun(opts)
 		},
 	}
-}
-
-// Line is the one-line version the root's --version prints too.
-func Line(info buildinfo.Info) string {
-	return fmt.Sprintf("lfp-swarm-lease %s (commit %s, built %s, %s, %s/%s)", info.Version,
-		cmdutil.Dash(info.Commit), cmdutil.Dash(info.Date), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	f.AddJSONFlag(cmd.Flags())
+	return cmd
 }
 
 // versionRun prints the version.
@@ -58,6 +54,6 @@ func versionRun(opts *Options) error {
 	if opts.JSON {
 		return cmdutil.WriteJSON(opts.IO.Out, versionJSON{Info: info, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH})
 	}
-	_, err := fmt.Fprintln(opts.IO.Out, Line(info))
+	_, err := fmt.Fprintln(opts.IO.Out, info.Line("lfp-swarm-lease"))
 	return err
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/cli/internal/buildinfo"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // TestVersionShowsVersionCommitAndDate: text and JSON carry what the release build stamped.

@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 )
 
@@ -42,31 +42,22 @@ func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	cmd := &cobra.Command{
 		Use:   "watch URL",
 		Short: "Print the election's (or a room's) state from an event stream, then every change",
-		Long: `Follow the election through GET /v1/events of the controller at URL (any replica, or the
-Swarm service's VIP): print the current state, then one line per change of holder, fence or
-liveness (--json: one JSON object per line). Routine renewals are not changes. A URL naming a
-room of an elections server (http://HOST:PORT/elections/ID) follows that room instead, through
-GET /elections/ID/watch. A URL without a scheme gets http://.
-
-The first state must arrive within --initial-timeout; after that, watch reconnects forever with
-jittered exponential back-off (reported on stderr), and a replica replaying the state already
-printed prints nothing. It needs no store settings: it only reads the HTTP API. A server that
-serves no election namespace (a serve without one) is reported at once.
-
-Exit codes: 0 after SIGINT/SIGTERM; 5 when no state arrived within --initial-timeout; 2 for an
-invalid URL or flag, or a server without an election namespace.`,
+		Long: `Print the election's state from the controller at URL (run's or serve's /v1/events), then one
+line per change of holder or fence; a room's URL (…/elections/ID) follows that room. It reconnects
+by itself after the first state, and needs no store settings.`,
 		Example: `  lfp-swarm-lease watch http://controllers:8080
   lfp-swarm-lease watch --json localhost:8080/elections/nightly-report`,
+		Annotations: map[string]string{cmdutil.DocsAnnotation: "docs/http-api.md"},
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return cmdutil.Usage(errors.New("watch needs the controller's URL: lfp-swarm-lease watch http://HOST:PORT"))
+				return cmdutil.Usage(errors.New("watch needs one URL, of a controller (http://HOST:PORT) or of a room (http://HOST:PORT/elections/ID)"))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			u, err := NormalizeURL(args[0])
+			u, err := config.BaseURL(args[0])
 			if err != nil {
-				return cmdutil.Usage(err)
+				return cmdutil.Usage(fmt.Errorf("invalid URL: %w", err))
 			}
 			if opts.InitialTimeout <= 0 {
 				return cmdutil.Usage(fmt.Errorf("invalid --initial-timeout %v: must be positive", opts.InitialTimeout))
@@ -81,27 +72,8 @@ invalid URL or flag, or a server without an election namespace.`,
 	cmdutil.AddLogFlags(cmd.Flags(), &opts.Log, "warn")
 	cmd.Flags().DurationVar(&opts.InitialTimeout, "initial-timeout", swarmlease.DefaultInitialTimeout,
 		"give up when the first state has not arrived after this long")
+	f.AddJSONFlag(cmd.Flags())
 	return cmd
-}
-
-// NormalizeURL gives a URL without a scheme http:// and rejects what can never work, so that it
-// is a usage error (exit 2) instead of a minute of retries.
-func NormalizeURL(raw string) (string, error) {
-	withScheme := raw
-	if !strings.Contains(raw, "://") {
-		withScheme = "http://" + raw
-	}
-	u, err := url.Parse(withScheme)
-	if err != nil {
-		return "", fmt.Errorf("invalid URL %q: %w", raw, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("invalid URL %q: want http://HOST:PORT or https://HOST:PORT", raw)
-	}
-	if u.User != nil {
-		return "", fmt.Errorf("invalid URL %q: credentials do not belong in a URL; put authentication in a proxy", raw)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
 }
 
 // roomOf splits a room URL (…/elections/ID) into the server's base URL and the room id; ok is
@@ -191,21 +163,21 @@ func checkNamespace(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// watchFailed reports why the watch ended. With --json the error object stays on one line, so
-// that stdout remains one JSON object per line to the end.
+// watchFailed reports why the watch ended, as the root reports every command's failure
+// (cmdutil.Report); a server that never answered is named with what to do. With --json the
+// error object stays on one line, so that stdout remains one JSON object per line to the end.
 func watchFailed(opts *Options, err error) error {
-	code, name := cmdutil.ExitFailure, "internal"
-	switch {
-	case errors.Is(err, swarmlease.ErrInitialTimeout):
-		code, name = cmdutil.ExitUnavailable, "controller_unreachable"
-	case errors.Is(err, swarmlease.ErrInvalidInput):
-		code, name = cmdutil.ExitUsage, "invalid_configuration"
+	if cmdutil.NoAnswer(err) {
+		what := "the controller"
+		if _, _, room := roomOf(opts.URL); room {
+			what = "the elections server"
+		}
+		err = &cmdutil.UnreachableError{What: what + " at " + opts.URL, Err: err,
+			Fix: fmt.Sprintf("no state within --initial-timeout %v: start it, or give the URL of one that runs", opts.InitialTimeout)}
+	} else {
+		err = fmt.Errorf("watch %s: %w", opts.URL, err)
 	}
-	err = fmt.Errorf("watch %s: %w", opts.URL, err)
-	fmt.Fprintf(opts.IO.Err, "lfp-swarm-lease: %v\n", err)
-	if opts.JSON {
-		_ = json.NewEncoder(opts.IO.Out).Encode(cmdutil.ErrorJSON{Error: err.Error(), Code: name, Exit: code})
-	}
+	code := cmdutil.Report(opts.IO, opts.JSON, err)
 	return &cmdutil.ExitError{Code: code, Err: cmdutil.ErrSilent}
 }
 

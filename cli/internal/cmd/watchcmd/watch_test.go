@@ -15,22 +15,6 @@ import (
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 )
 
-// TestNormalizeURL: a URL without a scheme gets http://; other schemes, no host and
-// credentials are usage errors.
-func TestNormalizeURL(t *testing.T) {
-	for in, want := range map[string]string{"localhost:8080": "http://localhost:8080", "http://x:1/": "http://x:1",
-		"https://x/elections/abcdefgh": "https://x/elections/abcdefgh", "10.0.0.1:80/elections/room-0001": "http://10.0.0.1:80/elections/room-0001"} {
-		if got, err := NormalizeURL(in); err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"ftp://x", "http://", "http://u:p@x"} {
-		if _, err := NormalizeURL(in); err == nil {
-			t.Errorf("%q accepted", in)
-		}
-	}
-}
-
 // TestWatchFailsFastWithoutNamespace: a server without an election namespace answers 404 on
 // /v1/*: watch says so at once (exit 2) instead of retrying until the initial timeout.
 func TestWatchFailsFastWithoutNamespace(t *testing.T) {

@@ -1,6 +1,14 @@
-"""lfp-swarm-lease: the Python client of lfp-swarm-lease, standard library only.
+"""lfp-swarm-lease: the Python package of lfp-swarm-lease, standard library only.
 
-Two parts:
+Three parts:
+
+- :class:`SwarmLeaseController` holds the Swarm lease itself, through the lfp-swarm-lease
+  binary that the platform wheels bundle (also the ``lfp-swarm-lease`` command, with ``run``)::
+
+      controller = await SwarmLeaseController.connect(ControllerOptions(namespace="jobs"))
+      result = await controller.try_acquire()
+      if result.grant is not None:
+          await reconcile(fencing_token=result.grant.fence)
 
 - :class:`RemoteLeaseObserver` follows a Swarm election through a controller's event stream
   (``GET /v1/events`` of any ``run`` replica, or ``serve`` with a namespace)::
@@ -23,15 +31,24 @@ Leader tokens (:class:`LeaderToken`) travel only in request bodies and print as
 from importlib.metadata import PackageNotFoundError, version
 
 from ._client import LeaseClient
+from ._controller import SwarmLeaseController
+from ._controller_hold import ControllerHold, ControllerLeadership
+from ._controller_options import ControllerOptions
 from ._errors import (
+    BinaryNotFoundError,
+    ConfigurationError,
+    ControllerError,
     InitialTimeoutError,
     LeadershipEndedError,
     LeaseApiError,
     LeaseConnectionError,
     LeaseError,
     NoHolderError,
+    NotHolderError,
     ProtocolError,
+    StoreUnavailableError,
 )
+from ._grant import ElectionSnapshot, ElectionState, Grant, TryAcquireResult
 from ._hold import Hold
 from ._leadership import Leadership
 from ._models import (
@@ -57,10 +74,19 @@ except PackageNotFoundError:  # run from a source tree (PYTHONPATH), not install
     __version__ = "0+unknown"
 
 __all__ = [
+    "BinaryNotFoundError",
     "CampaignResult",
+    "ConfigurationError",
+    "ControllerError",
+    "ControllerHold",
+    "ControllerLeadership",
+    "ControllerOptions",
     "CreatedElection",
     "ElectionLeader",
+    "ElectionSnapshot",
+    "ElectionState",
     "ElectionStatus",
+    "Grant",
     "Health",
     "Hold",
     "Info",
@@ -73,11 +99,15 @@ __all__ = [
     "LeaseConnectionError",
     "LeaseError",
     "NoHolderError",
+    "NotHolderError",
     "Options",
     "ProtocolError",
     "RemoteLeaseObserver",
     "ResignResult",
     "State",
+    "StoreUnavailableError",
+    "SwarmLeaseController",
+    "TryAcquireResult",
     "WatchFrame",
     "Watcher",
     "safety_margin",

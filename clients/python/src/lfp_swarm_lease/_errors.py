@@ -203,3 +203,73 @@ class LeadershipEndedError(LeaseError):
 
 def _text(v: object) -> str:
     return v if isinstance(v, str) else ""
+
+
+class BinaryNotFoundError(LeaseError, FileNotFoundError):
+    """No lfp-swarm-lease binary to run: this installation has none (the pure-Python wheel or
+    the sdist), or ``LFP_SWARM_LEASE_BIN`` names no executable. The message says how to get
+    one."""
+
+
+class ControllerError(LeaseError):
+    """A command of the lfp-swarm-lease binary failed: its exit status and its ``--json``
+    error. The message is the binary's, which names the setting and where its value came from
+    when a setting is wrong; it never contains a secret.
+
+    The exit statuses (and ``code``): 1 an unexpected failure (``internal``), 2 an invalid
+    setting or argument (``invalid_configuration``, :class:`ConfigurationError`), 3 the
+    identity and fence do not hold the lease (``not_holder``, :class:`NotHolderError`), 4 the
+    stored election cannot be read (``corrupt_state``), 5 the store cannot be reached
+    (``store_unreachable``, :class:`StoreUnavailableError`), 6 the Docker engine is not a
+    Swarm manager (``not_swarm_manager``), 7 the store's cluster has no quorum (``no_quorum``,
+    :class:`StoreUnavailableError`), 8 a write's outcome is unknown (``outcome_unknown``), 9
+    conflicting writes won every attempt (``too_many_conflicts``), 11 the store refuses access
+    (``permission_denied``), 12 the store is full (``store_full``).
+    """
+
+    command: str
+    """The command that failed (``try-acquire``, ``renew``, …)."""
+    exit_code: int
+    """The binary's exit status."""
+    code: str
+    """The binary's stable, machine-readable code (``""`` when it printed none)."""
+    error: str
+    """The binary's message."""
+
+    def __init__(self, command: str, exit_code: int, code: str, error: str) -> None:
+        self.command = command
+        self.exit_code = exit_code
+        self.code = code
+        self.error = error
+        super().__init__(f"lfp-swarm-lease {command}: {error} (exit {exit_code}"
+                         + (f", {code})" if code else ")"))
+
+    @property
+    def temporary(self) -> bool:
+        """Whether the same command may succeed later: the store unreachable or without
+        quorum, an unknown outcome, conflicting writes."""
+        return self.exit_code in (5, 7, 8, 9)
+
+
+class ConfigurationError(ControllerError, ValueError):
+    """Exit 2: a setting or argument is invalid. The message names the setting and where its
+    value came from (``flag --ttl-ms`` for a :class:`ControllerOptions` field,
+    ``environment variable SWARM_LEASE_TTL_MS``, a ``_FILE``, a container label)."""
+
+
+class NotHolderError(ControllerError):
+    """Exit 3: this identity does not hold the lease with that fence (another holder, or the
+    term is over): renewing or releasing it cannot succeed."""
+
+
+class StoreUnavailableError(ControllerError, ConnectionError):
+    """Exit 5 or 7: the store (the Docker engine, etcd) cannot be reached, or its cluster has
+    no quorum for writes."""
+
+
+def controller_error(command: str, exit_code: int, code: str, error: str) -> ControllerError:
+    """The exception of a failed command, by its exit status."""
+    cls: type[ControllerError] = {2: ConfigurationError, 3: NotHolderError,
+                                  5: StoreUnavailableError,
+                                  7: StoreUnavailableError}.get(exit_code, ControllerError)
+    return cls(command, exit_code, code, error)

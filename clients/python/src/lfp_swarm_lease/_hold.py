@@ -4,10 +4,6 @@ term (:class:`Leadership`), and resigns the term when the block is left."""
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections.abc import Coroutine
-from types import TracebackType
-from typing import Any
 
 from . import _timing
 from ._backoff import Backoff
@@ -17,14 +13,12 @@ from ._leadership import Leadership
 from ._models import CampaignResult
 from ._options import safe_jitter
 from ._stream import watch_stream
+from ._term import TermHold, in_background
 
 
 #: A follower told to retry "now" (its leader's lease is just ending) must not campaign in a
 #: tight loop.
 MIN_FOLLOWER_WAIT = 0.02
-
-#: Tasks started in the background (a term handed back) must be referenced until they end.
-_background: set[asyncio.Task[object]] = set()
 
 
 def check_ttl(ttl: object, op: str) -> int | None:
@@ -40,7 +34,7 @@ def check_ttl(ttl: object, op: str) -> int | None:
     return ttl
 
 
-class Hold:
+class Hold(TermHold[Leadership]):
     """The async context manager of :meth:`LeaseClient.hold`.
 
     Entering campaigns until the room is won: while another candidate leads it waits the
@@ -79,6 +73,7 @@ class Hold:
             # before its deadline, which falls a margin and the stop time before the TTL.
             renew_interval = checked / 3
         _timing.check(checked, renew_interval, stop_before)
+        super().__init__()
         self._client = client
         self._room = room_id
         self._candidate = candidate_id
@@ -86,42 +81,11 @@ class Hold:
         self._metadata = metadata
         self._stop_before = float(stop_before)
         self._interval = float(renew_interval)
-        self._leadership: Leadership | None = None
-        self._entered = False
-        self._cancelling = 0
 
-    async def __aenter__(self) -> Leadership:
-        if self._entered:
-            raise RuntimeError("lfp-swarm-lease: a hold is entered once; call hold() again for "
-                               "another term")
-        self._entered = True
-        body = asyncio.current_task()
-        if body is None:
-            raise RuntimeError("lfp-swarm-lease: hold needs to run in an asyncio task")
+    async def _win(self, body: asyncio.Task[object]) -> Leadership:
         start, won = await self._campaign()
-        self._cancelling = _cancelling(body)
-        self._leadership = Leadership(self._client, self._room, won, start=start, ttl=self._ttl,
-                                      stop_before=self._stop_before, interval=self._interval,
-                                      body=body)
-        return self._leadership
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        leadership = self._leadership
-        assert leadership is not None
-        # Before any await: from here on nothing may cancel the task, which has left the body.
-        leadership._exiting = True
-        await leadership._close()
-        if not leadership._cancelled_body:
-            return
-        more = _uncancel(leadership._body)
-        # The cancellation was this term's (a body that caught it and returned is told too)
-        # unless someone else cancelled the task as well: theirs goes on. Another exception of
-        # the body goes on too.
-        if more <= self._cancelling and exc_type in (None, asyncio.CancelledError):
-            cause = leadership.cause
-            assert cause is not None
-            raise cause
+        return Leadership(self._client, self._room, won, start=start, ttl=self._ttl,
+                          stop_before=self._stop_before, interval=self._interval, body=body)
 
     async def _campaign(self) -> tuple[float, CampaignResult]:
         client = self._client
@@ -188,7 +152,7 @@ class Hold:
             return
         won = attempt.result()
         if won.is_leader and won.leader_token is not None:
-            _in_background(self._client.resign(self._room, won.leader_token))
+            in_background(self._client.resign(self._room, won.leader_token))
 
 
 class _VacancyWatch:
@@ -225,29 +189,3 @@ class _VacancyWatch:
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
         await self._stream.aclose()
-
-
-def _in_background(coro: Coroutine[Any, Any, object]) -> None:
-    task: asyncio.Task[object] = asyncio.ensure_future(coro)
-    _background.add(task)
-
-    def done(t: asyncio.Task[object]) -> None:
-        _background.discard(t)
-        if not t.cancelled():
-            t.exception()  # retrieved: a failed hand-back is not worth a warning
-
-    task.add_done_callback(done)
-
-
-def _cancelling(task: asyncio.Task[Any]) -> int:
-    if sys.version_info >= (3, 11):
-        return task.cancelling()
-    return 0
-
-
-def _uncancel(task: asyncio.Task[Any]) -> int:
-    # 3.11+ counts cancellation requests; the one this module made is taken back, so that a
-    # TaskGroup or timeout around the block does not see it as theirs.
-    if sys.version_info >= (3, 11):
-        return task.uncancel()
-    return 0

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"

@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/gitrun"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/gitrun"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/stackfile"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 )
 
 func TestRemoveAliasAndFlags(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/ownership"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainer"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/portainerstub"

@@ -3,69 +3,37 @@ package root
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/buildinfo"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/deploy"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/remove"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // NewCmdRoot returns the deployer command with its subcommands.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	cmd := cmdutil.NewRoot(f, &cobra.Command{
 		Use:   "deployer",
 		Short: "Deploy the lfp-swarm-lease demo with Portainer",
 		Example: `  deployer deploy --dry-run
   deployer deploy
   deployer remove`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
 		// Set so that cobra adds --version; the template prints the whole version line.
-		Version: buildinfo.Resolved(),
-	}
-	cmd.SetVersionTemplate(version.Line() + "\n")
-	cmd.SetIn(f.IO.In)
-	cmd.SetOut(f.IO.Out)
-	cmd.SetErr(f.IO.ErrOut)
-	// Inherited by every command: a flag the command does not have exits 2, as a setting to
-	// fix does.
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	cmd.AddCommand(
-		deploy.NewCmdDeploy(f, nil),
-		remove.NewCmdRemove(f, nil),
-		version.NewCmdVersion(f, nil),
-	)
+		Version: buildinfo.Get().Version,
+	}, deploy.NewCmdDeploy(f, nil), remove.NewCmdRemove(f, nil), version.NewCmdVersion(f, nil))
+	cmd.SetVersionTemplate(buildinfo.Get().Line("deployer") + "\n")
 	return cmd
 }
 
-// UsageError is a command line the deployer does not take: an unknown flag, a flag's value of
-// the wrong type.
-type UsageError struct{ Err error }
-
-// Error is Err's message.
-func (e *UsageError) Error() string { return e.Err.Error() }
-
-// Unwrap returns Err.
-func (e *UsageError) Unwrap() error { return e.Err }
-
-// ExitCode is the process's exit code for a command's error: 0 for none, 2 for a setting to
-// fix or a command line the deployer does not take (a usage error, as in the CLI), 1 for
-// anything that failed on the way.
+// ExitCode is the process's exit code for a command's error: 2 for a setting to fix too (as in
+// the CLI), otherwise cmdutil.ExitCode's.
 func ExitCode(err error) int {
-	var cerr *config.Error
-	var usage *UsageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &cerr), errors.As(err, &usage), strings.HasPrefix(err.Error(), "unknown command "):
-		// cobra's "unknown command" (a misspelt command, or an argument a command does not
-		// take) has no hook of its own.
+	if cerr := (*config.Error)(nil); errors.As(err, &cerr) {
 		return 2
 	}
-	return 1
+	return cmdutil.ExitCode(err)
 }

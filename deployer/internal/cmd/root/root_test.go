@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmd/version"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/deployer/internal/config"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +20,7 @@ func TestExitCode(t *testing.T) {
 		{nil, 0},
 		{fmt.Errorf("deploy: %w", &config.Error{Variable: "SWARM_LEASE_DEPLOY_REPLICAS"}), 2},
 		{errors.New("portainer: 401"), 1},
-		{&UsageError{Err: errors.New("unknown flag: --bogus")}, 2},
+		{&cmdutil.UsageError{Err: errors.New("unknown flag: --bogus")}, 2},
 		{errors.New(`unknown command "deplyo" for "deployer"`), 2},
 	} {
 		if got := ExitCode(tc.err); got != tc.want {
@@ -57,7 +57,7 @@ func TestVersionFlagPrintsTheVersionLine(t *testing.T) {
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		if got, want := out.String(), version.Line()+"\n"; got != want {
+		if got, want := out.String(), buildinfo.Get().Line("deployer")+"\n"; got != want {
 			t.Errorf("%v printed %q, want %q", args, got, want)
 		}
 	}
@@ -70,7 +70,7 @@ func TestFlagErrorsAreUsageErrors(t *testing.T) {
 		cmd := NewCmdRoot(&cmdutil.Factory{IO: cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}})
 		cmd.SetArgs(args)
 		err := cmd.Execute()
-		var usage *UsageError
+		var usage *cmdutil.UsageError
 		if !errors.As(err, &usage) || ExitCode(err) != 2 {
 			t.Errorf("%v: %v (%T), exit %d; want a *UsageError and exit 2", args, err, err, ExitCode(err))
 		}

@@ -3,12 +3,11 @@ package version
 
 import (
 	"fmt"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/buildinfo"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 // Options are the inputs of `deployer version`.
@@ -36,13 +35,7 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 	}
 }
 
-// Line is the version line that both `deployer version` and `deployer --version` print.
-func Line() string {
-	return fmt.Sprintf("deployer %s (commit %s, built %s, %s, %s/%s)",
-		buildinfo.Resolved(), buildinfo.Commit, buildinfo.Date, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
-
 func versionRun(opts *Options) error {
-	_, err := fmt.Fprintln(opts.IO.Out, Line())
+	_, err := fmt.Fprintln(opts.IO.Out, buildinfo.Get().Line("deployer"))
 	return err
 }

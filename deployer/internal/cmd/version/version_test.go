@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/buildinfo"
-	"github.com/regbo/lfp-swarm-lease/deployer/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/images/buildinfo"
 )
 
 func TestVersionShowsTheStamp(t *testing.T) {

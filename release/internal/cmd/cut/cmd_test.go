@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 )
 
 func parse(t *testing.T, args ...string) (*Options, error) {

@@ -15,8 +15,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/release/internal/gitrun"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/gitrun"
 	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 

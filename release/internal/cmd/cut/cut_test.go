@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
-	"github.com/regbo/lfp-swarm-lease/release/internal/gitrun"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/gitrun"
 	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/release/internal/versionfiles"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regbo/lfp-swarm-lease/release/internal/cmdutil"
+	"github.com/regbo/lfp-swarm-lease/deployer/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/release/internal/testrepo"
 )
 
