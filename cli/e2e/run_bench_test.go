@@ -46,6 +46,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/runloop"
 	"github.com/regbo/lfp-swarm-lease/faults/check"
+	"github.com/regbo/lfp-swarm-lease/faults/contend"
 	"github.com/regbo/lfp-swarm-lease/images/imagestest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/swarmstore"
@@ -503,24 +504,15 @@ func (c *swarmBenchCluster) terminate(tb testing.TB, leader check.ChildEvent) ti
 	return sent
 }
 
-// childIn returns the host PID of the live /testchild in the PID namespace of init.
+// childIn returns the host PID of the live /testchild below init (the container's init, run).
 func childIn(tb testing.TB, init int) int {
-	ns, err := os.Readlink("/proc/" + strconv.Itoa(init) + "/ns/pid")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); l == ns && strings.HasPrefix(string(cmdline), "/testchild\x00") && !processGone(pid) {
+	for _, pid := range contend.Descendants(init) {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if strings.HasPrefix(string(cmdline), "/testchild\x00") && !processGone(pid) {
 			return pid
 		}
 	}
-	tb.Fatalf("no /testchild in the PID namespace of %d", init)
+	tb.Fatalf("no /testchild below %d", init)
 	return 0
 }
 
