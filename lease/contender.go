@@ -177,11 +177,18 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 		// reads).
 		res, decided := e.handoverWatched()
 		var err error
+		timedOut := false
 		if !decided {
-			// A campaign's answer is of use for about a poll interval: one that has none by then
-			// is sent again — to another member, on a store of several.
-			actx, cancel := context.WithTimeout(ctx, max(c.PollInterval, minCampaignTime))
+			// On a store that sends a request another member could answer elsewhere (Rerouter),
+			// a campaign's answer is of use for about a poll interval: one that has none by then
+			// is sent again. Elsewhere (Swarm: a write may block 20 s while Raft elects, and
+			// still commit) the campaign takes the time its store takes.
+			actx, cancel := ctx, context.CancelFunc(func() {})
+			if r, ok := e.Store().(Rerouter); ok && r.Reroutes() {
+				actx, cancel = context.WithTimeout(ctx, max(c.PollInterval, minCampaignTime))
+			}
 			res, err = e.tryAcquire(actx, blind)
+			timedOut = actx.Err() != nil && ctx.Err() == nil
 			cancel()
 		}
 		switch {
@@ -207,7 +214,7 @@ func (c *Contender) Run(ctx context.Context, lead func(term *Term) error) error 
 				c.Logger.Warn("store error", "namespace", e.Namespace(), "err", err)
 				lastErr = err.Error()
 			}
-			if !errors.Is(err, context.DeadlineExceeded) { // a campaign out of time has waited already
+			if !timedOut { // a campaign out of time has waited already
 				_ = timing.Sleep(ctx, c.PollInterval)
 			}
 			continue

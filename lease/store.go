@@ -47,6 +47,13 @@ type ClockFencer interface {
 	ClockFences() bool
 }
 
+// Rerouter is implemented by stores of several members that send a request that gets no answer
+// to another member (etcd). Reroutes reports whether they do; a Contender then bounds each
+// campaign by about its poll interval, and sends an unanswered one again.
+type Rerouter interface {
+	Reroutes() bool
+}
+
 // RequestReporter is implemented by stores that send requests to a server of their own (etcd),
 // so that a server of ours can measure them: latency and errors per operation, for metrics.
 type RequestReporter interface {

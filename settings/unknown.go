@@ -33,14 +33,17 @@ func (s *Schema) Warnings(layers ...Layer) []string {
 		for _, src := range l.unknown {
 			base := strings.TrimSuffix(src.Name, FileSuffix)
 			best := Closest(base, names)
-			if base != src.Name {
+			if best != "" && base != src.Name {
 				best += FileSuffix
 			}
 			w := src.Name
 			if src.Kind == FromDotEnv {
 				w += fmt.Sprintf(", at %s line %d,", src.File, src.Line)
 			}
-			w += " is not a setting and is ignored; the closest is " + best
+			w += " is not a setting and is ignored"
+			if best != "" {
+				w += "; the closest is " + best
+			}
 			if len(reserved) > 0 {
 				w += " (" + strings.Join(reserved, " and ") + " are reserved and never warned about)"
 			}
@@ -52,8 +55,9 @@ func (s *Schema) Warnings(layers ...Layer) []string {
 }
 
 // Closest is the candidate meant by name, a misspelt variable or flag: the shortest candidate
-// that name begins (TTL: TTL_MS), else the closest by edit distance (the first of equals); ""
-// when there is none. It is the one rule by which both are answered.
+// that name begins (TTL: TTL_MS), else the closest by edit distance (the first of equals) when
+// that distance is small enough to be a slip — at most a third of name's length, and at least 2;
+// "" when there is none. It is the one rule by which both are answered.
 func Closest(name string, candidates []string) string {
 	best, bestDistance := "", 0
 	for _, candidate := range candidates {
@@ -64,6 +68,9 @@ func Closest(name string, candidates []string) string {
 		if best == "" || d < bestDistance {
 			best, bestDistance = candidate, d
 		}
+	}
+	if bestDistance > max(2, len(name)/3) {
+		return ""
 	}
 	return best
 }

@@ -116,7 +116,7 @@ func firstContactFailures(t *testing.T) []failure {
 		failure{"watch server down", []string{"watch", "--initial-timeout", "1s", down}, nil,
 			"server_unreachable", "cannot reach the controller at " + down + " (connection refused)", "start it"},
 		failure{"version usage", []string{"version", "--jsn"}, nil, "usage", "unknown flag --jsn: did you mean --json?", "--help"},
-		failure{"openapi usage", []string{"openapi", "--jsn"}, nil, "usage", "unknown flag --jsn: did you mean --help?", "--help"},
+		failure{"openapi usage", []string{"openapi", "--jsn"}, nil, "usage", "unknown flag: --jsn", "--help"},
 		failure{"unknown command", []string{"tryacquire"}, nil, "usage", `unknown command "tryacquire" for "lfp-swarm-lease": did you mean try-acquire?`, "--help"},
 	)
 	for _, sub := range [][]string{{"create"}, {"status", "nightly-report"}, {"watch", "nightly-report"}} {

@@ -151,18 +151,20 @@ func startShell(t *testing.T, env []string, script string) *shellProc {
 // commands as they would after any run's death.
 func (s *shellProc) stop() { _ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) }
 
-// TestTryAcquireByARestartedScript: a script that takes the lease with try-acquire is the
-// incarnation of its terms (the caller). Acquiring again from the same script starts a new term
-// at once, as before; another script under the same holder id waits (exit 75) while the first —
-// or anything it left running in its process group — lives; once the first is killed with its
-// group, its restarted successor acquires at once, long before the TTL of a minute.
+// TestTryAcquireByARestartedScript: a script that takes the lease with try-acquire --caller-pid
+// $$ is the incarnation of its terms. Acquiring again for the same script starts a new term at
+// once, as before — also through a wrapper (timeout puts itself in a process group of its own);
+// another script under the same holder id waits (exit 75) while the first — or anything it left
+// running in its process group — lives; once the first is killed with its group, its restarted
+// successor acquires at once, long before the TTL of a minute. Without --caller-pid a
+// try-acquire is a caller of its own: nothing proves its term's work gone.
 func TestTryAcquireByARestartedScript(t *testing.T) {
 	leasetest.Long(t, "runs scripts that call try-acquire")
 	env, _ := fileRunEnv(t)
 	env = append(env, "SWARM_LEASE_HOLDER_ID=script", "SWARM_LEASE_TTL_MS=60000")
 	dir := t.TempDir()
-	// The script acquires twice, says so, and works on.
-	script := fmt.Sprintf(`%q try-acquire >%s/$$.1 && %q try-acquire >%s/$$.2 && echo ok >%s/$$.done; exec sleep 300`,
+	// The script acquires twice, the second time through timeout, says so, and works on.
+	script := fmt.Sprintf(`%q try-acquire --caller-pid $$ >%s/$$.1 && timeout 10 %q try-acquire --caller-pid $$ >%s/$$.2 && echo ok >%s/$$.done; exec sleep 300`,
 		binary, dir, binary, dir, dir)
 	first := startShell(t, env, script)
 	done := filepath.Join(dir, strconv.Itoa(first.cmd.Process.Pid)+".done")
@@ -170,12 +172,12 @@ func TestTryAcquireByARestartedScript(t *testing.T) {
 		_, err := os.Stat(done)
 		return err == nil, fmt.Sprint(err)
 	})
-	r := cli(t, env, "try-acquire")
-	expectCode(t, r, 75, "try-acquire by another caller while the first script lives")
+	expectCode(t, cli(t, env, "try-acquire", "--caller-pid", strconv.Itoa(os.Getpid())), 75, "try-acquire by another caller while the first script lives")
+	expectCode(t, cli(t, env, "try-acquire"), 75, "try-acquire without a caller while the first script lives")
 	killed := time.Now()
 	first.stop()
 	_ = first.cmd.Wait()
-	second := startShell(t, env, fmt.Sprintf(`%q try-acquire --json >%s/second.json; echo $? >%s/second.code; exec sleep 300`, binary, dir, dir))
+	second := startShell(t, env, fmt.Sprintf(`%q try-acquire --caller-pid $$ --json >%s/second.json; echo $? >%s/second.code; exec sleep 300`, binary, dir, dir))
 	defer second.stop()
 	waitUntil(t, 10*time.Second, "the restarted script's try-acquire", func() (bool, string) {
 		b, err := os.ReadFile(filepath.Join(dir, "second.code"))
@@ -188,5 +190,34 @@ func TestTryAcquireByARestartedScript(t *testing.T) {
 	}
 	if took := time.Since(killed); took > 10*time.Second {
 		t.Fatalf("the restarted script acquired %v after its predecessor was killed", took)
+	}
+	// A term taken without a caller is proven gone by nothing: the second script's term held,
+	// a caller-less try-acquire's term is not taken over by another even once it has exited.
+	second.stop()
+	_ = second.cmd.Wait()
+	env2 := append(env[:len(env):len(env)], "SWARM_LEASE_NAMESPACE=caller-less-"+strconv.Itoa(os.Getpid()))
+	expectCode(t, cli(t, env2, "try-acquire"), 0, "a caller-less try-acquire")
+	expectCode(t, cli(t, env2, "try-acquire", "--caller-pid", strconv.Itoa(os.Getpid())), 75, "another caller after the caller-less one exited")
+}
+
+// TestRunCommandCannotReleaseItsIncarnation: a command that unlocks its descriptor 3 (its own
+// lock on the incarnation's lock file) releases only its own lock: run and its guard hold theirs,
+// and a run of another holder on the same host still waits — the command lives.
+func TestRunCommandCannotReleaseItsIncarnation(t *testing.T) {
+	leasetest.Long(t, "watches two supervisors for a few seconds")
+	env, childLog := fileRunEnv(t)
+	env = append(env, "SWARM_LEASE_TTL_MS=30000", "XDG_RUNTIME_DIR="+t.TempDir())
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	a := startProc(t, "run a", append([]string{"SWARM_LEASE_HOLDER_ID=a"}, env...), "run", "--",
+		"/bin/sh", "-c", "flock -u 3 && touch "+marker+" && exec sleep 300")
+	waitUntil(t, 10*time.Second, "a's command to unlock its descriptor 3", func() (bool, string) {
+		_, err := os.Stat(marker)
+		return err == nil, a.out.String()
+	})
+	b := startRun(t, env, "b")
+	time.Sleep(3 * time.Second) // the span in which b must not take over: time passing is tested
+	if n := countEvents(readChildEvents(t, childLog), "start"); n != 0 || strings.Contains(b.out.String(), "evidence=") {
+		t.Fatalf("b took over while a's command ran (%d children):\n%s", n, b.out.String())
 	}
 }

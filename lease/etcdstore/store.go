@@ -40,6 +40,7 @@ var (
 	_ lease.Notifier       = (*Store)(nil)
 	_ lease.ClockFencer    = (*Store)(nil)
 	_ lease.WatchedRecords = (*Store)(nil)
+	_ lease.Rerouter       = (*Store)(nil)
 )
 
 // New connects to the cluster of o. It does not wait for the cluster: a member that cannot be
@@ -123,6 +124,10 @@ func (s *Store) Describe() string { return s.opts.String() }
 // ClockFences implements lease.ClockFencer: etcd can be restored from an older snapshot, which
 // rolls every record back (docs/safety.md §7c).
 func (s *Store) ClockFences() bool { return true }
+
+// Reroutes implements lease.Rerouter: a request a member does not answer goes to the next
+// (members.go).
+func (s *Store) Reroutes() bool { return true }
 
 // Ping asks the cluster for a linearizable read of one key: nil when a quorum answers. For
 // readiness checks.

@@ -16,9 +16,19 @@ func TestBaseURL(t *testing.T) {
 			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"ftp://x", "http://", "http://u:s3cr3t@x"} {
-		if _, err := config.BaseURL(in); err == nil || strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("%q: %v", in, err)
+	// Refused, and never quoting a secret, not even cut: another scheme, no host, credentials,
+	// a URL that does not parse (whose parser error quotes the value).
+	for _, in := range []string{"ftp://x", "http://", "http://u:s3cr3t@x", "ftp://admin:s3cr3t@elect:8080",
+		"https://admin:s3cr3t@", "http://admin:s3cr%zz3t@elect:8080", "http://[admin:s3cr3t@elect"} {
+		_, err := config.BaseURL(in)
+		if err == nil {
+			t.Errorf("%q: accepted", in)
+			continue
+		}
+		for _, part := range []string{"s3cr3t", "s3cr", "3t@", "%zz"} {
+			if strings.Contains(err.Error(), part) {
+				t.Errorf("%q: the error quotes %q: %v", in, part, err)
+			}
 		}
 	}
 }

@@ -50,7 +50,7 @@ func (Host) Gone(_ context.Context, rec lease.Record) (string, time.Duration) {
 		}
 		return fmt.Sprintf("the processes of incarnation %s on this host have ended: nothing holds its lock %s", inc.ID, inc.Lock.Path), 0
 	}
-	if inc.PID != 0 && inc.PIDNS == pidNamespace() {
+	if inc.PID != 0 && inc.PIDNS != 0 && inc.PIDNS == pidNamespace() {
 		if start, _, ok := processStart(inc.PID); ok && start == inc.PIDStart {
 			return "", recheckHost
 		}
@@ -105,9 +105,10 @@ func unheld(path string) bool {
 }
 
 // createLock creates dir (0755: other users' processes may read the lock, never replace it) and
-// in it the incarnation's lock file, holding the incarnation's ID, open read-only — the command
-// inherits it, and has no business writing to it — and locked. Nothing names the file yet, so
-// the instant between its creation and its lock proves nothing to anyone.
+// in it the incarnation's lock file, holding the incarnation's ID, open read-only and locked
+// shared: run's guards share this lock, each command takes one of its own (supervisor), and a
+// witness probes with an exclusive one. Nothing names the file yet, so the instant between its
+// creation and its lock proves nothing to anyone.
 func createLock(dir, id string) (*os.File, lease.FileID, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, lease.FileID{}, err
@@ -133,7 +134,7 @@ func createLock(dir, id string) (*os.File, lease.FileID, error) {
 		f.Close()
 		return nil, lease.FileID{}, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
 		f.Close()
 		return nil, lease.FileID{}, err
 	}

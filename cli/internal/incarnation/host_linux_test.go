@@ -44,7 +44,7 @@ func holdInChild(t *testing.T, f *os.File) func() {
 // the incarnation gone — on this host, for that very file only.
 func TestALockProvesARunGoneOnceNothingHoldsIt(t *testing.T) {
 	dir := t.TempDir()
-	r, err := ForRun(dir)
+	r, err := ForRun(dir, "an election")
 	if err != nil || r.Lock == nil {
 		t.Fatalf("ForRun: %+v, %v", r, err)
 	}
@@ -128,12 +128,57 @@ func TestACallerProvesItsTermGoneOnceItAndItsGroupHaveExited(t *testing.T) {
 	}
 }
 
-// TestOneShotsOfOneCallerAreOneIncarnation: two one-shots of this test process (their caller)
-// are one incarnation; the test binary's own parent is another caller.
+// TestOneShotsOfOneCallerAreOneIncarnation: two one-shots for one caller are one incarnation,
+// which records the caller; without a caller, every one-shot is an incarnation of its own, and
+// records nothing a witness could prove gone.
 func TestOneShotsOfOneCallerAreOneIncarnation(t *testing.T) {
-	a, b := OneShot(), OneShot()
-	if a != b || a.ID == "" || a.PID != os.Getppid() || a.PIDGroup <= 0 {
-		t.Fatalf("two one-shots of one caller: %+v and %+v", a, b)
+	a, errA := OneShot(os.Getpid())
+	b, errB := OneShot(os.Getpid())
+	if errA != nil || errB != nil || a != b || a.ID == "" || a.PID != os.Getpid() || a.PIDGroup <= 0 {
+		t.Fatalf("two one-shots of one caller: %+v (%v) and %+v (%v)", a, errA, b, errB)
+	}
+	c, _ := OneShot(0)
+	d, _ := OneShot(0)
+	if c.ID == d.ID || c.PID != 0 {
+		t.Fatalf("two one-shots without a caller: %+v and %+v, want two incarnations, no PID", c, d)
+	}
+	if ev, _ := (Host{}).Gone(context.Background(), record(c)); ev != "" {
+		t.Fatalf("a one-shot without a caller proven gone: %q", ev)
+	}
+	if _, err := OneShot(1 << 30); err == nil {
+		t.Fatal("a caller that does not exist: no error")
+	}
+}
+
+// TestAnElectionsLocksNobodyHoldsGoWhenATermIsWon: a run that wins a term removes the locks of
+// its election that nobody holds — incarnations gone, whose terms are over — and keeps the held
+// ones; a run that never led removes its own as it ends, one that led keeps it.
+func TestAnElectionsLocksNobodyHoldsGoWhenATermIsWon(t *testing.T) {
+	dir := t.TempDir()
+	dead, _ := ForRun(dir, "e")
+	alive, _ := ForRun(dir, "e")
+	other, _ := ForRun(dir, "another election")
+	_ = dead.Lock.Close() // its processes are gone
+	r, err := ForRun(dir, "e")
+	if err != nil || !r.Earlier {
+		t.Fatalf("ForRun: %v; Earlier %v, want true beside the election's earlier locks", err, r.Earlier)
+	}
+	r.Lead()
+	for _, c := range []struct {
+		run  *Run
+		kept bool
+	}{{dead, false}, {alive, true}, {other, true}, {r, true}} {
+		if _, err := os.Stat(c.run.Incarnation.Lock.Path); (err == nil) != c.kept {
+			t.Errorf("lock %s: kept %v, want %v", c.run.Incarnation.Lock.Path, err == nil, c.kept)
+		}
+	}
+	r.Close()
+	alive.Close()
+	if _, err := os.Stat(r.Incarnation.Lock.Path); err != nil {
+		t.Errorf("the lock of a run that led was removed as it ended: %v", err)
+	}
+	if _, err := os.Stat(alive.Incarnation.Lock.Path); err == nil {
+		t.Error("the lock of a run that never led was kept as it ended")
 	}
 }
 

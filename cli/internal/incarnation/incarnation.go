@@ -12,14 +12,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
 // Run is the incarnation of a long-lived contender (`run`): a random ID, and on Linux a lock
-// file that run holds locked from its start, before any term names it, and that its guards and
-// commands inherit (supervisor.Spec.Hold) — locked for as long as any of them lives.
+// file in a directory of its election's that run holds locked (shared) from its start, before
+// any term names it. Its guards inherit run's lock, and each command gets a lock of its own on the
+// same file (supervisor): the file is locked for as long as any of them lives, and a command can
+// drop only its own lock.
 type Run struct {
 	// Incarnation is what run's terms record.
 	Incarnation lease.Incarnation
@@ -29,12 +30,15 @@ type Run struct {
 	// Earlier: the directory held another incarnation's lock — a run ran here before (in a
 	// container: this container was started again).
 	Earlier bool
+	dir     string
+	led     bool
 }
 
-// ForRun returns a new incarnation of `run`, its lock created in dir (Dir(), when empty). A
+// ForRun returns a new incarnation of `run` of the election key names (its store and
+// namespace), its lock created in dir (Dir(), when empty), in a directory of that election's. A
 // lock that cannot be made is no error: the incarnation then has none (err says why, for the
 // log).
-func ForRun(dir string) (*Run, error) {
+func ForRun(dir, key string) (*Run, error) {
 	r := &Run{Incarnation: lease.Incarnation{ID: lease.NewIncarnationID(), Boot: bootID()}}
 	if r.Incarnation.Boot == "" {
 		return r, nil
@@ -42,44 +46,75 @@ func ForRun(dir string) (*Run, error) {
 	if dir == "" {
 		dir = Dir()
 	}
-	if matches, _ := filepath.Glob(filepath.Join(dir, "*.lock")); len(matches) > 0 {
+	sum := sha256.Sum256([]byte(key))
+	r.dir = filepath.Join(dir, hex.EncodeToString(sum[:8]))
+	if matches, _ := filepath.Glob(filepath.Join(r.dir, "*.lock")); len(matches) > 0 {
 		r.Earlier = true
 	}
-	lock, id, err := createLock(dir, r.Incarnation.ID)
+	lock, id, err := createLock(r.dir, r.Incarnation.ID)
 	if err != nil {
-		return r, fmt.Errorf("incarnation: no lock in %s (a restart of this process is then taken over only when its term expires): %w", dir, err)
+		return r, fmt.Errorf("incarnation: no lock in %s (a restart of this process is then taken over only when its term expires): %w", r.dir, err)
 	}
 	r.Lock, r.Incarnation.Lock = lock, id
-	sweep(dir, lock.Name())
 	return r, nil
 }
 
-// Close removes the lock file and closes it: for a run that exits with no term of its left
-// to prove anything about (every one released or handed over, or none ever won). The guards
-// and commands that inherited the lock have ended by then.
-func (r *Run) Close() {
-	if r.Lock != nil {
-		_ = os.Remove(r.Lock.Name())
-		_ = r.Lock.Close()
+// Lead marks a term won: the record names this incarnation now, and no other of the election's —
+// so the locks nobody holds are of incarnations gone, whose terms are over: they are removed.
+func (r *Run) Lead() {
+	r.led = true
+	if r.Lock == nil {
+		return
+	}
+	entries, err := os.ReadDir(r.dir)
+	if err != nil {
+		return
+	}
+	for _, ent := range entries {
+		path := filepath.Join(r.dir, ent.Name())
+		if path != r.Lock.Name() && filepath.Ext(path) == ".lock" && unheld(path) {
+			_ = os.Remove(path)
+		}
 	}
 }
 
-// OneShot returns the incarnation of a one-shot command (try-acquire): its caller, the parent
-// process, whose work the term is. Every call of one caller is one incarnation — it takes its own
-// term over at once — and, observed on this host, the caller's exit with nothing left in its
-// process group (where what it started in the background runs on) proves the term's work gone.
-func OneShot() lease.Incarnation {
-	ppid := os.Getppid()
+// Close ends the incarnation as run exits: a run that never led removes its lock, which no term
+// names; one that led keeps it, so that a successor can prove its processes gone should a term
+// still name it (a release that failed) — the successor's first term removes it.
+func (r *Run) Close() {
+	if r.Lock == nil {
+		return
+	}
+	if !r.led {
+		_ = os.Remove(r.Lock.Name())
+	}
+	_ = r.Lock.Close()
+}
+
+// OneShot returns the incarnation of a one-shot command (try-acquire) made for caller, the
+// process whose work the term is (try-acquire's --caller-pid: the calling script's PID). Every
+// call for one caller is one incarnation — it takes that caller's live term over at once — and,
+// observed on this host, the caller's exit with nothing left in its process group (where what it
+// started in the background runs on) proves the term's work gone. Without a caller (0) every
+// call is an incarnation of its own, which nothing proves gone: its terms end by expiry.
+func OneShot(caller int) (lease.Incarnation, error) {
 	inc := lease.Incarnation{Boot: bootID()}
-	if inc.Boot != "" && ppid > 0 {
-		if start, group, ok := processStart(ppid); ok {
-			inc.PID, inc.PIDStart, inc.PIDNS, inc.PIDGroup = ppid, start, pidNamespace(), group
-		}
+	if caller <= 0 {
+		inc.ID = lease.NewIncarnationID()
+		return inc, nil
+	}
+	start, group, ok := processStart(caller)
+	switch {
+	case inc.Boot == "": // not Linux: the PID names the caller, and nothing proves it gone
+	case !ok:
+		return lease.Incarnation{}, fmt.Errorf("no process %d to be the caller: pass the PID of the process whose work the term is (a shell's $$), or none", caller)
+	case pidNamespace() != 0:
+		inc.PID, inc.PIDStart, inc.PIDNS, inc.PIDGroup = caller, start, pidNamespace(), group
 	}
 	// Derived, not random: the caller's next call is the same incarnation.
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d/%d/%d", inc.Boot, inc.PIDNS, inc.PID, inc.PIDStart)))
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d/%d/%d", inc.Boot, pidNamespace(), caller, start)))
 	inc.ID = hex.EncodeToString(sum[:12])
-	return inc
+	return inc, nil
 }
 
 // Dir is where `run` keeps its incarnation's lock: $XDG_RUNTIME_DIR/lfp-swarm-lease when set,
@@ -92,26 +127,4 @@ func Dir() string {
 		return "/run/lfp-swarm-lease"
 	}
 	return filepath.Join(os.TempDir(), "lfp-swarm-lease-"+strconv.Itoa(os.Geteuid()))
-}
-
-// staleLock is how old a lock file nothing holds must be before a new run removes it: far
-// beyond any term's TTL, so that no live record can still name it.
-const staleLock = 24 * time.Hour
-
-// sweep removes the lock files in dir that nothing holds and that are older than staleLock,
-// but for keep: those of runs killed long ago.
-func sweep(dir, keep string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, ent := range entries {
-		path := filepath.Join(dir, ent.Name())
-		if path == keep || filepath.Ext(path) != ".lock" {
-			continue
-		}
-		if info, err := ent.Info(); err == nil && time.Since(info.ModTime()) > staleLock && unheld(path) {
-			_ = os.Remove(path)
-		}
-	}
 }

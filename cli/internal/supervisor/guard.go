@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -187,8 +188,11 @@ func (g *guard) start(argv, env []string) (*os.Process, error) {
 		return nil, err
 	}
 	attr := &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}}
-	if g.hold != nil {
-		attr.Files = append(attr.Files, g.hold)
+	if own := g.commandHold(); own != nil {
+		if own != g.hold {
+			defer own.Close() // the command has its copy
+		}
+		attr.Files = append(attr.Files, own)
 	}
 	if g.cgroup != nil {
 		attr.Sys = &syscall.SysProcAttr{Setpgid: true}
@@ -210,6 +214,25 @@ func (g *guard) start(argv, env []string) (*os.Process, error) {
 		return nil, &StartError{Command: argv[0], Code: code, Err: err}
 	}
 	return proc, nil
+}
+
+// commandHold is the command's own lock on the incarnation's lock file: a new open file
+// description of it (reopened through /proc), locked shared, so that the command can release
+// only its own lock — never run's and the guard's, which the guard holds for as long as it lives.
+// Where the file cannot be reopened so, the command shares the guard's. Nil without a lock.
+func (g *guard) commandHold() *os.File {
+	if g.hold == nil {
+		return nil
+	}
+	own, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(g.hold.Fd())))
+	if err != nil {
+		return g.hold
+	}
+	if err := syscall.Flock(int(own.Fd()), syscall.LOCK_SH); err != nil {
+		own.Close()
+		return g.hold
+	}
+	return own
 }
 
 // warmProcessStart makes, ahead of the term, the check Go's runtime makes once per process at

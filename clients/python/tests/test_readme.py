@@ -64,7 +64,8 @@ async def line(proc: asyncio.subprocess.Process, timeout: float = 20) -> str:
 
 async def test_the_readme_watch_example_against_run(procs: Processes, store: str,
                                                     tmp_path: Path) -> None:
-    code = snippet(REPO / "docs/clients.md", "## From Python", "RemoteLeaseObserver.connect", RUN_URL)
+    code = snippet(REPO / "docs/clients.md", "## From Python", "RemoteLeaseObserver.connect",
+                   RUN_URL)
     ns = namespace()
     a = await procs.run(store, ns, "replica-a")
     vip = await Proxy([a]).start()  # the service's VIP: replica-b joins it below

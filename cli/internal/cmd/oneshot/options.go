@@ -10,7 +10,6 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
-	"github.com/regbo/lfp-swarm-lease/cli/internal/incarnation"
 	"github.com/regbo/lfp-swarm-lease/lease"
 )
 
@@ -33,8 +32,8 @@ type Options struct {
 const observerHolderID = "observer"
 
 // newOptions fills the options from the factory when the command runs; readOnly commands need
-// no holder identity.
-func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
+// no holder identity. extra are options of the election (try-acquire's incarnation).
+func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool, extra ...lease.Option) Options {
 	return Options{
 		IO: f.IOStreams, JSON: f.JSON, Timeout: f.Timeout, Now: f.Clock(),
 		Open: func() (*cmdutil.Session, error) {
@@ -49,8 +48,7 @@ func newOptions(f *cmdutil.Factory, cmd *cobra.Command, readOnly bool) Options {
 			if readOnly && cfg.Identity.HolderID == "" {
 				cfg.Identity.HolderID = observerHolderID
 			}
-			// A one-shot command's incarnation is its caller's, whose work the term is.
-			return cmdutil.OpenElection(cfg, lease.WithIncarnation(incarnation.OneShot()))
+			return cmdutil.OpenElection(cfg, extra...)
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/regbo/lfp-swarm-lease/cli/internal/cmdutil"
 	"github.com/regbo/lfp-swarm-lease/cli/internal/config"
+	"github.com/regbo/lfp-swarm-lease/cli/internal/incarnation"
 	"github.com/regbo/lfp-swarm-lease/lease"
 	"github.com/regbo/lfp-swarm-lease/timing"
 )
@@ -21,6 +22,9 @@ const defaultWaitPoll = time.Second
 // TryAcquireOptions are the options of try-acquire.
 type TryAcquireOptions struct {
 	Options
+	// Caller is the PID of the process whose work the term is (--caller-pid); 0: none, every
+	// try-acquire its own incarnation.
+	Caller int
 	// Wait, when positive, retries until the lease is won or Wait has passed (then exit 75),
 	// like `etcdctl lock` or `consul lock -timeout`; 0 tries once.
 	Wait time.Duration
@@ -40,21 +44,27 @@ func NewCmdTryAcquire(f *cmdutil.Factory, runF func(context.Context, *TryAcquire
 		Short: "Try to become the holder; exit 75 if another contender holds the election",
 		Long: `Try once, without waiting, to become the holder. On success print the new term's fence and
 exit 0. When another contender holds a live lease, print who and until when another contender may
-take over (its expiry plus max_clock_skew_ms), and exit 75. When this caller (try-acquire's
-parent process: a script acquiring again) already holds the lease, a new term starts with a new
-fence. A live term of another caller under this identity — a restarted script's predecessor —
-is taken over once that caller has exited (seen on this host), else once the term expires.
+take over (its expiry plus max_clock_skew_ms), and exit 75. A term is the work of its caller:
+with --caller-pid (a script's $$), a try-acquire for a caller that already holds the lease starts
+a new term, and one for a restarted script takes its predecessor's live term once that caller
+has exited with nothing left in its process group (seen on this host). Without it, every
+try-acquire is a caller of its own, and its term ends by release or expiry.
 
 With --wait DURATION, keep trying until the lease is won or DURATION has passed (then exit 75);
 a release or expiry wakes the waiter at once.`,
 		Example: `  lfp-swarm-lease try-acquire --store file:///var/lib/lease --namespace nightly-report --holder-id alice
-  lfp-swarm-lease try-acquire --wait 2m && ./nightly-report`,
+  lfp-swarm-lease try-acquire --wait 2m && ./nightly-report
+  lfp-swarm-lease try-acquire --caller-pid $$`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Wait < 0 {
 				return cmdutil.Usage(fmt.Errorf("invalid --wait %v: must not be negative", opts.Wait))
 			}
-			opts.Options = newOptions(f, cmd, false)
+			inc, err := incarnation.OneShot(opts.Caller)
+			if err != nil {
+				return cmdutil.Usage(fmt.Errorf("invalid --caller-pid %d: %w", opts.Caller, err))
+			}
+			opts.Options = newOptions(f, cmd, false, lease.WithIncarnation(inc))
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -62,6 +72,7 @@ a release or expiry wakes the waiter at once.`,
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 0, "keep trying until the lease is won or this long has passed (e.g. 30s, 5m); 0 tries once")
+	cmd.Flags().IntVar(&opts.Caller, "caller-pid", 0, "the process whose work the term is (a script's $$): its later try-acquires take its term at once, its exit proves the term's work gone")
 	return addFlags(f, cmd)
 }
 

@@ -104,9 +104,9 @@ func runRun(ctx context.Context, opts *Options) error {
 	metrics := server.NewMetrics()
 	cmdutil.RegisterLogDrops(metrics.Registry(), opts.IO.Err)
 	inc := newIncarnation(cfg, log)
+	defer inc.Close()
 	s, err := cmdutil.OpenElection(cfg, lease.WithRecorder(metrics), lease.WithIncarnation(inc.Incarnation))
 	if err != nil {
-		inc.Close()
 		return err
 	}
 	defer s.Close()
@@ -158,24 +158,17 @@ func leaseRun(ctx context.Context, opts *Options, s *cmdutil.Session, inc *incar
 func contend(ctx context.Context, opts *Options, cfg *config.Config, c engine, inc *incarnation.Run, log *slog.Logger) error {
 	loop := &runloop.Loop{Argv: opts.Argv, Environ: withoutSecrets(opts.Environ, cfg.EnvPrefix), Grace: cfg.ShutdownTimeout, NoCgroup: !cfg.ChildCgroup,
 		Once: opts.Once, ExitOnChildExit: opts.ExitOnChildExit, Log: log}
-	led := false
 	if inc != nil {
 		loop.Hold = inc.Lock
-		// A run that never led leaves nothing its lock could prove; one that led keeps the
-		// lock file, so that a successor can prove its processes gone should a term still name
-		// it (a release that failed).
-		defer func() {
-			if !led {
-				inc.Close()
-			}
-		}()
 	}
 	loop.Prepare() // the guard of the first term, started while following
 	defer loop.Close()
 	for {
 		var last runloop.Outcome
 		err := c.Contend(ctx, func(t wonTerm) error {
-			led = true
+			if inc != nil {
+				inc.Lead()
+			}
 			out, err := loop.Lead(ctx, t.forLoop(cfg.EnvPrefix, log))
 			if err != nil {
 				return commandError(err)

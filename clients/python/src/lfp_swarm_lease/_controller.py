@@ -77,13 +77,18 @@ class SwarmLeaseController:
 
     async def try_acquire(self, *, wait: float = 0) -> TryAcquireResult:
         """Tries once to become the holder: ``result.grant`` is the new term (a new fence, also
-        when this identity held the lease already), or ``None`` with ``result.current_holder_id``
+        when this process held the lease already), or ``None`` with ``result.current_holder_id``
         naming the holder. With ``wait`` (seconds), keeps trying until the lease is won or
-        ``wait`` has passed; a release or expiry wakes it at once."""
+        ``wait`` has passed; a release or expiry wakes it at once. This process is the caller
+        of its terms (``--caller-pid``): a controller restarted under the same holder ID takes
+        its predecessor's live term once that process has exited, with nothing left in its
+        process group, on this host; elsewhere when the term expires."""
         if not isinstance(wait, (int, float)) or isinstance(wait, bool) or not 0 <= wait < 1e9:
             raise ValueError(f"lfp-swarm-lease: try_acquire: wait ({wait!r}) must be 0 or a "
                              "positive number of seconds")
-        args = [f"--wait={round(wait * 1000)}ms"] if wait else []
+        args = [f"--caller-pid={os.getpid()}"]
+        if wait:
+            args.append(f"--wait={round(wait * 1000)}ms")
         out = await self._run("try-acquire", *args, longer=wait, interrupted=self._hand_back)
         result = decode(TryAcquireResult, out, "try-acquire --json")
         if result.acquired != (result.grant is not None):
