@@ -47,10 +47,12 @@ func startElection(t *testing.T, pollMs ...string) *election {
 }
 
 // newTerm starts a new term of holder (`lfp-swarm-lease try-acquire`, a lease of a minute) and
-// returns its fence.
+// returns its fence. The test process is the caller of every term (--caller-pid): a new term of
+// the holder that holds the lease starts at once.
 func (e *election) newTerm(t *testing.T, holder string) uint64 {
 	t.Helper()
-	out, err := exec.Command(leaseBin, "try-acquire", "--store", e.store, "--namespace", e.ns, "--holder-id", holder, "--ttl-ms", "60000").Output()
+	out, err := exec.Command(leaseBin, "try-acquire", "--store", e.store, "--namespace", e.ns, "--holder-id", holder, "--ttl-ms", "60000",
+		"--caller-pid", strconv.Itoa(os.Getpid())).Output()
 	fence, perr := strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
 	if err != nil || perr != nil {
 		t.Fatalf("try-acquire as %s: %v %v: %q", holder, err, perr, out)
