@@ -197,6 +197,12 @@ func TestTokens(t *testing.T) {
 	if id := NewRoomID(); len(id) != 32 || ValidateRoomID(id) != nil {
 		t.Fatalf("room id %q", id)
 	}
+	// A generated id never reads as a flag on a command line. 1 in 64 random ids would.
+	for range 10_000 {
+		if id := NewRoomID(); id[0] == '-' {
+			t.Fatalf("room id %q starts with '-'", id)
+		}
+	}
 }
 
 func TestValidation(t *testing.T) {
