@@ -18,7 +18,8 @@ import (
 // and run on etcd"), through the benchmark's own code with real processes: the workload on
 // etcd's own elections and on two serve replicas of the elections API, both on one
 // three-member etcd; the rooms-scale measurement at a few hundred rooms, with a restart of
-// serve; and a handover and a failover of `run` on etcd and of etcd-run, side by side.
+// serve; and a handover, a failover, a stop and a partition from etcd of `run` on etcd and of
+// etcd-run, side by side.
 func TestEtcdBenchmarksShort(t *testing.T) {
 	leasetest.Long(t, "builds lfp-swarm-lease and runs etcd clusters")
 	etcd := etcdtest.Binary(t)
@@ -38,7 +39,7 @@ func TestEtcdBenchmarksShort(t *testing.T) {
 		testchild: build("testchild", "../../../cli", "./internal/testchild"),
 		etcdRun:   build("etcd-run", "..", "./etcd-run"),
 		etcd:      etcd, etcdMembers: 3, serveReplicas: 2,
-		rounds: 1, clients: 8, handovers: 1, failovers: 1, stops: 1,
+		rounds: 1, clients: 8, handovers: 1, failovers: 1, stops: 1, partitions: 1,
 		scaleRooms: []int{200, 400}, scaleSample: 50,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -72,8 +73,9 @@ func TestEtcdBenchmarksShort(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Log(r.report())
-		if len(r.fromStop) != 1 || len(r.failover) != 1 || len(r.stops) != 1 || r.overlap.children != 4 {
-			t.Fatalf("%s: %d handovers, %d failovers, %d stops, overlap check %+v", r.kind, len(r.fromStop), len(r.failover), len(r.stops), r.overlap)
+		if len(r.fromStop) != 1 || len(r.failover) != 1 || len(r.stops) != 1 || len(r.partitions) != 1 || r.overlap.children != 5 {
+			t.Fatalf("%s: %d handovers, %d failovers, %d stops, %d partitions, overlap check %+v",
+				r.kind, len(r.fromStop), len(r.failover), len(r.stops), len(r.partitions), r.overlap)
 		}
 		checkCrashes(t, r, c.leaseTTL(), c.renew())
 		if r.kind != "etcd-run" && r.overlap.err != nil {

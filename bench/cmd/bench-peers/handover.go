@@ -31,7 +31,10 @@ import (
 //   - stop (-stops): SIGSTOP of the leader's supervisor alone, which renews no more; SIGSTOP sent
 //     → the next child's start, once its lease has expired, and whether the stopped leader's
 //     child still ran then (its last heartbeat came after that start): ours is stopped by its
-//     guard at the deadline, etcd-run's runs on for as long as etcd-run stays stopped.
+//     guard at the deadline, etcd-run's runs on for as long as etcd-run stays stopped;
+//   - partition (-partitions, the etcd kinds): the leader's supervisor cut off from every etcd
+//     member (partition.go), it and its child left running; the cut → the next child's start,
+//     and whether the partitioned leader's child still ran then.
 //
 // The children are cli/internal/testchild, which log start and stop with their own wall-clock
 // times; a stopped contender is replaced by a new one.
@@ -75,6 +78,9 @@ type supervisor struct {
 type election struct {
 	// contender starts one supervisor of the child as holder.
 	contender func(holder string) (*proc, error)
+	// partition cuts holder off from the store (partition.go); nil for a store without a
+	// network (the file store).
+	partition func(holder string) error
 	// close stops what open started.
 	close func() error
 }
@@ -88,7 +94,8 @@ var supervisors = []supervisor{
 
 // openRunElection: `lfp-swarm-lease run -- testchild` on a file store in dir.
 func openRunElection(_ context.Context, c config, dir, childLog string) (*election, error) {
-	return runElection(c, dir, childLog, "file://"+filepath.Join(dir, "store"), func() error { return nil }), nil
+	store := "file://" + filepath.Join(dir, "store")
+	return runElection(c, dir, childLog, func(string) (string, error) { return store, nil }, nil, func() error { return nil }), nil
 }
 
 // openRunEtcdElection: `lfp-swarm-lease run -- testchild` on a fresh etcd (-etcd-members) in
@@ -98,21 +105,23 @@ func openRunEtcdElection(ctx context.Context, c config, dir, childLog string) (*
 	if err != nil {
 		return nil, err
 	}
-	hosts := make([]string, len(endpoints))
-	for i, ep := range endpoints {
-		hosts[i] = strings.TrimPrefix(ep, "http://")
+	ls := newLinks(endpoints)
+	store := func(holder string) (string, error) {
+		hosts, err := ls.open(holder)
+		return "etcd://" + strings.Join(hosts, ",") + "/bench", err
 	}
-	return runElection(c, dir, childLog, "etcd://"+strings.Join(hosts, ",")+"/bench", func() error {
+	return runElection(c, dir, childLog, store, ls.partition, func() error {
+		ls.close()
 		stopAll(members)
 		return nil
 	}), nil
 }
 
-// runElection is the election of `run` contenders on store; closeStore stops what the store
-// needs.
-func runElection(c config, dir, childLog, store string, closeStore func() error) *election {
+// runElection is the election of `run` contenders on the store that store names for a holder;
+// partition cuts a holder off from it (nil: it cannot be cut), and closeStore stops what the
+// store needs.
+func runElection(c config, dir, childLog string, store func(holder string) (string, error), partition func(string) error, closeStore func() error) *election {
 	env := []string{
-		"SWARM_LEASE_STORE=" + store,
 		"SWARM_LEASE_NAMESPACE=bench-handover",
 		"SWARM_LEASE_TTL_MS=" + strconv.FormatInt(c.leaseTTL().Milliseconds(), 10),
 		"SWARM_LEASE_SHUTDOWN_TIMEOUT_MS=" + strconv.FormatInt(handoverGrace.Milliseconds(), 10),
@@ -125,9 +134,14 @@ func runElection(c config, dir, childLog, store string, closeStore func() error)
 	env = append(env, childEnv(c, dir, childLog)...)
 	return &election{
 		contender: func(holder string) (*proc, error) {
-			return startProc(c, dir, false, c.serve, []string{"run", "--", c.testchild}, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, env...))
+			s, err := store(holder)
+			if err != nil {
+				return nil, err
+			}
+			return startProc(c, dir, false, c.serve, []string{"run", "--", c.testchild}, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder, "SWARM_LEASE_STORE=" + s}, env...))
 		},
-		close: closeStore,
+		partition: partition,
+		close:     closeStore,
 	}
 }
 
@@ -140,15 +154,25 @@ func openEtcdElection(ctx context.Context, c config, dir, childLog string) (*ele
 	if err != nil {
 		return nil, err
 	}
+	ls := newLinks(endpoints)
 	return &election{
 		contender: func(holder string) (*proc, error) {
+			addrs, err := ls.open(holder)
+			if err != nil {
+				return nil, err
+			}
+			for i := range addrs {
+				addrs[i] = "http://" + addrs[i]
+			}
 			return startProc(c, dir, false, c.etcdRun, []string{
-				"-endpoints", strings.Join(endpoints, ","), "-election", "/bench/handover", "-value", holder,
+				"-endpoints", strings.Join(addrs, ","), "-election", "/bench/handover", "-value", holder,
 				"-ttl", strconv.Itoa(int(c.leaseTTL() / time.Second)), "-grace", handoverGrace.String(),
 				"-fence-env", "SWARM_LEASE_FENCE", "--", c.testchild,
 			}, append([]string{"SWARM_LEASE_HOLDER_ID=" + holder}, childEnv(c, dir, childLog)...))
 		},
+		partition: ls.partition,
 		close: func() error {
+			ls.close()
 			stopAll(members)
 			return nil
 		},
@@ -158,7 +182,7 @@ func openEtcdElection(ctx context.Context, c config, dir, childLog string) (*ele
 // childEnv is the child's environment: its log, and its heartbeats when stops are measured.
 func childEnv(c config, dir, childLog string) []string {
 	env := []string{"TESTCHILD_LOG=" + childLog}
-	if c.stops > 0 {
+	if c.stops+c.partitions > 0 {
 		env = append(env, "TESTCHILD_HEARTBEAT_DIR="+beatsDir(dir))
 	}
 	return env
@@ -172,12 +196,13 @@ type handoverRun struct {
 	kind  string
 	round int
 	load  string // the host's 1-minute load average when the run began and ended
-	// fromStop, fromSignal and failover are the latencies in the order measured.
-	// fromStop, fromSignal, failover and stops are the latencies in the order measured.
-	fromStop, fromSignal, failover, stops []time.Duration
-	// ranOn is how many stopped leaders' children still ran when the next child started.
-	ranOn   int
-	overlap overlapCheck
+	// fromStop, fromSignal, failover, stops and partitions are the latencies in the order
+	// measured.
+	fromStop, fromSignal, failover, stops, partitions []time.Duration
+	// ranOn and cutRanOn are how many stopped and partitioned leaders' children still ran when
+	// the next child started.
+	ranOn, cutRanOn int
+	overlap         overlapCheck
 }
 
 // contenders is one run's supervisors.
@@ -262,7 +287,7 @@ func measureHandovers(ctx context.Context, c config, group []supervisor) (runs [
 			return nil, fmt.Errorf("%s: %w", m.s.name, err)
 		}
 	}
-	for i := range max(c.handovers, c.failovers, c.stops) {
+	for i := range max(c.handovers, c.failovers, c.stops, c.partitions) {
 		for k := range ms {
 			m := ms[(k+i)%len(ms)]
 			if i < c.handovers {
@@ -289,6 +314,16 @@ func measureHandovers(ctx context.Context, c config, group []supervisor) (runs [
 					m.run.ranOn++
 				}
 			}
+			if i < c.partitions && m.cs.e.partition != nil {
+				took, ranOn, err := m.cs.partitionLeader(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("%s: partition %d: %w", m.s.name, i+1, err)
+				}
+				m.run.partitions = append(m.run.partitions, took)
+				if ranOn {
+					m.run.cutRanOn++
+				}
+			}
 		}
 	}
 	for _, m := range ms {
@@ -310,7 +345,7 @@ func openContenders(ctx context.Context, c config, s supervisor) (*contenders, e
 		return nil, err
 	}
 	cs := &contenders{ttl: c.leaseTTL(), dir: dir, log: filepath.Join(dir, "events.log"), procs: map[string]*proc{}, termed: map[*proc]bool{}, killed: map[string]int64{}}
-	if c.stops > 0 {
+	if c.stops+c.partitions > 0 {
 		if err := os.Mkdir(beatsDir(dir), 0o755); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
@@ -585,9 +620,12 @@ func (r handoverRun) report() string {
 	g50, g99 := sortedMs(r.fromSignal)
 	f50, f99 := sortedMs(r.failover)
 	z50, z99 := sortedMs(r.stops)
+	x50, x99 := sortedMs(r.partitions)
 	return fmt.Sprintf("round %d %-8s handover stop→start p50 %.1f p99 %.1f ms, SIGTERM→start p50 %.1f p99 %.1f ms; failover p50 %.0f p99 %.0f ms; "+
-		"SIGSTOP→start p50 %.0f p99 %.0f ms, the stopped leader's child ran on %d of %d times; overlap %.1f ms over %d children; load %s\n"+
-		"  stop→start ms: %s\n  SIGTERM→start ms: %s\n  failover ms: %s\n  SIGSTOP→start ms: %s\n",
-		r.round, r.kind, s50, s99, g50, g99, f50, f99, z50, z99, r.ranOn, len(r.stops), ms(r.overlap.worst), r.overlap.children, r.load,
-		inOrder(r.fromStop), inOrder(r.fromSignal), inOrder(r.failover), inOrder(r.stops))
+		"SIGSTOP→start p50 %.0f p99 %.0f ms, the stopped leader's child ran on %d of %d times; "+
+		"partition→start p50 %.0f p99 %.0f ms, the partitioned leader's child ran on %d of %d times; overlap %.1f ms over %d children; load %s\n"+
+		"  stop→start ms: %s\n  SIGTERM→start ms: %s\n  failover ms: %s\n  SIGSTOP→start ms: %s\n  partition→start ms: %s\n",
+		r.round, r.kind, s50, s99, g50, g99, f50, f99, z50, z99, r.ranOn, len(r.stops), x50, x99, r.cutRanOn, len(r.partitions),
+		ms(r.overlap.worst), r.overlap.children, r.load,
+		inOrder(r.fromStop), inOrder(r.fromSignal), inOrder(r.failover), inOrder(r.stops), inOrder(r.partitions))
 }

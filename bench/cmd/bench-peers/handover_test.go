@@ -106,9 +106,10 @@ func TestCheckOverlap(t *testing.T) {
 // renewed on time expires. A dead etcd-run's successor waits for its lease, which expires TTL
 // after the last keepalive: TTL − renew interval after the kill, or sooner when the keepalives
 // came late on a loaded machine — never sooner than a renew interval, which would take a
-// keepalive two intervals late. A stopped leader is taken over only once its lease has
-// expired; a stopped run's child is stopped by its guard at the deadline, a stopped etcd-run's
-// runs on.
+// keepalive two intervals late. A stopped or partitioned leader is taken over only once its
+// lease has expired; a stopped or partitioned run's child is stopped by its guard at the
+// deadline, a stopped etcd-run's runs on (a partitioned etcd-run's child is killed when its
+// client gives the session up, about when etcd expires it: either may come first).
 func checkCrashes(t *testing.T, r handoverRun, ttl, renew time.Duration) {
 	t.Helper()
 	for _, f := range r.failover {
@@ -123,5 +124,13 @@ func checkCrashes(t *testing.T, r handoverRun, ttl, renew time.Duration) {
 	}
 	if want := map[bool]int{true: len(r.stops), false: 0}[r.kind == "etcd-run"]; r.ranOn != want {
 		t.Errorf("%s: the stopped leader's child ran on %d of %d times, want %d", r.kind, r.ranOn, len(r.stops), want)
+	}
+	for _, p := range r.partitions {
+		if p < renew {
+			t.Errorf("%s: the partitioned leader's successor started %v after the cut, before its lease could expire (TTL %v, renewed every %v)", r.kind, p, ttl, renew)
+		}
+	}
+	if r.kind != "etcd-run" && r.cutRanOn != 0 {
+		t.Errorf("%s: the partitioned leader's child ran on %d of %d times, want 0", r.kind, r.cutRanOn, len(r.partitions))
 	}
 }

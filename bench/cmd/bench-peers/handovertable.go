@@ -19,6 +19,7 @@ var handoverFigures = []handoverFigure{
 	{"handover: SIGTERM sent → next child's start", func(r handoverRun) []time.Duration { return r.fromSignal }},
 	{"failover: SIGKILL sent → next child's start", func(r handoverRun) []time.Duration { return r.failover }},
 	{"SIGSTOP of the supervisor: sent → next child's start", func(r handoverRun) []time.Duration { return r.stops }},
+	{"partition of the supervisor from etcd: cut → next child's start", func(r handoverRun) []time.Duration { return r.partitions }},
 }
 
 // handoverSummary is the medians over the rounds of one figure of one kind, and the extremes
@@ -56,8 +57,8 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 		}
 		return fmt.Sprintf("%.2f×", a/b)
 	}
-	fmt.Fprintf(w, "\n%d supervisors on one election, TTL %v, renew every %v, grace %v; medians of %d rounds of %d handovers, %d failovers and %d stops each (ms)\n\n",
-		handoverContenders, c.leaseTTL(), c.renew().Round(time.Millisecond), handoverGrace, c.rounds, c.handovers, c.failovers, c.stops)
+	fmt.Fprintf(w, "\n%d supervisors on one election, TTL %v, renew every %v, grace %v; medians of %d rounds of %d handovers, %d failovers, %d stops and %d partitions each (ms)\n\n",
+		handoverContenders, c.leaseTTL(), c.renew().Round(time.Millisecond), handoverGrace, c.rounds, c.handovers, c.failovers, c.stops, c.partitions)
 	for _, kind := range []string{"run", "run-etcd"} {
 		if !slices.ContainsFunc(runs, func(r handoverRun) bool { return r.kind == kind }) {
 			continue
@@ -75,7 +76,12 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 		}
 		fmt.Fprintf(w, "| overlap of two children: worst over all runs | %s | %s | | | | | | |\n", overlapCell(runs, kind), overlapCell(runs, "etcd-run"))
 		if c.stops > 0 {
-			fmt.Fprintf(w, "| SIGSTOP: the stopped leader's child still ran at the next start | %s | %s | | | | | | |\n", ranOnCell(runs, kind), ranOnCell(runs, "etcd-run"))
+			fmt.Fprintf(w, "| SIGSTOP: the stopped leader's child still ran at the next start | %s | %s | | | | | | |\n",
+				ranOnCell(runs, kind, handoverRun.stopped), ranOnCell(runs, "etcd-run", handoverRun.stopped))
+		}
+		if c.partitions > 0 && kind != "run" {
+			fmt.Fprintf(w, "| partition: the partitioned leader's child still ran at the next start | %s | %s | | | | | | |\n",
+				ranOnCell(runs, kind, handoverRun.partitioned), ranOnCell(runs, "etcd-run", handoverRun.partitioned))
 		}
 	}
 	for _, r := range runs {
@@ -88,16 +94,24 @@ func printHandoverTable(w io.Writer, c config, runs []handoverRun) {
 	fmt.Fprintln(w)
 }
 
-// ranOnCell is how many of kind's stopped leaders' children still ran at the next start.
-func ranOnCell(runs []handoverRun, kind string) string {
-	ranOn, stops := 0, 0
+// ranOnCell is how many of kind's stopped (or partitioned) leaders' children still ran at the
+// next start, of how many: of returns both for one run.
+func ranOnCell(runs []handoverRun, kind string, of func(handoverRun) (ranOn, all int)) string {
+	ranOn, all := 0, 0
 	for _, r := range runs {
 		if r.kind == kind {
-			ranOn, stops = ranOn+r.ranOn, stops+len(r.stops)
+			n, m := of(r)
+			ranOn, all = ranOn+n, all+m
 		}
 	}
-	return fmt.Sprintf("%d of %d", ranOn, stops)
+	return fmt.Sprintf("%d of %d", ranOn, all)
 }
+
+// stopped is how many of r's stopped leaders' children ran on, of how many stops.
+func (r handoverRun) stopped() (ranOn, all int) { return r.ranOn, len(r.stops) }
+
+// partitioned is how many of r's partitioned leaders' children ran on, of how many partitions.
+func (r handoverRun) partitioned() (ranOn, all int) { return r.cutRanOn, len(r.partitions) }
 
 // overlapCell is the worst overlap of kind's runs and how many children they checked.
 func overlapCell(runs []handoverRun, kind string) string {

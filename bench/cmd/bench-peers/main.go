@@ -36,10 +36,11 @@ type config struct {
 	etcdRun string
 	// testchild is the supervised child of the handover benchmark (cli/internal/testchild).
 	testchild string
-	// handovers, failovers and stops are the iterations of one handover run.
-	handovers int
-	failovers int
-	stops     int
+	// handovers, failovers, stops and partitions are the iterations of one handover run.
+	handovers  int
+	failovers  int
+	stops      int
+	partitions int
 	// ttl is the supervisors' lease TTL (0: defaultTTL).
 	ttl time.Duration
 	// interleave runs the handover kinds of a round side by side, alternating iterations.
@@ -103,6 +104,7 @@ func main() {
 	flag.IntVar(&c.handovers, "handovers", 10, "graceful handovers of a handover run")
 	flag.IntVar(&c.failovers, "failovers", 5, "crash failovers of a handover run")
 	flag.IntVar(&c.stops, "stops", 0, "SIGSTOPs of the leader's supervisor in a handover run")
+	flag.IntVar(&c.partitions, "partitions", 0, "partitions of the leader's supervisor from etcd in a handover run (the etcd kinds)")
 	flag.DurationVar(&c.ttl, "ttl", defaultTTL, "the supervisors' lease TTL, whole seconds (etcd's unit)")
 	flag.BoolVar(&c.interleave, "interleave", false, "run the handover kinds side by side, alternating their iterations, instead of one after the other")
 	flag.Parse()
@@ -144,8 +146,8 @@ func (c config) check() error {
 		return errors.New("-serve: name the lfp-swarm-lease binary (scripts/bench-peers.sh builds it)")
 	case c.rounds < 1 || c.clients < 1 || c.ops < c.clients || c.countOps < c.clients:
 		return errors.New("-rounds and -clients must be positive, -ops and -count-ops at least -clients")
-	case c.handovers < 0 || c.failovers < 0 || c.stops < 0 || c.handovers+c.failovers+c.stops == 0:
-		return errors.New("-handovers, -failovers and -stops must not be negative, and not all 0")
+	case c.handovers < 0 || c.failovers < 0 || c.stops < 0 || c.partitions < 0 || c.handovers+c.failovers+c.stops+c.partitions == 0:
+		return errors.New("-handovers, -failovers, -stops and -partitions must not be negative, and not all 0")
 	case c.ttl < time.Second || c.ttl%time.Second != 0:
 		return fmt.Errorf("-ttl %v: want whole seconds, at least 1 s (etcd's leases count in seconds)", c.ttl)
 	case c.selected(supervisorNames()...) && (c.etcdRun == "" || c.testchild == ""):
