@@ -413,18 +413,6 @@ func (e *Etcd) Close() error {
 // DumpLogs hands every member's leadership lines to logf: what a failed test needs to tell which
 // member led when.
 func (e *Etcd) DumpLogs(logf func(format string, args ...any)) {
-	for n := 1; n <= Nodes; n++ {
-		b, err := os.ReadFile(filepath.Join(e.memberDir(n), "etcd.log"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			for _, key := range []string{"became leader", "elected leader", "lost leader", "became follower", "\"level\":\"fatal\"", "\"level\":\"panic\""} {
-				if strings.Contains(line, key) {
-					logf("m%d: %s", n, line)
-					break
-				}
-			}
-		}
-	}
+	dumpLogs(logf, "m", func(n int) string { return filepath.Join(e.memberDir(n), "etcd.log") },
+		"became leader", "elected leader", "lost leader", "became follower", `"level":"fatal"`, `"level":"panic"`)
 }
