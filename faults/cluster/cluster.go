@@ -358,14 +358,10 @@ func (c *Cluster) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	var errs []error
 	for n := 1; n <= Nodes; n++ {
-		if err := c.stop(n, syscall.SIGTERM, 20*time.Second); err != nil {
-			errs = append(errs, err)
-		}
+		c.stop(n, syscall.SIGTERM, 20*time.Second)
 	}
-	errs = append(errs, removeRun(c.Dir, c.log))
-	return errors.Join(errs...)
+	return removeRun(c.Dir, c.log)
 }
 
 // DumpLogs hands the Raft leadership lines of every manager's dockerd log to logf: what a

@@ -258,28 +258,26 @@ func (e *Etcd) Start(ctx context.Context, ns ...int) error {
 
 // Kill crashes member n (SIGKILL) and waits for it to exit; Start restarts it.
 func (e *Etcd) Kill(n int) error {
-	err := e.stopMember(n, syscall.SIGKILL, 10*time.Second)
+	e.stopMember(n, syscall.SIGKILL, 10*time.Second)
 	e.log("m%d: etcd killed", n)
-	return err
+	return nil
 }
 
 // Stop shuts member n down cleanly (SIGTERM), SIGKILLing it after 20 s.
 func (e *Etcd) Stop(n int) error {
-	err := e.stopMember(n, syscall.SIGTERM, 20*time.Second)
+	e.stopMember(n, syscall.SIGTERM, 20*time.Second)
 	e.log("m%d: etcd stopped", n)
-	return err
+	return nil
 }
 
-func (e *Etcd) stopMember(n int, sig syscall.Signal, grace time.Duration) error {
+func (e *Etcd) stopMember(n int, sig syscall.Signal, grace time.Duration) {
 	e.mu.Lock()
 	nd := e.members[n]
 	e.members[n] = nil
 	e.mu.Unlock()
-	if nd == nil {
-		return nil
+	if nd != nil {
+		nd.end(sig, grace)
 	}
-	nd.end(sig, grace)
-	return nil
 }
 
 // Running reports whether member n's process runs (a paused one counts as running).
@@ -405,7 +403,7 @@ func (e *Etcd) Close() error {
 	e.closed = true
 	e.mu.Unlock()
 	for n := 1; n <= Nodes; n++ {
-		_ = e.stopMember(n, syscall.SIGKILL, 10*time.Second)
+		e.stopMember(n, syscall.SIGKILL, 10*time.Second)
 	}
 	return removeRun(e.Dir, e.log)
 }
