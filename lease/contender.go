@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -117,9 +118,7 @@ func (c *Contender) validate() error {
 	if c.RenewInterval == 0 {
 		c.RenewInterval = timing.DefaultRenewInterval(ttl)
 	}
-	if c.PollInterval == 0 {
-		c.PollInterval = time.Second
-	}
+	c.PollInterval = cmp.Or(c.PollInterval, time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,9 +115,7 @@ func (o *Options) applyDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Version == "" {
-		o.Version = "dev"
-	}
+	o.Version = cmp.Or(o.Version, "dev")
 }
 
 // New builds the server; Serve runs it. The program must have installed the API's error model

@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -329,9 +330,7 @@ func (s *Store) LoadRooms(ctx context.Context, k rooms.ShardKey, ids []string, e
 		if err != nil {
 			return rooms.RoomsRead{}, classify("load rooms", head, err, false)
 		}
-		if rev == 0 {
-			rev = resp.Revision
-		}
+		rev = cmp.Or(rev, resp.Revision)
 		for i, r := range resp.Responses {
 			kvs := r.GetResponseRange().Kvs
 			switch {
@@ -439,9 +438,7 @@ func (s *Store) CountRooms(ctx context.Context, namespace string, shards int, af
 		if err != nil {
 			return 0, 0, classify("count rooms", s.roomsPrefix(namespace), err, false)
 		}
-		if rev == 0 {
-			rev = resp.Revision
-		}
+		rev = cmp.Or(rev, resp.Revision)
 		for i, r := range resp.Responses {
 			rr := r.GetResponseRange()
 			total += int(rr.Count)
