@@ -119,9 +119,7 @@ func (c *Contender) validate() error {
 		c.RenewInterval = timing.DefaultRenewInterval(ttl)
 	}
 	c.PollInterval = cmp.Or(c.PollInterval, time.Second)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Election.incarnation == "" {
 		// A contender is one process for as long as it runs: another process under its
 		// identity — its restarted successor, or a twin — is another incarnation.

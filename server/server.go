@@ -112,9 +112,7 @@ func (o *Options) applyDefaults() {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.Default())
 	o.Version = cmp.Or(o.Version, "dev")
 }
 

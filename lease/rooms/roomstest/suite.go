@@ -1,6 +1,7 @@
 package roomstest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -64,9 +65,7 @@ func newRoomEnv(t *testing.T, newStore NewStore) (*env, *rooms.Manager, string) 
 // manager returns a Manager of the subtest's namespace on store (the env's own when nil).
 func (e *env) manager(store rooms.Store, opts ...rooms.Option) *rooms.Manager {
 	e.t.Helper()
-	if store == nil {
-		store = e.store
-	}
+	store = cmp.Or(store, e.store)
 	m, err := rooms.New(store, e.ns, append([]rooms.Option{rooms.WithClock(e.clock), rooms.WithShards(e.shards)}, opts...)...)
 	if err != nil {
 		e.t.Fatal(err)
