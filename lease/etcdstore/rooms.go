@@ -6,7 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -207,12 +208,7 @@ func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur *shardKVs) ([]cli
 	}
 	var ops []clientv3.Op
 	total := 0
-	ids := make([]string, 0, len(v.Rooms))
-	for id := range v.Rooms {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(v.Rooms)) {
 		entry := rooms.CanonicalJSON(v.Rooms[id]) // compacted as the document's own encoding has it
 		size := rooms.RoomBytes(id, entry)
 		total += size
