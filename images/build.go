@@ -1,6 +1,7 @@
 package images
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,12 +53,8 @@ func (b Build) withDefaults() (Build, error) {
 
 // stampDefaults is b with the default Version (dev) and Date (the epoch) when they are empty.
 func (b Build) stampDefaults() Build {
-	if b.Version == "" {
-		b.Version = "dev"
-	}
-	if b.Date == "" {
-		b.Date = "1970-01-01T00:00:00Z"
-	}
+	b.Version = cmp.Or(b.Version, "dev")
+	b.Date = cmp.Or(b.Date, "1970-01-01T00:00:00Z")
 	return b
 }
 

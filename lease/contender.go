@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -117,12 +118,8 @@ func (c *Contender) validate() error {
 	if c.RenewInterval == 0 {
 		c.RenewInterval = timing.DefaultRenewInterval(ttl)
 	}
-	if c.PollInterval == 0 {
-		c.PollInterval = time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.PollInterval = cmp.Or(c.PollInterval, time.Second)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Election.incarnation == "" {
 		// A contender is one process for as long as it runs: another process under its
 		// identity — its restarted successor, or a twin — is another incarnation.

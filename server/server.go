@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,12 +112,8 @@ func (o *Options) applyDefaults() {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Version == "" {
-		o.Version = "dev"
-	}
+	o.Logger = cmp.Or(o.Logger, slog.Default())
+	o.Version = cmp.Or(o.Version, "dev")
 }
 
 // New builds the server; Serve runs it. The program must have installed the API's error model

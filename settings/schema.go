@@ -80,10 +80,8 @@ func (s *Schema) Lookup(key string) (Setting, bool) {
 
 // reserved says whether name (a variable under the prefix, without it) is one of Reserved.
 func (s *Schema) reserved(name string) bool {
-	for _, r := range s.Reserved {
-		if p, ok := strings.CutSuffix(r, "*"); ok && strings.HasPrefix(name, p) || r == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Reserved, func(r string) bool {
+		p, ok := strings.CutSuffix(r, "*")
+		return ok && strings.HasPrefix(name, p) || r == name
+	})
 }

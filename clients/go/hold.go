@@ -1,6 +1,7 @@
 package swarmlease
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,9 +105,7 @@ func (c *Client) NewRoomContender(roomID string, req CampaignRequest, opts ...Ho
 	if err := checkRoomID(roomID); err != nil {
 		return nil, err
 	}
-	if req.TTL == 0 {
-		req.TTL = DefaultTTL
-	}
+	req.TTL = cmp.Or(req.TTL, DefaultTTL)
 	if !timing.RoomTTLValid(req.TTL) {
 		return nil, fmt.Errorf("%w: %v: want a whole number of seconds from %d to %d", ErrInvalidTTL, req.TTL, int(MinTTL/time.Second), int(MaxTTL/time.Second))
 	}

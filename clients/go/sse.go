@@ -3,6 +3,7 @@ package swarmlease
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -32,9 +33,7 @@ func (e errEventTooLarge) Error() string {
 // describeEvent names an event for an error: its type and id, each cut short, since a
 // misbehaving peer chooses them.
 func describeEvent(name, id string) string {
-	if name == "" {
-		name = "message"
-	}
+	name = cmp.Or(name, "message")
 	s := "event " + quoteShort(name)
 	if id != "" {
 		s += " (id " + quoteShort(id) + ")"
@@ -96,9 +95,7 @@ func (r *sseReader) next() (event, error) {
 				name, id, size = "", "", 0
 				continue
 			}
-			if name == "" {
-				name = "message"
-			}
+			name = cmp.Or(name, "message")
 			return event{name: name, data: data.String(), id: id}, nil
 		}
 		if line[0] == ':' {

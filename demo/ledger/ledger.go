@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -167,9 +168,7 @@ func (l *Ledger) record(e Entry) {
 		l.accepted = keepLast(append(l.accepted, e), recentAccepted)
 		return
 	}
-	if e.Reason == "" {
-		e.Reason = Stale // the only reason older versions knew
-	}
+	e.Reason = cmp.Or(e.Reason, Stale) // the only reason older versions knew
 	l.counts.Rejected++
 	if e.Reason == NotIssued {
 		l.counts.NotIssued++

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -357,30 +358,30 @@ func (c *Cluster) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
-	var errs []error
 	for n := 1; n <= Nodes; n++ {
-		if err := c.stop(n, syscall.SIGTERM, 20*time.Second); err != nil {
-			errs = append(errs, err)
-		}
+		c.stop(n, syscall.SIGTERM, 20*time.Second)
 	}
-	errs = append(errs, removeRun(c.Dir, c.log))
-	return errors.Join(errs...)
+	return removeRun(c.Dir, c.log)
 }
 
 // DumpLogs hands the Raft leadership lines of every manager's dockerd log to logf: what a
 // failed test needs to tell which manager led when.
 func (c *Cluster) DumpLogs(logf func(format string, args ...any)) {
+	dumpLogs(logf, "node", func(n int) string { return filepath.Join(c.nodeDir(n), "dockerd.log") },
+		"became leader", "stepped down", "higher term", "new election", "level=fatal")
+}
+
+// dumpLogs hands logf the lines of each node's log (at path(n)) that hold one of keys, after
+// the node's name.
+func dumpLogs(logf func(format string, args ...any), name string, path func(n int) string, keys ...string) {
 	for n := 1; n <= Nodes; n++ {
-		b, err := os.ReadFile(filepath.Join(c.nodeDir(n), "dockerd.log"))
+		b, err := os.ReadFile(path(n))
 		if err != nil {
 			continue
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			for _, key := range []string{"became leader", "stepped down", "higher term", "new election", "level=fatal"} {
-				if strings.Contains(line, key) {
-					logf("node%d: %s", n, line)
-					break
-				}
+			if slices.ContainsFunc(keys, func(key string) bool { return strings.Contains(line, key) }) {
+				logf("%s%d: %s", name, n, line)
 			}
 		}
 	}

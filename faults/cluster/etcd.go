@@ -258,28 +258,26 @@ func (e *Etcd) Start(ctx context.Context, ns ...int) error {
 
 // Kill crashes member n (SIGKILL) and waits for it to exit; Start restarts it.
 func (e *Etcd) Kill(n int) error {
-	err := e.stopMember(n, syscall.SIGKILL, 10*time.Second)
+	e.stopMember(n, syscall.SIGKILL, 10*time.Second)
 	e.log("m%d: etcd killed", n)
-	return err
+	return nil
 }
 
 // Stop shuts member n down cleanly (SIGTERM), SIGKILLing it after 20 s.
 func (e *Etcd) Stop(n int) error {
-	err := e.stopMember(n, syscall.SIGTERM, 20*time.Second)
+	e.stopMember(n, syscall.SIGTERM, 20*time.Second)
 	e.log("m%d: etcd stopped", n)
-	return err
+	return nil
 }
 
-func (e *Etcd) stopMember(n int, sig syscall.Signal, grace time.Duration) error {
+func (e *Etcd) stopMember(n int, sig syscall.Signal, grace time.Duration) {
 	e.mu.Lock()
 	nd := e.members[n]
 	e.members[n] = nil
 	e.mu.Unlock()
-	if nd == nil {
-		return nil
+	if nd != nil {
+		nd.end(sig, grace)
 	}
-	nd.end(sig, grace)
-	return nil
 }
 
 // Running reports whether member n's process runs (a paused one counts as running).
@@ -405,7 +403,7 @@ func (e *Etcd) Close() error {
 	e.closed = true
 	e.mu.Unlock()
 	for n := 1; n <= Nodes; n++ {
-		_ = e.stopMember(n, syscall.SIGKILL, 10*time.Second)
+		e.stopMember(n, syscall.SIGKILL, 10*time.Second)
 	}
 	return removeRun(e.Dir, e.log)
 }
@@ -413,18 +411,6 @@ func (e *Etcd) Close() error {
 // DumpLogs hands every member's leadership lines to logf: what a failed test needs to tell which
 // member led when.
 func (e *Etcd) DumpLogs(logf func(format string, args ...any)) {
-	for n := 1; n <= Nodes; n++ {
-		b, err := os.ReadFile(filepath.Join(e.memberDir(n), "etcd.log"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			for _, key := range []string{"became leader", "elected leader", "lost leader", "became follower", "\"level\":\"fatal\"", "\"level\":\"panic\""} {
-				if strings.Contains(line, key) {
-					logf("m%d: %s", n, line)
-					break
-				}
-			}
-		}
-	}
+	dumpLogs(logf, "m", func(n int) string { return filepath.Join(e.memberDir(n), "etcd.log") },
+		"became leader", "elected leader", "lost leader", "became follower", `"level":"fatal"`, `"level":"panic"`)
 }

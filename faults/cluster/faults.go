@@ -128,27 +128,27 @@ func waitPing(ctx context.Context, socket string, done <-chan struct{}, timeout 
 // Kill crashes manager n: SIGKILL to its dockerd (and its containerd), as a power loss of the
 // engine. Restart it with StartNode.
 func (c *Cluster) Kill(n int) error {
-	err := c.stop(n, syscall.SIGKILL, 10*time.Second)
+	c.stop(n, syscall.SIGKILL, 10*time.Second)
 	c.log("node%d: dockerd killed", n)
-	return err
+	return nil
 }
 
 // Stop shuts manager n's dockerd down cleanly (SIGTERM), SIGKILLing it after 30 s.
 func (c *Cluster) Stop(n int) error {
-	err := c.stop(n, syscall.SIGTERM, 30*time.Second)
+	c.stop(n, syscall.SIGTERM, 30*time.Second)
 	c.log("node%d: dockerd stopped", n)
-	return err
+	return nil
 }
 
 // stop signals manager n's dockerd, waits up to grace for it to exit (then SIGKILLs it) and
 // makes sure its containerd is gone too.
-func (c *Cluster) stop(n int, sig syscall.Signal, grace time.Duration) error {
+func (c *Cluster) stop(n int, sig syscall.Signal, grace time.Duration) {
 	c.mu.Lock()
 	nd := c.nodes[n]
 	c.nodes[n] = nil
 	c.mu.Unlock()
 	if nd == nil {
-		return nil
+		return
 	}
 	nd.end(sig, grace)
 	// containerd is dockerd's child with a parent-death signal; make sure anyway.
@@ -157,7 +157,6 @@ func (c *Cluster) stop(n int, sig syscall.Signal, grace time.Duration) error {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	_ = os.Remove(filepath.Join(dir, "docker.pid"))
-	return nil
 }
 
 // Running reports whether manager n's dockerd runs (frozen counts as running).

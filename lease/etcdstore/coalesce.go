@@ -177,12 +177,7 @@ func (c *coalescer) take() []*pendingTxn {
 }
 
 func anyIn(keys []string, set map[string]bool) bool {
-	for _, k := range keys {
-		if set[k] {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(keys, func(k string) bool { return set[k] })
 }
 
 // commit sends batch as one transaction — a plain one when it holds one — and hands every

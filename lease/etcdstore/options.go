@@ -1,6 +1,7 @@
 package etcdstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,15 +91,9 @@ func ParseURL(raw string) (Options, error) {
 
 // withDefaults returns o with its zero durations and prefix set to the defaults.
 func (o Options) withDefaults() Options {
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	if o.DialTimeout == 0 {
-		o.DialTimeout = DefaultDialTimeout
-	}
-	if o.RequestTimeout == 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
+	o.Prefix = cmp.Or(o.Prefix, DefaultPrefix)
+	o.DialTimeout = cmp.Or(o.DialTimeout, DefaultDialTimeout)
+	o.RequestTimeout = cmp.Or(o.RequestTimeout, DefaultRequestTimeout)
 	return o
 }
 

@@ -2,10 +2,12 @@ package etcdstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -206,12 +208,7 @@ func (s *Store) documentOps(k rooms.ShardKey, data []byte, cur *shardKVs) ([]cli
 	}
 	var ops []clientv3.Op
 	total := 0
-	ids := make([]string, 0, len(v.Rooms))
-	for id := range v.Rooms {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(v.Rooms)) {
 		entry := rooms.CanonicalJSON(v.Rooms[id]) // compacted as the document's own encoding has it
 		size := rooms.RoomBytes(id, entry)
 		total += size
@@ -329,9 +326,7 @@ func (s *Store) LoadRooms(ctx context.Context, k rooms.ShardKey, ids []string, e
 		if err != nil {
 			return rooms.RoomsRead{}, classify("load rooms", head, err, false)
 		}
-		if rev == 0 {
-			rev = resp.Revision
-		}
+		rev = cmp.Or(rev, resp.Revision)
 		for i, r := range resp.Responses {
 			kvs := r.GetResponseRange().Kvs
 			switch {
@@ -439,9 +434,7 @@ func (s *Store) CountRooms(ctx context.Context, namespace string, shards int, af
 		if err != nil {
 			return 0, 0, classify("count rooms", s.roomsPrefix(namespace), err, false)
 		}
-		if rev == 0 {
-			rev = resp.Revision
-		}
+		rev = cmp.Or(rev, resp.Revision)
 		for i, r := range resp.Responses {
 			rr := r.GetResponseRange()
 			total += int(rr.Count)

@@ -527,9 +527,7 @@ func CheckFinalRecord(floor uint64, ops []Op, rec lease.Record) error {
 // os.TempDir that is left in place.
 func VerifyHistory(t *testing.T, floor uint64, ops []Op, timeout time.Duration) {
 	t.Helper()
-	if timeout == 0 {
-		timeout = DefaultCheckTimeout
-	}
+	timeout = cmp.Or(timeout, DefaultCheckTimeout)
 	if err := CheckInvariants(floor, ops); err != nil {
 		t.Errorf("the history of %d operations breaks the lease's promises:\n%v", len(ops), err)
 	}
@@ -589,18 +587,12 @@ type ConcurrencyConfig struct {
 
 func (c ConcurrencyConfig) withDefaults(t testing.TB) ConcurrencyConfig {
 	t.Helper()
-	if c.Contenders == 0 {
-		c.Contenders = DefaultContenders
-	}
-	if c.Ops == 0 {
-		c.Ops = DefaultOpsPerContender
-	}
+	c.Contenders = cmp.Or(c.Contenders, DefaultContenders)
+	c.Ops = cmp.Or(c.Ops, DefaultOpsPerContender)
 	if c.Seed == 0 {
 		c.Seed = ConcurrencySeed(t)
 	}
-	if c.CheckTimeout == 0 {
-		c.CheckTimeout = DefaultCheckTimeout
-	}
+	c.CheckTimeout = cmp.Or(c.CheckTimeout, DefaultCheckTimeout)
 	return c
 }
 

@@ -40,23 +40,18 @@ func newContender(t *testing.T, store lease.Store, ns, holder string, opts ...le
 	return contender{clock: clock, e: e}
 }
 
-// followsFence reports whether got is the fence a new term of c may have after a term with
-// fence prev: prev + 1, or on a store whose fences follow the clock (lease.ClockFencer) any
-// higher fence that is at least prev + 1 and at most c's wall clock in microseconds when that
-// is higher.
-func followsFence(c contender, prev, got uint64) bool {
-	if !c.e.ClockFences() {
-		return got == prev+1
+// mustFollowFence fails t unless got, the fence of a new term of c after a term with fence
+// prev, is prev + 1 — or, on a store whose fences follow the clock (lease.ClockFencer), the
+// higher of prev + 1 and c's wall clock in microseconds.
+func mustFollowFence(t *testing.T, c contender, what string, prev, got uint64) {
+	t.Helper()
+	want := prev + 1
+	if c.e.ClockFences() {
+		want = max(want, uint64(c.clock.Now().UnixMicro()))
 	}
-	return got == max(prev+1, uint64(c.clock.Now().UnixMicro()))
-}
-
-// nextFenceWanted says which fence followsFence wants, for messages.
-func nextFenceWanted(c contender, prev uint64) string {
-	if !c.e.ClockFences() {
-		return fmt.Sprint(prev + 1)
+	if got != want {
+		t.Fatalf("%s = %d, want %d", what, got, want)
 	}
-	return fmt.Sprintf("max(%d, the clock %d µs)", prev+1, c.clock.Now().UnixMicro())
 }
 
 func mustAcquire(t *testing.T, c contender) lease.Grant {
@@ -143,9 +138,7 @@ func testAcquireRenewReleaseHandover(t *testing.T, newStore NewStore) {
 		t.Fatalf("second release: %v, want ErrNotHolder", err)
 	}
 	gb := mustAcquire(t, b)
-	if !followsFence(b, g.Fence, gb.Fence) {
-		t.Fatalf("b's fence after a's release = %d, want %s", gb.Fence, nextFenceWanted(b, g.Fence))
-	}
+	mustFollowFence(t, b, "b's fence after a's release", g.Fence, gb.Fence)
 	if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
 		t.Fatalf("a renew after losing: %v, want ErrNotHolder", err)
 	}
@@ -173,9 +166,7 @@ func testIncarnations(t *testing.T, newStore NewStore) {
 		t.Fatalf("try-acquire with the holder proven gone: acquired=%v evidence=%q err=%v", res.Acquired, res.Evidence, err)
 	}
 	g2 := res.Grant
-	if !followsFence(proven, g1.Fence, g2.Fence) {
-		t.Fatalf("fence after the takeover = %d, want %s", g2.Fence, nextFenceWanted(proven, g1.Fence))
-	}
+	mustFollowFence(t, proven, "fence after the takeover", g1.Fence, g2.Fence)
 	if snap, err := a.e.Inspect(ctx); err != nil || snap.Incarnation != second.String() || snap.Fence != g2.Fence {
 		t.Fatalf("the store shows %+v, %v; want fence %d of incarnation %q", snap, err, g2.Fence, second)
 	}
@@ -184,9 +175,7 @@ func testIncarnations(t *testing.T, newStore NewStore) {
 	}
 	// The same incarnation again (a one-shot's caller acquiring once more): a new term at once.
 	g3 := mustAcquire(t, restarted)
-	if !followsFence(restarted, g2.Fence, g3.Fence) {
-		t.Fatalf("re-acquire fence = %d, want %s", g3.Fence, nextFenceWanted(restarted, g2.Fence))
-	}
+	mustFollowFence(t, restarted, "re-acquire fence", g2.Fence, g3.Fence)
 	// The same identity may renew the current fence from any process: the fence is the term's.
 	if g, err := a.e.Renew(ctx, g3.Fence); err != nil || g.Fence != g3.Fence || g.Incarnation != second.String() {
 		t.Fatalf("renew of the current fence by the same identity: %+v, %v (want the term's incarnation kept)", g, err)
@@ -231,9 +220,7 @@ func testExpiryByWallClockWaitsForSkew(t *testing.T, newStore NewStore) {
 	mustNotAcquire(t, b, "a")
 	b.clock.JumpWall(200 * time.Millisecond) // past expiry + skew
 	gb := mustAcquire(t, b)
-	if !followsFence(b, g.Fence, gb.Fence) {
-		t.Fatalf("takeover fence = %d, want %s", gb.Fence, nextFenceWanted(b, g.Fence))
-	}
+	mustFollowFence(t, b, "takeover fence", g.Fence, gb.Fence)
 	if _, err := a.e.Renew(ctx, g.Fence); !errors.Is(err, lease.ErrNotHolder) {
 		t.Fatalf("renew by the expired holder after takeover: %v, want ErrNotHolder", err)
 	}
@@ -332,9 +319,7 @@ func testInitIsIdempotent(t *testing.T, newStore NewStore) {
 	if err != nil || s2.Fence != s1.Fence || s2.Version != s1.Version {
 		t.Fatalf("second init: %+v, %v; want unchanged %+v", s2, err, s1)
 	}
-	if g := mustAcquire(t, a); !followsFence(a, s1.Fence, g.Fence) {
-		t.Fatalf("fence after init = %d, want %s", g.Fence, nextFenceWanted(a, s1.Fence))
-	}
+	mustFollowFence(t, a, "fence after init", s1.Fence, mustAcquire(t, a).Fence)
 }
 
 func testDestroyAndRecreateNeverLowersFence(t *testing.T, newStore NewStore) {

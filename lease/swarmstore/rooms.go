@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/swarm"
 	"github.com/moby/moby/client"
 
@@ -107,27 +105,12 @@ func shardLabels(key rooms.ShardKey, data []byte, labels map[string]string) map[
 // CreateShard implements rooms.Store: it creates the shard's zero-replica service.
 func (s *Store) CreateShard(ctx context.Context, key rooms.ShardKey, data []byte) (lease.Version, error) {
 	name := RoomsShardName(key.Namespace, key.Index)
-	replicas := uint64(0)
-	spec := swarm.ServiceSpec{
-		Annotations: swarm.Annotations{Name: name, Labels: shardLabels(key, data, nil)},
-		TaskTemplate: swarm.TaskSpec{
-			ContainerSpec: &swarm.ContainerSpec{
-				Image:  AnchorImage,
-				Labels: map[string]string{LabelPrefix + "role": "rooms-shard"},
-			},
-		},
-		Mode: swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
-	}
-	sent := time.Now()
-	res, err := s.docker.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: spec, QueryRegistry: false})
+	id, err := s.createService(ctx, name, "rooms-shard", shardLabels(key, data, nil))
 	if err != nil {
-		if cerrdefs.IsConflict(err) {
-			return 0, wrap("create", name, s.existsOrResent(ctx, sent, err))
-		}
-		return 0, wrap("create", name, classify(err, true))
+		return 0, err
 	}
 	// The create answer has no version: read it back.
-	return s.readBack(ctx, name, res.ID, shardIs(name, key, data))
+	return s.readBack(ctx, name, id, shardIs(name, key, data))
 }
 
 // UpdateShard implements rooms.Store: a label-only service update conditional on the version

@@ -101,24 +101,8 @@ func (s *Store) Load(ctx context.Context, namespace string) (lease.Record, lease
 
 // Create implements lease.Store: it creates the zero-replica anchor service.
 func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, error) {
-	name := AnchorName(rec.Namespace)
-	replicas := uint64(0)
-	spec := swarm.ServiceSpec{
-		Annotations: swarm.Annotations{Name: name, Labels: encode(rec, nil)},
-		TaskTemplate: swarm.TaskSpec{
-			ContainerSpec: &swarm.ContainerSpec{
-				Image:  AnchorImage,
-				Labels: map[string]string{LabelPrefix + "role": "anchor"},
-			},
-		},
-		Mode: swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
-	}
-	sent := time.Now()
-	if _, err := s.docker.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: spec, QueryRegistry: false}); err != nil {
-		if cerrdefs.IsConflict(err) {
-			return 0, wrap("create", name, s.existsOrResent(ctx, sent, err))
-		}
-		return 0, wrap("create", name, classify(err, true))
+	if _, err := s.createService(ctx, AnchorName(rec.Namespace), "anchor", encode(rec, nil)); err != nil {
+		return 0, err
 	}
 	// The create answer has no version: read it back. The create happened whatever the read
 	// says: a failed read is "applied, version unknown" (ErrAmbiguous, which the engine settles
@@ -131,6 +115,28 @@ func (s *Store) Create(ctx context.Context, rec lease.Record) (lease.Version, er
 		return 0, nil
 	}
 	return ver, nil
+}
+
+// createService creates the zero-replica service name of the anchor image, labelled role, with
+// the record's labels, and returns its ID. A conflict is settled by existsOrResent.
+func (s *Store) createService(ctx context.Context, name, role string, labels map[string]string) (string, error) {
+	replicas := uint64(0)
+	spec := swarm.ServiceSpec{
+		Annotations: swarm.Annotations{Name: name, Labels: labels},
+		TaskTemplate: swarm.TaskSpec{
+			ContainerSpec: &swarm.ContainerSpec{Image: AnchorImage, Labels: map[string]string{LabelPrefix + "role": role}},
+		},
+		Mode: swarm.ServiceMode{Replicated: &swarm.ReplicatedService{Replicas: &replicas}},
+	}
+	sent := time.Now()
+	res, err := s.docker.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: spec, QueryRegistry: false})
+	if err != nil {
+		if cerrdefs.IsConflict(err) {
+			return "", wrap("create", name, s.existsOrResent(ctx, sent, err))
+		}
+		return "", wrap("create", name, classify(err, true))
+	}
+	return res.ID, nil
 }
 
 // Update implements lease.Store: a label-only service update conditional on the version index.

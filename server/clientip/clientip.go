@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -73,12 +74,7 @@ func parseHop(s string) (netip.Addr, bool) {
 }
 
 func trusted(addr netip.Addr, proxies []netip.Prefix) bool {
-	for _, p := range proxies {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(addr) })
 }
 
 // ParseTrustedProxies parses a comma-separated list of addresses and CIDR prefixes

@@ -1,6 +1,7 @@
 package elections
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"net/netip"
@@ -50,9 +51,7 @@ func (o *Options) applyDefaults() error {
 	if o.Rooms == nil {
 		return errors.New("elections: the API needs a rooms manager")
 	}
-	if o.AdmissionPerMinute == 0 {
-		o.AdmissionPerMinute = DefaultAdmissionPerMinute
-	}
+	o.AdmissionPerMinute = cmp.Or(o.AdmissionPerMinute, DefaultAdmissionPerMinute)
 	if o.MaxTrackedClients <= 0 {
 		o.MaxTrackedClients = DefaultMaxTrackedClients
 	}

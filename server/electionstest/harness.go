@@ -45,11 +45,9 @@ type cluster struct {
 }
 
 // start runs n servers on handles of the store, each with its own rooms.Manager on one fresh
-// namespace, until the test ends; their shards are removed at the end. Like the commands that
-// serve the API, it installs the API's error model first.
+// namespace, until the test ends (Serve); their shards are removed at the end.
 func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 	t.Helper()
-	wire.InstallErrorModel()
 	ns := leasetest.Namespace(t)
 	c := &cluster{t: t, logs: &leasetest.SyncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -71,31 +69,39 @@ func start(t *testing.T, newStore NewStore, n int, l Limits) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := server.New(server.Options{
+		c.urls = append(c.urls, Serve(t, server.Options{
 			Logger: logger, PollInterval: 200 * time.Millisecond, KeepAlive: l.KeepAlive,
 			Elections: &elections.Options{Rooms: m, Disabled: l.Disabled, AdmissionPerMinute: l.AdmissionPerMinute,
 				MaxWatchesPerClient: l.MaxWatchesPerClient, MaxWatches: l.MaxWatches, WatchLifetime: l.WatchLifetime,
 				TrustedProxies: proxies},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- s.Serve(ctx, ln) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("server: %v", err)
-			}
-		})
-		c.urls = append(c.urls, "http://"+ln.Addr().String())
+		}))
 	}
 	return c
+}
+
+// Serve runs a server with opts on a loopback port until the test ends, and returns its base
+// URL. Like the commands that serve the API, it installs the API's error model first.
+func Serve(t *testing.T, opts server.Options) string {
+	t.Helper()
+	wire.InstallErrorModel()
+	s, err := server.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
 
 // reply is one HTTP answer: status, headers and the JSON body as raw fields.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -175,10 +177,7 @@ func (w *Watches) loop(ctx context.Context, sw *shardWatch, anyRoom string) {
 		case <-timer.C:
 		}
 		w.mu.Lock()
-		ids := make([]string, 0, len(sw.rooms))
-		for id := range sw.rooms {
-			ids = append(ids, id)
-		}
+		ids := slices.Collect(maps.Keys(sw.rooms))
 		w.mu.Unlock()
 		if len(ids) == 0 {
 			return

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -53,9 +54,7 @@ func NewError(ctx context.Context, status int, code, message, details string) *E
 // NewErrorFor is NewError for the request whose ID is requestID: the elections fast path has
 // the ID, not a context that holds it.
 func NewErrorFor(requestID string, status int, code, message, details string) *ErrorBody {
-	if details == "" {
-		details = message // the contract has details on every error
-	}
+	details = cmp.Or(details, message) // the contract has details on every error
 	return &ErrorBody{status: status, Code: code, Message: message, Details: details, RequestID: requestID}
 }
 

@@ -92,8 +92,6 @@ type Result struct {
 	// Linux carries the parent's peak at the exec into a child's count, so that below it the
 	// count says nothing of the child — else the highest the watch sampled.
 	MaxRSS int64
-	// Elapsed is the time from start to exit.
-	Elapsed time.Duration
 }
 
 // Brief is Stderr cut to its first 2 KiB, for a test's message: a program that ran out of
@@ -127,7 +125,6 @@ func Run(t testing.TB, cmd *exec.Cmd, deadline time.Duration) Result {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	inherited := ownPeak()
 	var sampled int64
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +159,7 @@ wait:
 			_ = cmd.Process.Kill()
 		}
 	}
-	r := Result{Code: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
+	r := Result{Code: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
 	r.MaxRSS = sampled
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > inherited {
 		r.MaxRSS = ru.Maxrss << 10 // Linux counts KiB

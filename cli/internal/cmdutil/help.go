@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -24,10 +25,7 @@ const repositoryURL = "https://github.com/regbo/lfp-swarm-lease/blob/main/"
 // connection flags in one entry (config.FlagGroup); INHERITED FLAGS; EXAMPLES; LEARN MORE.
 func Help(cmd *cobra.Command, _ []string) {
 	w := cmd.OutOrStdout()
-	about := cmd.Long
-	if about == "" {
-		about = cmd.Short
-	}
+	about := cmp.Or(cmd.Long, cmd.Short)
 	fmt.Fprintln(w, strings.TrimSpace(about))
 	usage := cmd.UseLine()
 	if !cmd.Runnable() && cmd.HasAvailableSubCommands() {

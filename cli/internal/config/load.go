@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,10 +119,7 @@ func flagUsage(s Setting, defaultText string) string {
 // Load reads every layer, validates the result, and reports the first problems found, each
 // naming the setting and where its value came from.
 func (l Loader) Load(ctx context.Context) (*Config, error) {
-	prefix := l.EnvPrefix
-	if prefix == "" {
-		prefix = DefaultEnvPrefix
-	}
+	prefix := cmp.Or(l.EnvPrefix, DefaultEnvPrefix)
 	if !validPrefix(prefix) {
 		return nil, fmt.Errorf("invalid --env-prefix %q: use letters, digits and '_', starting with a letter", prefix)
 	}
@@ -254,9 +252,7 @@ func secretRefused(s *settings.Schema, key, where string) error {
 // "unknown flag: --etcd-password"): such a setting has no flag. It returns nil for any other
 // error. The flag's value is in no parser error, so none is quoted.
 func SecretFlag(prefix string, err error) error {
-	if prefix == "" {
-		prefix = DefaultEnvPrefix
-	}
+	prefix = cmp.Or(prefix, DefaultEnvPrefix)
 	rest, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
 		return nil

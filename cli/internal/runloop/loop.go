@@ -1,6 +1,7 @@
 package runloop
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -71,9 +72,7 @@ func (l *Loop) spares() *spare {
 		}
 		s := &spare{prestart: prestart, spec: l.spec(l.Environ), log: l.Log, now: l.Now, after: l.after, closed: make(chan struct{}),
 			backoff: CrashBackoff{Min: standbyBackoffMin, Max: standbyBackoffMax, HealthyRun: standbyHealthy}}
-		if s.log == nil {
-			s.log = slog.Default()
-		}
+		s.log = cmp.Or(s.log, slog.Default())
 		if s.now == nil {
 			s.now = time.Now
 		}

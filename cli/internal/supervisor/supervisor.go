@@ -23,6 +23,7 @@ package supervisor
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,7 +155,7 @@ func startGuard(spec Spec) (c *Child, err error) {
 	cmd := exec.Command(self, append(append(args, "--"), spec.Argv...)...)
 	cmd.Env = spec.Env
 	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = orDefault(spec.Stdout, os.Stdout), orDefault(spec.Stderr, os.Stderr)
+	cmd.Stdout, cmd.Stderr = cmp.Or[io.Writer](spec.Stdout, os.Stdout), cmp.Or[io.Writer](spec.Stderr, os.Stderr)
 	cmd.SysProcAttr = guardAttr()
 	reports, w, err := os.Pipe()
 	if err != nil {
@@ -347,13 +348,6 @@ func (c *Child) signalTree(sig syscall.Signal) []int {
 		}
 	}
 	return signalled
-}
-
-func orDefault(w, def io.Writer) io.Writer {
-	if w == nil {
-		return def
-	}
-	return w
 }
 
 // SetDeadline hands the guard the term's new deadline (after a renewal) without waiting: the

@@ -1,6 +1,7 @@
 package portainer
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -97,9 +98,7 @@ func New(o Options) (*Client, error) {
 		}
 	}
 	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &Client{base: base, http: hc, log: log, apiKey: o.APIKey, user: o.Username, pass: o.Password}, nil
 }
 

@@ -3,6 +3,8 @@ package portainer
 import (
 	"fmt"
 	"log/slog"
+
+	"github.com/regbo/lfp-swarm-lease/deployer/internal/redact"
 )
 
 // Secret is a credential (an API key, a password, a JWT) that prints as "[REDACTED]" through
@@ -10,15 +12,13 @@ import (
 // leak it. Convert it to string explicitly where the raw value must be sent.
 type Secret string
 
-// redacted is what a non-empty Secret prints as; an empty one prints as "" so that "not set"
+// shown is what the Secret prints as: redact.Marker, or "" for an empty one, so that "not set"
 // stays visible in diagnostics.
-const redacted = "[REDACTED]"
-
 func (s Secret) shown() string {
 	if s == "" {
 		return ""
 	}
-	return redacted
+	return redact.Marker
 }
 
 // String returns "[REDACTED]" (or "" when the secret is empty).

@@ -37,20 +37,6 @@ func (c *Client) Stacks(ctx context.Context, swarmID string, endpointID int) ([]
 	return stacks, err
 }
 
-// StackFile returns the stack's current stack file (GET /api/stacks/{id}/file).
-func (c *Client) StackFile(ctx context.Context, stackID int) (string, error) {
-	var file struct {
-		StackFileContent string
-	}
-	err := c.do(ctx, call{
-		op:     fmt.Sprintf("stack file of stack %d", stackID),
-		method: http.MethodGet,
-		path:   fmt.Sprintf("/stacks/%d/file", stackID),
-		also:   map[int]error{http.StatusNotFound: ErrStackNotFound},
-	}, &file)
-	return file.StackFileContent, err
-}
-
 // CreateSwarmStack creates a Swarm stack from a stack file: Portainer runs
 // `docker stack deploy` and records the stack (POST /api/stacks/create/swarm/string; on 404 or
 // 405 only, the pre-2.19 POST /api/stacks?type=1&method=string). A failed deploy is an

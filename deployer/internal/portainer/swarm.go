@@ -1,6 +1,7 @@
 package portainer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,10 +50,7 @@ func (c *Client) SwarmID(ctx context.Context, endpointID int) (string, error) {
 		return "", err
 	}
 	if info.Swarm.Cluster == nil || info.Swarm.Cluster.ID == "" || !info.Swarm.ControlAvailable {
-		state := info.Swarm.LocalNodeState
-		if state == "" {
-			state = "unknown"
-		}
+		state := cmp.Or(info.Swarm.LocalNodeState, "unknown")
 		return "", fmt.Errorf("portainer: %s: the environment's engine is not a Swarm manager (Swarm state %q); deploy to an environment whose engine is a manager of the Swarm", op, state)
 	}
 	return info.Swarm.Cluster.ID, nil

@@ -14,23 +14,9 @@ type Status struct {
 	InstanceID string `json:"InstanceID"`
 }
 
-// Endpoint types (Portainer calls endpoints "environments").
-const (
-	// EndpointTypeDocker is a Docker engine reached through its socket or API.
-	EndpointTypeDocker = 1
-	// EndpointTypeAgent is a Docker engine reached through the Portainer agent.
-	EndpointTypeAgent = 2
-	// EndpointTypeEdgeAgent is a Docker engine reached through an edge agent.
-	EndpointTypeEdgeAgent = 4
-)
-
-// Endpoint status values.
-const (
-	// EndpointStatusUp means Portainer reached the environment at its last check.
-	EndpointStatusUp = 1
-	// EndpointStatusDown means it did not.
-	EndpointStatusDown = 2
-)
+// EndpointTypeDocker is the Type of a Docker engine reached through its socket or API (2 is the
+// Portainer agent, 4 an edge agent; Portainer calls endpoints "environments").
+const EndpointTypeDocker = 1
 
 // Endpoint is one Portainer environment.
 type Endpoint struct {
@@ -38,12 +24,8 @@ type Endpoint struct {
 	ID int `json:"Id"`
 	// Name is the environment's unique display name.
 	Name string `json:"Name"`
-	// Type is one of the EndpointType constants.
+	// Type is EndpointTypeDocker for an engine reached through its socket or API.
 	Type int `json:"Type"`
-	// URL is the engine's address as Portainer reaches it (e.g. unix:///var/run/docker.sock).
-	URL string `json:"URL"`
-	// Status is EndpointStatusUp or EndpointStatusDown.
-	Status int `json:"Status"`
 }
 
 // StackTypeSwarm is the Type of a Swarm stack record (2 is a Compose stack, 3 Kubernetes).

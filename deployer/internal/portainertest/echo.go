@@ -2,6 +2,7 @@ package portainertest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -115,9 +116,7 @@ type bufferedAnswer struct {
 func (a *bufferedAnswer) Header() http.Header { return a.header }
 
 func (a *bufferedAnswer) WriteHeader(status int) {
-	if a.status == 0 {
-		a.status = status
-	}
+	a.status = cmp.Or(a.status, status)
 }
 
 func (a *bufferedAnswer) Write(b []byte) (int, error) {

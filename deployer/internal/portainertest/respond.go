@@ -1,6 +1,7 @@
 package portainertest
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 )
@@ -50,17 +51,13 @@ type statusRecorder struct {
 
 // WriteHeader notes the first status and passes it on.
 func (r *statusRecorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
+	r.status = cmp.Or(r.status, status)
 	r.ResponseWriter.WriteHeader(status)
 }
 
 // Write notes an implicit 200 and passes the bytes on.
 func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
+	r.status = cmp.Or(r.status, http.StatusOK)
 	return r.ResponseWriter.Write(b)
 }
 

@@ -1,6 +1,7 @@
 package portainertest
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
@@ -133,9 +134,7 @@ const defaultVersion = "2.23.0"
 // from the engine, the stacks it created that remain.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	if o.Version == "" {
-		o.Version = defaultVersion
-	}
+	o.Version = cmp.Or(o.Version, defaultVersion)
 	version, err := semver.NewVersion(o.Version)
 	if err != nil {
 		t.Fatalf("portainertest: Options.Version %q: %v", o.Version, err)

@@ -1,6 +1,7 @@
 package roomstest
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -54,12 +55,17 @@ func newEnv(t *testing.T, newStore NewStore) *env {
 	return e
 }
 
+// newRoomEnv is the start of most scenarios: an env, a Manager on its store, and a new room id.
+func newRoomEnv(t *testing.T, newStore NewStore) (*env, *rooms.Manager, string) {
+	t.Helper()
+	e := newEnv(t, newStore)
+	return e, e.manager(nil), rooms.NewRoomID()
+}
+
 // manager returns a Manager of the subtest's namespace on store (the env's own when nil).
 func (e *env) manager(store rooms.Store, opts ...rooms.Option) *rooms.Manager {
 	e.t.Helper()
-	if store == nil {
-		store = e.store
-	}
+	store = cmp.Or(store, e.store)
 	m, err := rooms.New(store, e.ns, append([]rooms.Option{rooms.WithClock(e.clock), rooms.WithShards(e.shards)}, opts...)...)
 	if err != nil {
 		e.t.Fatal(err)
@@ -168,9 +174,7 @@ func RunSuite(t *testing.T, newStore NewStore) {
 // → resign → re-election gets a higher term.
 func testCampaignFollowRenewResignReelect(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	e, m, room := newRoomEnv(t, newStore)
 	if len(room) != 32 {
 		t.Fatalf("room id %q has %d characters, want 32", room, len(room))
 	}
@@ -217,9 +221,7 @@ func testCampaignFollowRenewResignReelect(t *testing.T, newStore NewStore) {
 
 func testTokens(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	_, m, room := newRoomEnv(t, newStore)
 	a := mustLead(t, m, room, "a")
 	for _, bad := range []string{"", "short", a.Token + "x", strings.Repeat("*", 43), a.Token[:42] + "B"} {
 		// The last one differs only in trailing bits that carry no data: tokens decode
@@ -260,9 +262,7 @@ func testTokens(t *testing.T, newStore NewStore) {
 
 func testLiveLeaderCampaigningAgainIsFollower(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	_, m, room := newRoomEnv(t, newStore)
 	a := mustLead(t, m, room, "a")
 	_, before := shardData(t, m, room)
 	again := mustFollow(t, m, room, "a", "a")
@@ -279,9 +279,7 @@ func testLiveLeaderCampaigningAgainIsFollower(t *testing.T, newStore NewStore) {
 
 func testExpiryMakesVacant(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	e, m, room := newRoomEnv(t, newStore)
 	a := mustLead(t, m, room, "a")
 	// Until expires_at + max clock skew the lease holds: a replica whose clock is ahead
 	// by less than the skew must not hand the room over early.
@@ -311,9 +309,7 @@ func testExpiryMakesVacant(t *testing.T, newStore NewStore) {
 
 func testValidation(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	_, m, room := newRoomEnv(t, newStore)
 	for _, c := range []struct {
 		room, candidate, metadata string
 		ttl                       time.Duration
@@ -413,9 +409,7 @@ func testCapacityOneTwoRoomsRacing(t *testing.T, newStore NewStore) {
 
 func testTermsNeverReused(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	e, m, room := newRoomEnv(t, newStore)
 	var terms []uint64
 	next := func(r rooms.Result) {
 		t.Helper()
@@ -461,9 +455,7 @@ func testTermsSurviveAShardRolledBack(t *testing.T, newStore NewStore) {
 	// A store that loses the newest version of a shard (a damaged slot file, a restored
 	// backup) must still never issue a term twice: the next term is above every term
 	// acknowledged before the loss.
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	e, m, room := newRoomEnv(t, newStore)
 	neighbour := RoomInShard(m, m.ShardOf(room))
 	mustLead(t, m, room, "a")
 	old, _ := shardData(t, m, room)
@@ -485,9 +477,7 @@ func testTermsSurviveAShardRolledBack(t *testing.T, newStore NewStore) {
 
 func testReadsAndLosersNeverWrite(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	e, m, room := newRoomEnv(t, newStore)
 	if st := mustStatus(t, m, room); st.Status != rooms.StatusVacant {
 		t.Fatalf("status of an unknown room = %+v", st)
 	}
@@ -531,9 +521,7 @@ func testRefusalsReadTheStore(t *testing.T, newStore NewStore) {
 }
 
 func testTokenStoredOnlyAsHash(t *testing.T, newStore NewStore) {
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	_, m, room := newRoomEnv(t, newStore)
 	a := mustLead(t, m, room, "a")
 	data, _ := shardData(t, m, room)
 	raw, err := base64.RawURLEncoding.DecodeString(a.Token)
@@ -548,9 +536,7 @@ func testTokenStoredOnlyAsHash(t *testing.T, newStore NewStore) {
 
 func testNotify(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	e := newEnv(t, newStore)
-	m := e.manager(nil)
-	room := rooms.NewRoomID()
+	e, m, room := newRoomEnv(t, newStore)
 	nctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch, err := m.Notify(nctx, room)

@@ -89,12 +89,15 @@ func setVersionAt(content []byte, find func([]byte) (int, int, error), version s
 	return append(out, content[end:]...), nil
 }
 
-// apiVersionFiles are the HTTP API's version files: each file, what the location is called in
-// messages, and how its version is found.
-var apiVersionFiles = []struct {
+// rangedFile is a version file whose version sits at the range that find returns; what is
+// what the location is called in messages.
+type rangedFile struct {
 	file, what string
 	find       func([]byte) (int, int, error)
-}{
+}
+
+// apiVersionFiles are the HTTP API's version files.
+var apiVersionFiles = []rangedFile{
 	{apiVersionFile, "APIVersion", apiVersionRange},
 	{contractFile, "info.version", contractVersionRange},
 }

@@ -2,7 +2,8 @@ package versionfiles
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -32,13 +33,8 @@ func Agreed(locs []Location) (*semver.Version, error) {
 		byVersion[l.Version] = append(byVersion[l.Version], l.File+" ("+l.What+")")
 	}
 	if len(byVersion) > 1 {
-		versions := make([]string, 0, len(byVersion))
-		for v := range byVersion {
-			versions = append(versions, v)
-		}
-		sort.Strings(versions)
 		var b strings.Builder
-		for _, v := range versions {
+		for _, v := range slices.Sorted(maps.Keys(byVersion)) {
 			fmt.Fprintf(&b, "\n  %s: %s", v, strings.Join(byVersion[v], ", "))
 		}
 		return nil, fmt.Errorf("versionfiles: the version files disagree; set them all to one version:%s", b.String())

@@ -73,21 +73,3 @@ func pyprojectVersionLine(file string, content []byte) (start, end int, err erro
 	}
 	return 0, 0, fmt.Errorf(`versionfiles: %s: no "version" in [project]; add version = "X.Y.Z" with the repository's current version`, file)
 }
-
-func pyprojectVersionOf(file string, content []byte) (string, error) {
-	start, end, err := pyprojectVersionLine(file, content)
-	if err != nil {
-		return "", err
-	}
-	return string(content[start:end]), nil
-}
-
-func setPyprojectVersion(file string, content []byte, version string) ([]byte, error) {
-	start, end, err := pyprojectVersionLine(file, content)
-	if err != nil {
-		return nil, err
-	}
-	out := append([]byte{}, content[:start]...)
-	out = append(out, version...)
-	return append(out, content[end:]...), nil
-}

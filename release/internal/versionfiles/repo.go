@@ -136,14 +136,7 @@ func (r *Repo) Locations() ([]Location, error) {
 		}
 		locs = append(locs, Location{File: "bun.lock", What: "workspace " + dir, Version: v})
 	}
-	for _, file := range r.pythons {
-		v, err := pyprojectVersionOf(file, r.files[file])
-		if err != nil {
-			return nil, err
-		}
-		locs = append(locs, Location{File: file, What: "[project] version", Version: v})
-	}
-	for _, f := range apiVersionFiles {
+	for _, f := range r.rangedFiles() {
 		v, err := versionAt(r.files[f.file], f.find)
 		if err != nil {
 			return nil, err
@@ -159,6 +152,16 @@ func (r *Repo) Locations() ([]Location, error) {
 		locs = append(locs, reqs...)
 	}
 	return append(locs, goWorkReplaces(r.work, workspace)...), nil
+}
+
+// rangedFiles are the Python projects' pyproject.toml files, then the API's version files.
+func (r *Repo) rangedFiles() []rangedFile {
+	var files []rangedFile
+	for _, file := range r.pythons {
+		find := func(content []byte) (int, int, error) { return pyprojectVersionLine(file, content) }
+		files = append(files, rangedFile{file, "[project] version", find})
+	}
+	return append(files, apiVersionFiles...)
 }
 
 func (r *Repo) packageFiles() []string {
@@ -203,14 +206,7 @@ func (r *Repo) SetVersion(version string) ([]Change, error) {
 		}
 		next["bun.lock"] = lock
 	}
-	for _, file := range r.pythons {
-		content, err := setPyprojectVersion(file, r.files[file], version)
-		if err != nil {
-			return nil, err
-		}
-		next[file] = content
-	}
-	for _, f := range apiVersionFiles {
+	for _, f := range r.rangedFiles() {
 		content, err := setVersionAt(r.files[f.file], f.find, version)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@
 package servecmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -161,10 +162,7 @@ func serve(ctx context.Context, cfg *config.Config, proxies []netip.Prefix, ln n
 	if err != nil {
 		return cmdutil.Usage(fmt.Errorf("invalid elections settings: %w", err))
 	}
-	admission := el.AdmissionPerMinute
-	if admission == 0 {
-		admission = -1 // no limit
-	}
+	admission := cmp.Or(el.AdmissionPerMinute, -1) // no limit
 	opts.Elections = &elections.Options{Rooms: m, Disabled: !el.Enabled, AdmissionPerMinute: admission,
 		MaxTrackedClients: el.MaxTrackedClients, TrustedProxies: proxies, MaxWatchesPerClient: el.MaxWatchesPerClient,
 		MaxWatches: el.MaxWatches, WatchLifetime: el.WatchLifetime}

@@ -4,6 +4,7 @@
 package watchcmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,9 +94,7 @@ func roomOf(u string) (base, room string, ok bool) {
 // watchRun prints the states at opts.URL until ctx ends (SIGINT, SIGTERM).
 func watchRun(ctx context.Context, opts *Options) error {
 	// Reconnects are status, not data: warnings on stderr.
-	if opts.Log.Level == "" {
-		opts.Log.Level = "warn"
-	}
+	opts.Log.Level = cmp.Or(opts.Log.Level, "warn")
 	log, err := opts.Log.Logger(opts.IO.Err)
 	if err != nil {
 		return err
