@@ -167,15 +167,24 @@ test("the demo stack in Chromium: failover, a rejected stale write, a ledger kep
     await pollUntil(10_000, "writes with the new fence in the ledger", async () =>
       (await rowFences(page, "accepted")).includes(next.fence),
     );
-    await pollUntil(10_000, "the transitions show the kill's vacancy between the two terms", async () => {
-      const kinds = await page.evaluate(() =>
+    // Swarm reports the killed container's task failed within a fraction of a second: the next
+    // holder takes the killed one's term over on that evidence, before it could lapse, so the
+    // transitions show the new term right after the killed one, no vacancy between them.
+    let kinds: string[] = [];
+    await pollUntil(10_000, "the transitions show the new term right after the killed one", async () => {
+      kinds = await page.evaluate(() =>
         [...document.querySelectorAll("#timeline li")].map(
           (li) => `${(li as HTMLElement).dataset.kind}:${(li as HTMLElement).dataset.fence}`,
         ),
       );
-      const i = kinds.indexOf(`term:${next.fence}`);
-      return i >= 0 && kinds[i + 1] === `vacancy:${first.fence}` && kinds[i + 2] === `term:${first.fence}`;
+      return kinds.includes(`term:${next.fence}`) && kinds.includes(`term:${first.fence}`);
     });
+    const i = kinds.indexOf(`term:${next.fence}`);
+    assert.equal(
+      kinds[i + 1],
+      `term:${first.fence}`,
+      `the transitions after docker kill (newest first): ${kinds.join(" ")}; want the killed term right after the new one`,
+    );
     await shot("2-after-kill.png");
     console.log(`failover after docker kill: ${failoverMs} ms (TTL ${ttlMs} ms)`);
 
