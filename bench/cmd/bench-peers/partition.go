@@ -207,7 +207,9 @@ func (ls *links) close() {
 
 // partitionLeader cuts the leader's supervisor off from etcd and returns the cut → the next
 // child's start, and whether the partitioned leader's child still ran then (its last heartbeat
-// came later). It then SIGKILLs the partitioned supervisor: a partition that never heals.
+// came later). The partitioned supervisor is left alone until its child has stopped beating, or
+// a TTL after the next start, so that the run's overlap check says how long a child that ran on
+// did; then it is SIGKILLed: a partition that never heals.
 func (cs *contenders) partitionLeader(ctx context.Context) (took time.Duration, ranOn bool, err error) {
 	leader, starts, err := cs.prepare(ctx)
 	if err != nil {
@@ -219,9 +221,9 @@ func (cs *contenders) partitionLeader(ctx context.Context) (took time.Duration, 
 		return 0, false, err
 	}
 	next, err := cs.nextStart(ctx, starts, 4*cs.ttl+10*time.Second, "a new child after the partition")
-	// Ten of the children's heartbeats more tell whether the partitioned leader's child still
-	// runs.
-	_ = timing.Sleep(ctx, 100*time.Millisecond)
+	if err == nil {
+		err = cs.waitQuiet(ctx, leader, time.Unix(0, next.Start).Add(cs.ttl))
+	}
 	_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	if err != nil {
 		return 0, false, err
@@ -239,4 +241,22 @@ func (cs *contenders) partitionLeader(ctx context.Context) (took time.Duration, 
 		cs.killed[leader.Child()] = beat // killed without a word: it logged no end
 	}
 	return time.Duration(next.Start - cut.UnixNano()), beat > next.Start, nil
+}
+
+// quietFor is how long without a heartbeat (every 10 ms) makes a child stopped.
+const quietFor = 50 * time.Millisecond
+
+// waitQuiet waits until child's heartbeats have stopped for quietFor, or until deadline; only
+// ctx's end is an error.
+func (cs *contenders) waitQuiet(ctx context.Context, child check.Term, deadline time.Time) error {
+	for {
+		// A read may meet a write of the file in place: read again at the next poll.
+		beat, err := lastBeat(beatsDir(cs.dir), child)
+		if now := time.Now(); (err == nil && now.Sub(time.Unix(0, beat)) >= quietFor) || now.After(deadline) {
+			return nil
+		}
+		if err := timing.Sleep(ctx, 10*time.Millisecond); err != nil { // poll interval of the heartbeat
+			return err
+		}
+	}
 }
