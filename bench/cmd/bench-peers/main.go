@@ -148,6 +148,8 @@ func (c config) check() error {
 		return errors.New("-rounds and -clients must be positive, -ops and -count-ops at least -clients")
 	case c.handovers < 0 || c.failovers < 0 || c.stops < 0 || c.partitions < 0 || c.handovers+c.failovers+c.stops+c.partitions == 0:
 		return errors.New("-handovers, -failovers, -stops and -partitions must not be negative, and not all 0")
+	case c.partitions > 0 && !c.selected("run-etcd", "etcd-run"):
+		return errors.New("-partitions: select run-etcd or etcd-run in -only (a file store has no network to cut)")
 	case c.ttl < time.Second || c.ttl%time.Second != 0:
 		return fmt.Errorf("-ttl %v: want whole seconds, at least 1 s (etcd's leases count in seconds)", c.ttl)
 	case c.selected(supervisorNames()...) && (c.etcdRun == "" || c.testchild == ""):

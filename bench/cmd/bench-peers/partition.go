@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"path/filepath"
 	"slices"
@@ -52,14 +51,21 @@ func newLink(target string) (*link, error) {
 // addr is where the contender connects instead of the member.
 func (l *link) addr() string { return l.ln.Addr().String() }
 
+// accept relays every connection until the link is closed. Any other error of Accept (out of
+// file descriptors) is waited out: a link that stopped accepting would cut its contender off in
+// the middle of an unrelated measurement.
 func (l *link) accept() {
 	for {
 		c, err := l.ln.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			return
 		}
+		if err != nil {
+			_ = timing.Sleep(context.Background(), 10*time.Millisecond) // a back-off, not synchronisation
+			continue
+		}
 		if !l.track(c) {
-			return
+			return // closed meanwhile: track closed c
 		}
 		go l.relay(c)
 	}
@@ -96,33 +102,28 @@ func (l *link) relay(c net.Conn) {
 	l.pass(c, m)
 }
 
-// pass copies src to dst until either closes or the link is cut. Once cut it stops reading, so
-// that what the sender writes piles up in the kernel's buffers as behind a dropped route.
+// pass copies src to dst until either side ends or the link is cut. An end on one side ends
+// the other (both connections closed), so that neither the far end nor the copy the other way
+// waits on a connection nobody uses. Once cut it stops reading, so that what the sender writes
+// piles up in the kernel's buffers as behind a dropped route.
 func (l *link) pass(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 {
-			select {
-			case <-l.cut:
-				return
-			default:
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				dst.Close()
-			}
-			src.Close()
-			return
-		}
 		select {
 		case <-l.cut:
 			return
 		default:
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				err = werr
+			}
+		}
+		if err != nil {
+			src.Close()
+			dst.Close()
+			return
 		}
 	}
 }
@@ -233,7 +234,14 @@ func (cs *contenders) partitionLeader(ctx context.Context) (took time.Duration, 
 	case <-time.After(10 * time.Second):
 		return 0, false, fmt.Errorf("%s did not exit within 10 s of SIGKILL:\n%s", filepath.Base(p.cmd.Path), p.out.String())
 	}
-	beat, err := lastBeat(beatsDir(cs.dir), leader)
+	// The child may still be dying and write its heartbeat in place: read until a read parses.
+	var beat int64
+	for range 10 {
+		if beat, err = lastBeat(beatsDir(cs.dir), leader); err == nil {
+			break
+		}
+		_ = timing.Sleep(ctx, 10*time.Millisecond) // the heartbeat's interval
+	}
 	if err != nil {
 		return 0, false, err
 	}
@@ -243,8 +251,10 @@ func (cs *contenders) partitionLeader(ctx context.Context) (took time.Duration, 
 	return time.Duration(next.Start - cut.UnixNano()), beat > next.Start, nil
 }
 
-// quietFor is how long without a heartbeat (every 10 ms) makes a child stopped.
-const quietFor = 50 * time.Millisecond
+// quietFor is how long without a heartbeat (every 10 ms) makes a child stopped: 25 beats
+// missed, so that a scheduling or GC stall of a running child is not taken for its end, which
+// would cut short the run-on the benchmark measures.
+const quietFor = 250 * time.Millisecond
 
 // waitQuiet waits until child's heartbeats have stopped for quietFor, or until deadline; only
 // ctx's end is an error.
