@@ -30,6 +30,7 @@ from ._models import (
 from ._observer import RemoteLeaseObserver
 from ._options import Options, base_url_of
 from ._stream import StreamSpec, watch_stream
+from ._timeout import within
 from ._token import LeaderToken
 from ._watcher import Watcher
 from ._wire import decode, encode
@@ -220,7 +221,7 @@ class LeaseClient:
         url = _http.url_of(self._base, *path)
         timeout = self._options.request_timeout
         try:
-            return await asyncio.wait_for(self._send(op, url, method, body, want, model), timeout)
+            return await within(self._send(op, url, method, body, want, model), timeout)
         except asyncio.TimeoutError:
             raise LeaseConnectionError(f"lfp-swarm-lease: {op} {_http.show(url)}: no answer within "
                                        f"the request timeout ({timeout:g} s)") from None

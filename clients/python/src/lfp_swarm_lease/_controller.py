@@ -17,6 +17,7 @@ from ._controller_options import ControllerOptions
 from ._errors import BinaryNotFoundError, LeaseError, ProtocolError, controller_error
 from ._grant import ElectionSnapshot, Grant, TryAcquireResult
 from ._term import in_background
+from ._timeout import within
 from ._wire import decode
 
 #: Bounds what a command prints: its JSON is well under 4 KiB.
@@ -167,7 +168,7 @@ class SwarmLeaseController:
         finished = asyncio.gather(stdout, stderr, proc.wait())
         bound = opts.timeout + longer + GRACE
         try:
-            await asyncio.wait_for(asyncio.shield(finished), bound)
+            await within(asyncio.shield(finished), bound)
         except BaseException as e:
             await asyncio.shield(_stop(proc, finished))
             if interrupted is not None and proc.returncode == 0 and not stdout.cancelled():
@@ -227,7 +228,7 @@ async def _stop(proc: asyncio.subprocess.Process, finished: asyncio.Future[Any])
     if proc.returncode is None:
         try:
             proc.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(proc.wait(), STOP_WAIT)
+            await within(proc.wait(), STOP_WAIT)
         except ProcessLookupError:
             pass
         except asyncio.TimeoutError:

@@ -14,6 +14,7 @@ from ._models import CampaignResult
 from ._options import safe_jitter
 from ._stream import watch_stream
 from ._term import TermHold, in_background
+from ._timeout import within
 
 
 #: A follower told to retry "now" (its leader's lease is just ending) must not campaign in a
@@ -181,7 +182,7 @@ class _VacancyWatch:
         """Waits ``seconds``, or until a vacancy is seen (at once if one was since
         :meth:`drain`)."""
         try:
-            await asyncio.wait_for(self._seen.wait(), seconds)
+            await within(self._seen.wait(), seconds)
         except asyncio.TimeoutError:
             pass
 

@@ -10,6 +10,7 @@ from ._errors import InitialTimeoutError, NoHolderError
 from ._models import State, state_changed
 from ._options import Options, base_url_of
 from ._stream import StreamSpec, watch_stream
+from ._timeout import within
 from ._watcher import Watcher
 from ._wire import decode
 
@@ -79,7 +80,7 @@ class RemoteLeaseObserver:
             raise AssertionError("a watch ends only by raising")  # pragma: no cover
 
         try:
-            return await asyncio.wait_for(first_holder(), timeout)
+            return await within(first_holder(), timeout)
         except asyncio.TimeoutError:
             if not last:
                 raise InitialTimeoutError(timeout or 0.0) from None

@@ -18,6 +18,7 @@ from ._backoff import Backoff
 from ._errors import InitialTimeoutError, LeaseApiError, LeaseError, ProtocolError
 from ._options import Options
 from ._sse import SSEParser
+from ._timeout import within
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -107,7 +108,7 @@ async def watch_stream(spec: StreamSpec[T]) -> AsyncGenerator[T, None]:
                 return await step
             timeout, why = min(limits)
             try:
-                return await asyncio.wait_for(step, timeout)
+                return await within(step, timeout)
             except asyncio.TimeoutError:
                 cut = why
                 raise _Cut(f"{what}: {phase} ({why})") from None

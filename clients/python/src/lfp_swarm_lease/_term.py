@@ -16,6 +16,7 @@ from . import _timing
 from ._backoff import Backoff
 from ._errors import EndReason, LeadershipEndedError, LeaseError
 from ._options import safe_jitter
+from ._timeout import within
 
 
 class TermLost(Exception):
@@ -181,7 +182,7 @@ class Term:
             try:
                 if budget <= 0:
                     raise asyncio.TimeoutError
-                ttl = await asyncio.wait_for(self._renew_once(), budget)
+                ttl = await within(self._renew_once(), budget)
             except TermLost as e:
                 self._end("lost", str(e), e.__cause__)
                 return
