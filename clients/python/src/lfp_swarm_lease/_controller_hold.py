@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import TYPE_CHECKING
 
 from . import _timing
 from ._backoff import Backoff
+from ._calls import ControllerCalls
 from ._errors import (
     BinaryNotFoundError,
     ControllerError,
@@ -20,9 +20,6 @@ from ._errors import (
 from ._grant import Grant
 from ._term import Term, TermHold, TermLost
 
-if TYPE_CHECKING:
-    from ._controller import SwarmLeaseController
-
 #: How long each ``try-acquire --wait`` of a follower waits for the lease before it is asked
 #: again; a release or expiry ends the wait at once.
 FOLLOW_WAIT = 30.0
@@ -32,7 +29,7 @@ class ControllerLeadership(Term):
     """One term of the Swarm lease won by :class:`ControllerHold`, alive until it ends;
     :attr:`cause` then says why."""
 
-    def __init__(self, controller: SwarmLeaseController, grant: Grant, *, start: float,
+    def __init__(self, controller: ControllerCalls, grant: Grant, *, start: float,
                  stop_before: float, interval: float, body: asyncio.Task[object]) -> None:
         """Use :meth:`SwarmLeaseController.hold`: this starts the renewals and the deadline's
         timer of ``grant``, whose confirming command started at ``start`` (``loop.time()``)."""
@@ -89,7 +86,7 @@ class ControllerHold(TermHold[ControllerLeadership]):
     process is paused or stuck; a body in a ``hold`` stops only when the event loop runs.
     """
 
-    def __init__(self, controller: SwarmLeaseController, *, stop_before: float,
+    def __init__(self, controller: ControllerCalls, *, stop_before: float,
                  renew_interval: float | None) -> None:
         if not (isinstance(stop_before, (int, float)) and stop_before >= 0
                 and math.isfinite(stop_before)):
