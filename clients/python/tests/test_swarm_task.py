@@ -87,7 +87,7 @@ def libraries(*files: str) -> set[str]:
     opens by itself later, which ``ldd`` cannot see: ``libgcc_s``, which glibc loads to unwind
     a thread that ends by ``pthread_exit`` — as the interpreter ends a thread still running when
     it exits (the threads that wait for a subprocess's end do). Without it that process dies of
-    SIGSEGV as it exits, in roughly one run in five here; every ``FROM python`` image has it."""
+    SIGSEGV as it exits, in about one run in four here; every ``FROM python`` image has it."""
     found: set[str] = set()
     for f in files:
         out = subprocess.run(["ldd", f], capture_output=True, text=True).stdout

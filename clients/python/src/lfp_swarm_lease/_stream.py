@@ -95,9 +95,11 @@ async def watch_stream(spec: StreamSpec[T]) -> AsyncGenerator[T, None]:
         delivered = False
         failure: BaseException
 
-        async def bounded(step: Awaitable[R]) -> R:
+        async def bounded(step: Awaitable[R], discard: Callable[[R], object] | None = None,
+                          ) -> R:
             """Awaits one step of the connection within the idle timeout and, before the
-            first state, the initial deadline."""
+            first state, the initial deadline; ``discard`` closes what a step cancelled as it
+            finished had opened."""
             nonlocal cut
             limits = []
             if opts.idle_timeout > 0:
@@ -108,7 +110,7 @@ async def watch_stream(spec: StreamSpec[T]) -> AsyncGenerator[T, None]:
                 return await step
             timeout, why = min(limits)
             try:
-                return await within(step, timeout)
+                return await within(step, timeout, discard=discard)
             except asyncio.TimeoutError:
                 cut = why
                 raise _Cut(f"{what}: {phase} ({why})") from None
@@ -116,10 +118,12 @@ async def watch_stream(spec: StreamSpec[T]) -> AsyncGenerator[T, None]:
         response: _http.Response | None = None
         try:
             try:
-                response = await bounded(_http.request(
+                opened: _http.Response = await bounded(_http.request(
                     spec.url, "GET", what=what, ssl_context=opts.ssl_context,
                     headers={"Accept": "text/event-stream", "Cache-Control": "no-cache",
-                             "User-Agent": _http.user_agent(), **opts.headers}))
+                             "User-Agent": _http.user_agent(), **opts.headers}),
+                    _http.Response.close)
+                response = opened
                 if response.status != 200:
                     prefix = await bounded(response.read_prefix(64 << 10))
                     error = LeaseApiError.from_answer(response.status, response.reason,
