@@ -21,6 +21,8 @@ import (
 	swarmlease "github.com/regbo/lfp-swarm-lease/clients/go"
 
 	"github.com/regbo/lfp-swarm-lease/faults/check"
+	"github.com/regbo/lfp-swarm-lease/lease"
+	"github.com/regbo/lfp-swarm-lease/lease/etcdstore"
 	"github.com/regbo/lfp-swarm-lease/lease/etcdstore/etcdtest"
 	"github.com/regbo/lfp-swarm-lease/lease/leasetest"
 	"github.com/regbo/lfp-swarm-lease/lease/rooms"
@@ -50,6 +52,24 @@ func etcdRunEnv(t *testing.T, store string) (env []string, childLog string) {
 		}
 	}
 	return env, childLog
+}
+
+// waitRegistered waits until the etcd election of env has holder's successor registration: a
+// leader told to stop hands its term only to a follower whose registration it can read, and a
+// follower registers beside its first campaign, not before it.
+func waitRegistered(t *testing.T, env []string, holder string) {
+	t.Helper()
+	st, err := etcdstore.Open(envValue(env, "SWARM_LEASE_STORE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ns := envValue(env, "SWARM_LEASE_NAMESPACE")
+	pollUntil(t, 10*time.Second, holder+"'s successor registration", func() (bool, string) {
+		list, err := st.Successors(t.Context(), ns)
+		return slices.ContainsFunc(list, func(s lease.Successor) bool { return s.Identity.HolderID == holder }),
+			fmt.Sprintf("registered: %v, read error: %v", list, err)
+	})
 }
 
 // TestEtcdOneShotLifecycle: init, try-acquire, renew, release, inspect and destroy as separate
@@ -96,6 +116,11 @@ func TestEtcdRunHandoverAndFailover(t *testing.T) {
 	// Graceful handover: SIGTERM the leader's supervisor; it hands the lease to the other, a
 	// registered successor, in the write that ends its term.
 	leader := procs[first.HolderID]
+	for holder := range procs {
+		if holder != first.HolderID {
+			waitRegistered(t, env, holder)
+		}
+	}
 	if err := leader.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
