@@ -101,25 +101,26 @@ func (s *failingStore) Update(ctx context.Context, rec lease.Record, v lease.Ver
 func TestContenderTermEndsAtDeadlineWhenRenewalsFail(t *testing.T) {
 	store := &failingStore{Store: memstore.New()}
 	store.allowed.Store(0) // the acquisition creates the election; every renewal (an update) fails
-	c := contender(t, store, "a", time.Second)
-	c.StopBefore = 200 * time.Millisecond
+	c := contender(t, store, "a", 3*time.Second)
+	c.StopBefore = 600 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ended := make(chan time.Duration, 1)
+	began := time.Now() // before the acquisition's write, from which the deadline counts
 	go c.Run(ctx, func(term *lease.Term) error {
-		start := time.Now()
 		<-term.Done()
 		if errors.Is(term.Cause(), lease.ErrDeadline) {
-			ended <- time.Since(start)
+			ended <- time.Since(began)
 		}
 		cancel()
 		return nil
 	})
-	took := within(t, ended, 3*time.Second, "the term to end by its deadline")
-	// TTL 1 s − margin 100 ms − StopBefore 200 ms = 700 ms after the acquisition's write began
-	// (slightly before the term began), plus the timer's scheduling latency.
-	if took > 750*time.Millisecond || took < 600*time.Millisecond {
-		t.Fatalf("term ended %v after it began, want about 700 ms", took)
+	took := within(t, ended, 5*time.Second, "the term to end by its deadline")
+	// TTL 3 s − margin 300 ms − StopBefore 600 ms = 2.1 s after the acquisition's write began,
+	// plus the timer's latency: never sooner; and well before 2.4 s, where a deadline without
+	// StopBefore (2.7 s) or without the margin (2.4 s) would fall.
+	if took < 2100*time.Millisecond || took >= 2400*time.Millisecond {
+		t.Fatalf("term ended %v after the contender began, want 2.1 s (and under 2.4 s)", took)
 	}
 }
 
@@ -201,27 +202,40 @@ func TestContenderReleasesATermWonWhileShuttingDown(t *testing.T) {
 // store notifies a release — well within minWakeSpacing (50 ms), which it once slept after every
 // notification — and not at its poll or the lease's expiry, both far off here.
 func TestContenderFollowerWakesAtOnceOnRelease(t *testing.T) {
-	if d := followerHandover(t, nil); d >= 40*time.Millisecond {
-		t.Fatalf("b's term began %v after the release, want within 40 ms", d)
-	}
+	soonest(t, 40*time.Millisecond, func() time.Duration { return followerHandover(t, nil) })
 }
 
 // TestContenderFollowerWakesAtOnceOnReleaseAfterRenewal: a release that the store notifies right
 // after a renewal — the follower woke for the renewal a moment ago — is read at once too, not
 // after the rest of minWakeSpacing (50 ms).
 func TestContenderFollowerWakesAtOnceOnReleaseAfterRenewal(t *testing.T) {
-	d := followerHandover(t, func(a *lease.Contender, first *lease.Term, seen <-chan time.Time) {
-		// A renewal that b reads (its wake starts the spacing), then at once the release.
-		renewed, err := a.Election.Renew(context.Background(), first.Grant.Fence)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for !within(t, seen, 2*time.Second, "b to read a's renewal").Equal(renewed.RenewedAt) {
-		}
+	soonest(t, 30*time.Millisecond, func() time.Duration {
+		return followerHandover(t, func(a *lease.Contender, first *lease.Term, seen <-chan time.Time) {
+			// A renewal that b reads (its wake starts the spacing), then at once the release.
+			renewed, err := a.Election.Renew(context.Background(), first.Grant.Fence)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for !within(t, seen, 2*time.Second, "b to read a's renewal").Equal(renewed.RenewedAt) {
+			}
+		})
 	})
-	if d >= 30*time.Millisecond {
-		t.Fatalf("b's term began %v after the release, want within 30 ms", d)
+}
+
+// soonest runs a handover up to five times until one takes less than bound, and fails with
+// every time taken when none does. The wake spacing these tests guard against delays every
+// handover by 50 ms; a loaded machine delays only some.
+func soonest(t *testing.T, bound time.Duration, handover func() time.Duration) {
+	t.Helper()
+	var took []time.Duration
+	for range 5 {
+		d := handover()
+		if d < bound {
+			return
+		}
+		took = append(took, d)
 	}
+	t.Fatalf("b's term began %v after the release in five tries, want within %v once", took, bound)
 }
 
 // followerHandover runs holder a and follower b, both polling only every 10 s, calls
@@ -448,10 +462,20 @@ func TestContenderWaitsOutATermWhoseElectionVanished(t *testing.T) {
 	ctxB, stopB := context.WithCancel(context.Background())
 	defer stopB()
 	bTerms := make(chan *lease.Term, 1)
+	b := contender(t, store, "b", ttl)
+	bSaw := make(chan struct{}, 1)
+	b.OnState = func(s lease.Snapshot) {
+		if s.HolderID == "a" {
+			select {
+			case bSaw <- struct{}{}:
+			default:
+			}
+		}
+	}
 	go func() {
-		_ = contender(t, store, "b", ttl).Run(ctxB, func(term *lease.Term) error { bTerms <- term; <-term.Done(); return nil })
+		_ = b.Run(ctxB, func(term *lease.Term) error { bTerms <- term; <-term.Done(); return nil })
 	}()
-	time.Sleep(200 * time.Millisecond) // b's first reads of a's term (it polls every 50 ms)
+	within(t, bSaw, 2*time.Second, "b to read a's term")
 
 	// The election vanishes; a goes on working, but can no longer write (it stops contending),
 	// as a holder between two renewals that then dies would. a's term runs until a TTL after

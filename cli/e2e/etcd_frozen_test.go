@@ -100,13 +100,14 @@ func TestEtcdFrozenLeaderDuringHandover(t *testing.T) {
 	for try := 1; try <= tries; try++ {
 		starts := countEvents(events, "start")
 		leader := startsOf(events)[starts-1]
-		// The follower follows, and the leader has renewed since it joined (so that it is
-		// registered and has read the leader's record).
+		// The follower follows and is registered, and the leader renews after that (so that
+		// the successors its renewal reads name the follower).
 		for holder, p := range procs {
 			if holder != leader.HolderID {
 				pollUntil(t, 20*time.Second, holder+" to follow", func() (bool, string) {
 					return strings.Contains(p.out.String(), "msg=following"), p.out.String()
 				})
+				waitRegistered(t, env, holder)
 			}
 		}
 		time.Sleep(frozenRenew + time.Duration(try)*frozenRenew/tries) // a phase against the renewals, not a synchronisation

@@ -58,6 +58,7 @@ func TestRunRestartedUnderItsIdentityNeverOverlaps(t *testing.T) {
 // and checks what TestRunRestartedUnderItsIdentityNeverOverlaps promises.
 func restartLoop(t *testing.T, env []string, childLog string, ignoreTerm bool) {
 	const grace = 500 * time.Millisecond
+	const restartBound = grace + 2*time.Second
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "run.pid")
 	env = append(env, "SWARM_LEASE_HOLDER_ID=c1", "SWARM_LEASE_TTL_MS=5000",
@@ -76,9 +77,12 @@ func restartLoop(t *testing.T, env []string, childLog string, ignoreTerm bool) {
 			func(ev []check.ChildEvent) bool { return countEvents(ev, "start") >= i+1 })
 		if i > 0 {
 			start := startsOf(events)[i].Time()
-			if took := start.Sub(killedAt[i-1]); took > grace+500*time.Millisecond {
-				t.Errorf("restart %d: the command started %v after its predecessor's run was killed, want ≤ %v (grace + 0.5 s); the TTL is 5 s",
-					i, took.Round(time.Millisecond), grace+500*time.Millisecond)
+			// A takeover at the expiry comes TTL − renew interval (3.3 s) after the kill at
+			// the soonest: under this bound only evidence can have started the command, with
+			// room for a loaded machine (seen: 0.57 s at most on an idle one).
+			if took := start.Sub(killedAt[i-1]); took > restartBound {
+				t.Errorf("restart %d: the command started %v after its predecessor's run was killed, want ≤ %v (grace + 2 s); the TTL is 5 s",
+					i, took.Round(time.Millisecond), restartBound)
 			}
 		}
 		pid := currentPID(t, pidFile)
