@@ -101,8 +101,9 @@ func TestEtcdUnreachable(t *testing.T) {
 
 // TestEtcdRunHandoverAndFailover: `run` supervisors on one etcd election run one child at a
 // time; SIGTERM to the leader's supervisor hands over at once with a higher fence; after SIGKILL
-// to the next leader's supervisor (its child dies with it), the survivor takes over only once
-// the lease has expired — a TTL after the dead holder's last renewal — and never before.
+// to the next leader's supervisor (its child dies with it), the survivor takes over on the
+// evidence that the dead holder's processes are gone — before its lease expires, never before
+// its child's end.
 func TestEtcdRunHandoverAndFailover(t *testing.T) {
 	const ttl, renew = 2 * time.Second, 2 * time.Second / 3
 	env, childLog := etcdRunEnv(t, etcdURL(t, etcdtest.Embedded(t)))
@@ -136,8 +137,8 @@ func TestEtcdRunHandoverAndFailover(t *testing.T) {
 	if second.HolderID == first.HolderID {
 		t.Fatalf("the terminated supervisor's identity leads again")
 	}
-	// The lease's expiry comes TTL − renew interval after the stop at the soonest: a start
-	// before that came from the handover (which the leader's log names below).
+	// The lease's expiry comes about TTL − renew interval after the stop at the soonest, and a
+	// start by expiry later still; the leader's log below is what proves the handover.
 	if d := second.Time().Sub(stop.Time()); d >= ttl-renew {
 		t.Fatalf("handover took %v: the lease was not handed over", d)
 	}
@@ -166,7 +167,8 @@ func TestEtcdRunHandoverAndFailover(t *testing.T) {
 		t.Fatalf("holder %s took over, want c", third.HolderID)
 	}
 	// On this host the killed supervisor's lock proves it gone once its guard has stopped the
-	// child: c takes over then, long before the lease expires — never before the child's end.
+	// child: c takes over then, before the lease expires (about TTL − renew interval after the
+	// kill at the soonest) — never before the child's end. c's log below names the evidence.
 	if took >= ttl-renew {
 		t.Fatalf("c took over %v after the kill, want it on evidence, before the lease could expire (%v after it)", took, ttl-renew)
 	}

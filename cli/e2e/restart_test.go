@@ -27,7 +27,7 @@ const restartTries = 20
 // and on etcd, with a command that ignores SIGTERM (killed at the end of the grace period) and
 // one that honours it: no two commands ever run at once (each child locks one file for its
 // whole life: a child that finds it locked logs "overlap"), and every restarted command starts
-// within the grace period + 0.5 s of the kill.
+// within the grace period + 2 s of the kill — before the lease could have expired.
 func TestRunRestartedUnderItsIdentityNeverOverlaps(t *testing.T) {
 	leasetest.Long(t, "restarts run in a shell loop twenty times per store and command")
 	stores := []struct {
